@@ -1,0 +1,309 @@
+//! Turns an instance into the solver's working problem: the affected bookings, and for each one
+//! every placement that rules 1-3 allow and that no fixed booking blocks (rules 4-5 against fixed
+//! bookings never change, so they are filtered here once). A booking left with no candidate keeps
+//! the first rule that stopped it, for its unresolved reason. Nothing here chooses between candidates.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::instance::{DAY, Instance, Minute, Room, Weights};
+
+/// Something a placement occupies: rule 4 for rooms, rule 5 for people.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Resource {
+    Room(u32),
+    Client(u32),
+    Engineer(u32),
+}
+
+/// One allowed placement of one affected booking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    /// Index into [`Problem::affected`].
+    pub affected: u32,
+    /// Index into the instance's rooms.
+    pub room: u32,
+    pub start: Minute,
+    pub end: Minute,
+    /// Shift and room-change cost of this placement alone (series splits are counted per part).
+    pub cost: i64,
+}
+
+/// Why an affected booking has no candidate at all: the first rule that removed the last one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Blocked {
+    /// Rule 6.
+    Pinned,
+    /// Rule 2: no room is big enough and has every required feature.
+    NoCompatibleRoom,
+    /// Rule 3: each compatible room (indices) is closed or offline at every allowed start.
+    Closed(Vec<u32>),
+    /// Rule 4: each compatible room (indices) is closed or taken by a fixed booking at every allowed start.
+    RoomsBusy(Vec<u32>),
+    /// Rule 5: at every start where a room is free, the client or the engineer is at a fixed booking.
+    /// The flags say which of them alone is busy at all such starts.
+    PeopleBusy { client: bool, engineer: bool },
+}
+
+/// An affected booking, with its candidates or the reason it has none.
+#[derive(Debug, Clone)]
+pub(crate) struct Affected {
+    /// Index into the instance's bookings.
+    pub booking: usize,
+    pub client: u32,
+    pub engineer: Option<u32>,
+    /// Index of its series among the series that matter (two or more affected bookings with candidates).
+    pub series: Option<u32>,
+    /// Its candidates in [`Problem::candidates`], cheapest first.
+    pub candidates: Range<usize>,
+    pub blocked: Option<Blocked>,
+}
+
+/// The working problem, owned so that it can be shared with worker threads.
+#[derive(Debug, Clone)]
+pub(crate) struct Problem {
+    pub weights: Weights,
+    pub buffer: Minute,
+    /// In instance order.
+    pub affected: Vec<Affected>,
+    pub candidates: Vec<Candidate>,
+    pub series_count: usize,
+}
+
+impl Problem {
+    /// Builds the candidates of every affected booking. Assumes `instance.check()` passed;
+    /// a booking in an unknown room is treated as unaffected.
+    pub fn build(instance: &Instance) -> Problem {
+        let room_index: HashMap<&str, u32> =
+            instance.rooms.iter().enumerate().map(|(i, r)| (r.id.as_str(), i as u32)).collect();
+        let mut clients = Interner::default();
+        let mut engineers = Interner::default();
+        let mut fixed: HashMap<Resource, Timeline> = HashMap::new();
+        let mut affected = Vec::new();
+        for (index, b) in instance.bookings.iter().enumerate() {
+            let Some(&room) = room_index.get(b.room.as_str()) else { continue };
+            let client = clients.get(&b.client);
+            let engineer = b.engineer.as_deref().map(|e| engineers.get(e));
+            if instance.rooms[room as usize].is_offline_during(b.start, b.end) {
+                affected.push(Affected {
+                    booking: index,
+                    client,
+                    engineer,
+                    series: None,
+                    candidates: 0..0,
+                    blocked: None,
+                });
+                continue;
+            }
+            let mut occupy = |r| fixed.entry(r).or_default().push(b.start, b.end);
+            occupy(Resource::Room(room));
+            occupy(Resource::Client(client));
+            if let Some(e) = engineer {
+                occupy(Resource::Engineer(e));
+            }
+        }
+        fixed.values_mut().for_each(Timeline::sort);
+        let open: Vec<Vec<[Minute; 2]>> = instance
+            .rooms
+            .iter()
+            .map(|r| {
+                let mut open = r.open.clone();
+                open.sort_unstable();
+                open
+            })
+            .collect();
+
+        let generator = Generator { instance, fixed: &fixed, open: &open, room_index: &room_index };
+        let mut candidates = Vec::new();
+        for (i, a) in affected.iter_mut().enumerate() {
+            let first = candidates.len();
+            a.blocked = generator.candidates(i as u32, a, &mut candidates);
+            candidates[first..].sort_by_key(|c: &Candidate| (c.cost, c.room, c.start));
+            a.candidates = first..candidates.len();
+        }
+
+        // Only series with two or more placeable occurrences can split.
+        let mut series_members: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, a) in affected.iter().enumerate() {
+            if let Some(s) = &instance.bookings[a.booking].series
+                && !a.candidates.is_empty()
+            {
+                series_members.entry(s.as_str()).or_default().push(i);
+            }
+        }
+        let mut series: Vec<Vec<usize>> = series_members.into_values().filter(|m| m.len() > 1).collect();
+        series.sort_unstable();
+        for (s, members) in series.iter().enumerate() {
+            for &i in members {
+                affected[i].series = Some(s as u32);
+            }
+        }
+
+        Problem {
+            weights: instance.weights,
+            buffer: instance.buffer_minutes,
+            affected,
+            candidates,
+            series_count: series.len(),
+        }
+    }
+
+    /// The resources a candidate occupies, with the interval it occupies each one for:
+    /// a room is held for the buffer after the booking too, which makes rule 4 a plain overlap.
+    pub fn occupies(&self, c: &Candidate) -> impl Iterator<Item = (Resource, Minute, Minute)> + use<> {
+        let a = &self.affected[c.affected as usize];
+        let room = (Resource::Room(c.room), c.start, c.end + self.buffer);
+        let client = (Resource::Client(a.client), c.start, c.end);
+        let engineer = a.engineer.map(|e| (Resource::Engineer(e), c.start, c.end));
+        [Some(room), Some(client), engineer].into_iter().flatten()
+    }
+
+    /// Whether two candidates cannot both be placed (rules 4 and 5).
+    pub fn clash(&self, a: &Candidate, b: &Candidate) -> bool {
+        self.occupies(a).any(|(r, s, e)| self.occupies(b).any(|(q, t, f)| r == q && s < f && t < e))
+    }
+
+    /// The candidate indices of an affected booking.
+    pub fn candidates_of(&self, affected: u32) -> Range<usize> {
+        self.affected[affected as usize].candidates.clone()
+    }
+}
+
+/// Intervals a resource is held by fixed bookings, sorted by start, for overlap queries.
+#[derive(Debug, Clone, Default)]
+struct Timeline {
+    intervals: Vec<(Minute, Minute)>,
+    longest: Minute,
+}
+
+impl Timeline {
+    fn push(&mut self, start: Minute, end: Minute) {
+        self.intervals.push((start, end));
+        self.longest = self.longest.max(end - start);
+    }
+
+    fn sort(&mut self) {
+        self.intervals.sort_unstable();
+    }
+
+    /// Whether some interval `[s, e)` has `s < end + pad` and `start < e + pad`.
+    fn clashes(&self, start: Minute, end: Minute, pad: Minute) -> bool {
+        // An interval that clashes starts after `start - pad - longest`, since it ends after `start - pad`.
+        let lo = self.intervals.partition_point(|&(s, _)| s <= start - pad - self.longest);
+        let hi = self.intervals.partition_point(|&(s, _)| s < end + pad);
+        self.intervals[lo..hi.max(lo)].iter().any(|&(_, e)| start < e + pad)
+    }
+}
+
+#[derive(Default)]
+struct Interner<'a>(HashMap<&'a str, u32>);
+
+impl<'a> Interner<'a> {
+    fn get(&mut self, key: &'a str) -> u32 {
+        let next = self.0.len() as u32;
+        *self.0.entry(key).or_insert(next)
+    }
+}
+
+struct Generator<'a> {
+    instance: &'a Instance,
+    fixed: &'a HashMap<Resource, Timeline>,
+    open: &'a [Vec<[Minute; 2]>],
+    room_index: &'a HashMap<&'a str, u32>,
+}
+
+impl Generator<'_> {
+    /// Pushes the candidates of one affected booking, or returns why it has none.
+    fn candidates(&self, index: u32, a: &Affected, out: &mut Vec<Candidate>) -> Option<Blocked> {
+        let inst = self.instance;
+        let b = &inst.bookings[a.booking];
+        if !b.movable {
+            return Some(Blocked::Pinned);
+        }
+        let own_room = self.room_index.get(b.room.as_str()).copied();
+        let compatible: Vec<u32> = (0..inst.rooms.len() as u32)
+            .filter(|&r| fits(&inst.rooms[r as usize], b.party_size, &b.requires))
+            .collect();
+        if compatible.is_empty() {
+            return Some(Blocked::NoCompatibleRoom);
+        }
+        let steps = inst.max_shift_minutes / inst.grid_minutes;
+        let starts: Vec<(i64, Minute)> = (-steps..=steps)
+            .map(|k| (k, b.start + k * inst.grid_minutes))
+            .filter(|&(_, s)| s.div_euclid(DAY) == b.day())
+            .collect();
+        let duration = b.end - b.start;
+        let busy = |r: Resource, s, e, pad| self.fixed.get(&r).is_some_and(|t| t.clashes(s, e, pad));
+        let (mut any_open, mut any_room_free) = (false, false);
+        let (mut client_free_somewhere, mut engineer_free_somewhere) = (false, false);
+        let before = out.len();
+        for &r in &compatible {
+            let room = &inst.rooms[r as usize];
+            for &(k, s) in &starts {
+                let e = s + duration;
+                if !is_open(&self.open[r as usize], s, e) || room.is_offline_during(s, e) {
+                    continue;
+                }
+                any_open = true;
+                if busy(Resource::Room(r), s, e, inst.buffer_minutes) {
+                    continue;
+                }
+                any_room_free = true;
+                let client_busy = busy(Resource::Client(a.client), s, e, 0);
+                let engineer_busy = a.engineer.is_some_and(|x| busy(Resource::Engineer(x), s, e, 0));
+                client_free_somewhere |= !client_busy;
+                engineer_free_somewhere |= !engineer_busy;
+                if client_busy || engineer_busy {
+                    continue;
+                }
+                let cost = inst.weights.shift_step * k.abs() + inst.weights.room_change * i64::from(own_room != Some(r));
+                out.push(Candidate { affected: index, room: r, start: s, end: e, cost });
+            }
+        }
+        if out.len() > before {
+            None
+        } else if !any_open {
+            Some(Blocked::Closed(compatible))
+        } else if !any_room_free {
+            Some(Blocked::RoomsBusy(compatible))
+        } else {
+            Some(Blocked::PeopleBusy { client: !client_free_somewhere, engineer: !engineer_free_somewhere })
+        }
+    }
+}
+
+/// Rule 2.
+fn fits(room: &Room, party: u32, requires: &[String]) -> bool {
+    room.capacity >= party && requires.iter().all(|f| room.features.contains(f))
+}
+
+/// Rule 3's first half: `[s, e)` lies inside one opening interval (sorted by start).
+fn is_open(open: &[[Minute; 2]], s: Minute, e: Minute) -> bool {
+    let after = open.partition_point(|&[os, _]| os <= s);
+    open[..after].iter().rev().any(|&[_, oe]| e <= oe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeline_clashes_with_padding() {
+        let mut t = Timeline::default();
+        t.push(600, 660);
+        t.push(100, 400);
+        t.sort();
+        assert!(t.clashes(650, 700, 0));
+        assert!(!t.clashes(660, 700, 0), "half-open intervals touch without clashing");
+        assert!(t.clashes(660, 700, 15), "a buffer makes touching intervals clash");
+        assert!(t.clashes(300, 310, 0), "a long earlier interval is found");
+        assert!(!t.clashes(400, 600, 0));
+    }
+
+    #[test]
+    fn open_needs_one_interval() {
+        let open = [[0, 100], [100, 200]];
+        assert!(is_open(&open, 10, 90));
+        assert!(!is_open(&open, 50, 150), "two touching intervals are not one");
+    }
+}

@@ -1,0 +1,377 @@
+//! Seeded generators of realistic reflow instances, for tests and benchmarks: rooms of a few kinds
+//! with capacities, features and opening hours (some past midnight), clients and engineers shared
+//! across rooms, weekly series, pinned bookings and a few hard ones, and rooms going offline.
+//! The same seed always gives the same instance. Nothing here solves or judges.
+
+use crate::instance::{Booking, DAY, Instance, Minute, Room, VERSION, Weights};
+
+/// A small, fast, seeded PRNG (splitmix64): enough for test data, and no dependency.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator whose whole sequence is fixed by `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+
+    /// `true` with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= p
+    }
+
+    /// One item of a non-empty slice.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// What to generate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Fixes everything else.
+    pub seed: u64,
+    /// Rooms in the studio or chain.
+    pub rooms: usize,
+    /// Rooms that go offline.
+    pub offline_rooms: usize,
+    /// How long each of them is offline, in days.
+    pub offline_days: i64,
+    /// Days in the month.
+    pub days: i64,
+    /// Share of opening hours that is booked, roughly.
+    pub occupancy: f64,
+    /// Share of bookings that belong to weekly series, roughly.
+    pub series_share: f64,
+    /// Turnaround time between bookings in one room.
+    pub buffer_minutes: Minute,
+}
+
+impl Config {
+    /// One studio: 6 rooms, one offline for 14 days, half booked (~140 affected bookings).
+    pub fn studio(seed: u64) -> Config {
+        Config {
+            seed,
+            rooms: 6,
+            offline_rooms: 1,
+            offline_days: 14,
+            days: 30,
+            occupancy: 0.5,
+            series_share: 0.35,
+            buffer_minutes: 0,
+        }
+    }
+
+    /// A chain: 40 rooms, 4 offline for 21 days.
+    pub fn chain(seed: u64) -> Config {
+        Config { rooms: 40, offline_rooms: 4, offline_days: 21, ..Config::studio(seed) }
+    }
+
+    /// A large chain: 80 rooms, 8 offline for 21 days.
+    pub fn large_chain(seed: u64) -> Config {
+        Config { rooms: 80, offline_rooms: 8, offline_days: 21, ..Config::studio(seed) }
+    }
+
+    /// A small, busy week for property tests; the buffer varies with the seed.
+    pub fn small(seed: u64) -> Config {
+        Config {
+            seed,
+            rooms: 4,
+            offline_rooms: 1,
+            offline_days: 3,
+            days: 7,
+            occupancy: 0.6,
+            series_share: 0.35,
+            buffer_minutes: [0, 0, 15, 30][(seed % 4) as usize],
+        }
+    }
+}
+
+/// [`Config::studio`].
+pub fn studio(seed: u64) -> Instance {
+    generate(&Config::studio(seed))
+}
+
+/// [`Config::chain`].
+pub fn chain(seed: u64) -> Instance {
+    generate(&Config::chain(seed))
+}
+
+/// [`Config::large_chain`].
+pub fn large_chain(seed: u64) -> Instance {
+    generate(&Config::large_chain(seed))
+}
+
+/// [`Config::small`].
+pub fn small(seed: u64) -> Instance {
+    generate(&Config::small(seed))
+}
+
+/// A kind of room: what it holds and offers, and its daily hours (the end may pass midnight).
+struct Kind {
+    name: &'static str,
+    capacity: [u32; 2],
+    features: &'static [&'static str],
+    /// Features some rooms of the kind have.
+    extras: &'static [&'static str],
+    hours: [Minute; 2],
+    durations: &'static [Minute],
+}
+
+const KINDS: [Kind; 4] = [
+    Kind {
+        name: "rehearsal",
+        capacity: [4, 8],
+        features: &["drums", "amps"],
+        extras: &["grand-piano"],
+        hours: [10 * 60, 26 * 60],
+        durations: &[60, 90, 120, 120, 180],
+    },
+    Kind {
+        name: "recording",
+        capacity: [3, 10],
+        features: &["control-room", "vocal-booth"],
+        extras: &["drums", "grand-piano", "dolby-atmos"],
+        hours: [9 * 60, 23 * 60],
+        durations: &[60, 120, 180, 240],
+    },
+    Kind {
+        name: "podcast",
+        capacity: [2, 4],
+        features: &["podcast-kit"],
+        extras: &["video"],
+        hours: [8 * 60, 22 * 60],
+        durations: &[30, 45, 60, 60, 90],
+    },
+    Kind {
+        name: "hall",
+        capacity: [16, 30],
+        features: &["grand-piano", "control-room", "drums"],
+        extras: &["dolby-atmos"],
+        hours: [9 * 60, 24 * 60],
+        durations: &[120, 180, 240],
+    },
+];
+
+/// Busy intervals of one resource, for building a consistent month.
+#[derive(Default, Clone)]
+struct Busy(Vec<(Minute, Minute)>);
+
+impl Busy {
+    fn is_free(&self, s: Minute, e: Minute, pad: Minute) -> bool {
+        self.0.iter().all(|&(bs, be)| e + pad <= bs || be + pad <= s)
+    }
+}
+
+/// Generates an instance. Fixed bookings never clash with each other, so every difficulty comes
+/// from the offline rooms, as in a real month.
+pub fn generate(config: &Config) -> Instance {
+    let mut rng = SplitMix64::new(config.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed);
+    let rooms = make_rooms(config, &mut rng);
+    let kinds: Vec<&Kind> = rooms.iter().map(|r| kind_of(r)).collect();
+    let clients: Vec<String> = (1..=config.rooms * 6 + 10).map(|i| format!("client-{i:03}")).collect();
+    let engineers: Vec<String> = (1..=config.rooms / 2 + 2).map(|i| format!("eng-{i:02}")).collect();
+    let mut month = Month {
+        config,
+        rooms: &rooms,
+        room_busy: vec![Busy::default(); rooms.len()],
+        client_busy: vec![Busy::default(); clients.len()],
+        engineer_busy: vec![Busy::default(); engineers.len()],
+        bookings: Vec::new(),
+        clients: &clients,
+        engineers: &engineers,
+    };
+
+    // Weekly series first, so that they find their regular slot; then one-off bookings around them.
+    let mut series = 0;
+    for (r, kind) in kinds.iter().enumerate() {
+        for weekday in 0..7 {
+            if !rng.chance(config.series_share * 1.2) {
+                continue;
+            }
+            series += 1;
+            let duration = *rng.pick(kind.durations);
+            let latest = (kind.hours[1] - kind.hours[0] - duration).max(0) / 30;
+            let offset = kind.hours[0] + 30 * rng.below(latest as u64 + 1) as Minute;
+            let client = rng.below(clients.len() as u64) as usize;
+            let engineer = rng.chance(0.7).then(|| rng.below(engineers.len() as u64) as usize);
+            let template = Template { room: r, duration, client, engineer, series: Some(series) };
+            for day in (weekday..config.days).step_by(7) {
+                month.try_book(&mut rng, &template, day * DAY + offset);
+            }
+        }
+    }
+    for (r, kind) in kinds.iter().enumerate() {
+        for day in 0..config.days {
+            let [open, close] = kind.hours.map(|h| day * DAY + h);
+            let mut t = open;
+            loop {
+                let duration = *rng.pick(kind.durations);
+                let gap_mean = (duration as f64 * (1.0 - config.occupancy) / config.occupancy) as u64;
+                t += 15 * (rng.below(2 * gap_mean / 15 + 1) as Minute);
+                if t + duration > close {
+                    break;
+                }
+                let client = rng.below(clients.len() as u64) as usize;
+                let engineer = rng.chance(0.7).then(|| rng.below(engineers.len() as u64) as usize);
+                let template = Template { room: r, duration, client, engineer, series: None };
+                if month.try_book(&mut rng, &template, t) {
+                    t += duration;
+                } else {
+                    t += 30;
+                }
+            }
+        }
+    }
+
+    let mut bookings = month.bookings;
+    bookings.sort_by_key(|b| (b.start, b.room.clone()));
+    for (i, b) in bookings.iter_mut().enumerate() {
+        b.id = format!("bk_{:05}", i + 1);
+    }
+    Instance {
+        version: VERSION,
+        month: "2026-09".to_string(),
+        grid_minutes: 15,
+        max_shift_minutes: 120,
+        buffer_minutes: config.buffer_minutes,
+        weights: Weights::default(),
+        rooms,
+        bookings,
+    }
+}
+
+fn make_rooms(config: &Config, rng: &mut SplitMix64) -> Vec<Room> {
+    let mut rooms = Vec::new();
+    for i in 0..config.rooms {
+        // Mostly rehearsal and recording rooms, some podcast booths, a hall in about one in twelve.
+        let kind = match (i % 12, rng.below(10)) {
+            (5, _) => &KINDS[3],
+            (_, 0..=3) => &KINDS[0],
+            (_, 4..=7) => &KINDS[1],
+            _ => &KINDS[2],
+        };
+        let mut features: Vec<String> = kind.features.iter().map(|f| f.to_string()).collect();
+        for extra in kind.extras {
+            if rng.chance(0.25) {
+                features.push(extra.to_string());
+            }
+        }
+        let capacity = kind.capacity[0] + rng.below((kind.capacity[1] - kind.capacity[0] + 1) as u64) as u32;
+        let open = (0..config.days).map(|d| kind.hours.map(|h| d * DAY + h)).collect();
+        rooms.push(Room { id: format!("{}-{:02}", kind.name, i + 1), capacity, features, open, offline: Vec::new() });
+    }
+    // Offline rooms: some from midnight, some from noon, so that partly affected days occur.
+    let mut order: Vec<usize> = (0..rooms.len()).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    for &r in order.iter().take(config.offline_rooms) {
+        let first_day = 1 + rng.below((config.days - config.offline_days).max(1) as u64) as Minute;
+        let start = first_day * DAY + if rng.chance(0.5) { 0 } else { 12 * 60 };
+        rooms[r].offline.push([start, start + config.offline_days * DAY]);
+    }
+    rooms
+}
+
+fn kind_of(room: &Room) -> &'static Kind {
+    KINDS.iter().find(|k| room.id.starts_with(k.name)).unwrap_or(&KINDS[0])
+}
+
+struct Template {
+    room: usize,
+    duration: Minute,
+    client: usize,
+    engineer: Option<usize>,
+    series: Option<usize>,
+}
+
+struct Month<'a> {
+    config: &'a Config,
+    rooms: &'a [Room],
+    room_busy: Vec<Busy>,
+    client_busy: Vec<Busy>,
+    engineer_busy: Vec<Busy>,
+    bookings: Vec<Booking>,
+    clients: &'a [String],
+    engineers: &'a [String],
+}
+
+impl Month<'_> {
+    /// Books the template at `start` if room, client and engineer are free; an engineer who is
+    /// busy is dropped rather than the booking.
+    fn try_book(&mut self, rng: &mut SplitMix64, t: &Template, start: Minute) -> bool {
+        let end = start + t.duration;
+        if !self.room_busy[t.room].is_free(start, end, self.config.buffer_minutes)
+            || !self.client_busy[t.client].is_free(start, end, 0)
+        {
+            return false;
+        }
+        let engineer = t.engineer.filter(|&e| self.engineer_busy[e].is_free(start, end, 0));
+        self.room_busy[t.room].0.push((start, end));
+        self.client_busy[t.client].0.push((start, end));
+        if let Some(e) = engineer {
+            self.engineer_busy[e].0.push((start, end));
+        }
+        let room = &self.rooms[t.room];
+        // Parties mostly small; one booking in fifty fills the room, one in a hundred needs a rare feature.
+        let mut party_size = 1 + rng.below(u64::from(room.capacity.min(6))) as u32;
+        let mut requires = Vec::new();
+        if rng.chance(0.4) {
+            requires.push(rng.pick(&room.features).clone());
+        }
+        if rng.chance(0.02) {
+            party_size = room.capacity;
+        }
+        if rng.chance(0.01) {
+            requires.push("dolby-atmos".to_string());
+            requires.dedup();
+        }
+        self.bookings.push(Booking {
+            id: String::new(),
+            room: room.id.clone(),
+            start,
+            end,
+            client: self.clients[t.client].clone(),
+            engineer: engineer.map(|e| self.engineers[e].clone()),
+            party_size,
+            requires,
+            series: t.series.map(|s| format!("series-{s:04}")),
+            movable: !rng.chance(0.03),
+        });
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_instance() {
+        assert_eq!(studio(7), studio(7));
+        assert_ne!(studio(7), studio(8));
+    }
+
+    #[test]
+    fn generated_instances_pass_the_check() {
+        for seed in 0..5 {
+            assert_eq!(small(seed).check(), Ok(()));
+            assert_eq!(studio(seed).check(), Ok(()));
+        }
+    }
+}

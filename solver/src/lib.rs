@@ -1,0 +1,52 @@
+//! The studioflow reflow solver: when rooms go offline for part of a month, it moves every
+//! booking that sat in them to the best place the rules of `REFLOW.md` allow, or says in plain
+//! words why a booking cannot move. It is pure and deterministic: it knows nothing of SQL, MCP or
+//! time zones, only the minutes of one month.
+//!
+//! ```
+//! use studioflow_solver::{Options, generate, solve_with_report, validate};
+//!
+//! // A generated studio month: 6 rooms, one of them offline for two weeks.
+//! let instance = generate::studio(42);
+//! instance.check().expect("generated instances are well formed");
+//!
+//! let report = solve_with_report(&instance, &Options::default());
+//! let solution = &report.solution;
+//! assert_eq!(solution.moved + solution.unresolved, report.affected);
+//! assert!(validate(&instance, solution).is_ok());
+//! assert!(report.lower_bound <= solution.cost);
+//! for unresolved in &solution.unresolved_bookings {
+//!     println!("{}: {}", unresolved.booking, unresolved.reason);
+//! }
+//! ```
+//!
+//! The modules, in reading order:
+//!
+//! - [`instance`]: the contract's types, read and written as JSON.
+//! - `check`: [`Instance::check`], which rejects malformed instances.
+//! - `candidates`: every placement rules 1-5 allow against fixed bookings, or why there is none.
+//! - `split`: independent parts of the month (connected by time clashes and series).
+//! - `plan`, `greedy`: a part's choice and its exact cost; the greedy incumbent.
+//! - `model`: the integer program of a part, solved with microlp from the greedy start.
+//! - `reasons`: plain words for unresolved bookings.
+//! - `solve`: [`solve`] and [`solve_with_report`]: parallel parts, limits, cancel, progress.
+//! - `validate`: [`validate`] and [`cost`], an independent judge of any solution.
+//! - [`generate`]: seeded realistic instances for tests and benchmarks.
+#![deny(missing_docs)]
+
+mod candidates;
+mod check;
+pub mod generate;
+mod greedy;
+pub mod instance;
+mod model;
+mod plan;
+mod reasons;
+mod solve;
+mod split;
+mod validate;
+
+pub use check::InstanceError;
+pub use instance::{Assignment, Booking, DAY, Instance, Interval, Minute, Room, Solution, Unresolved, VERSION, Weights};
+pub use solve::{Options, Phases, Progress, Report, Strategy, solve, solve_with_report, solve_with_strategy};
+pub use validate::{Violation, cost, validate};

@@ -1,0 +1,323 @@
+//! The entry points: build the candidates, split into parts, take a greedy plan per part, then
+//! improve the parts with the ILP in parallel while the calling thread watches the cancel flag,
+//! the deadline and the progress. Parts are merged in index order, so the thread count never
+//! changes the answer; only a time limit or a cancel that cuts a search short can.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::candidates::Problem;
+use crate::greedy::{complete, greedy};
+use crate::instance::{Assignment, Instance, Solution, Unresolved};
+use crate::model::{Limits, PartOutcome, improve};
+use crate::plan::trivial_bound;
+use crate::reasons::reason;
+use crate::split::{Part, split};
+
+/// How [`solve`] may spend its time.
+#[derive(Clone)]
+pub struct Options {
+    /// Worker threads for the ILP parts (at least 1).
+    pub threads: usize,
+    /// Wall time for the whole solve; at the limit the best plan so far is returned.
+    pub time_limit: Duration,
+    /// Set it to stop: `solve` returns within about 10 ms with the best valid plan so far.
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Called on the calling thread whenever a part finishes.
+    pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+}
+
+impl Default for Options {
+    /// All available cores, a 10 s limit, no cancel flag, no progress callback.
+    fn default() -> Self {
+        Options {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            time_limit: Duration::from_secs(10),
+            cancel: None,
+            progress: None,
+        }
+    }
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("threads", &self.threads)
+            .field("time_limit", &self.time_limit)
+            .field("cancel", &self.cancel)
+            .field("progress", &self.progress.as_ref().map(|_| "Fn(Progress)"))
+            .finish()
+    }
+}
+
+/// How far a solve has come: "9 of 14 parts solved".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Parts whose search has ended.
+    pub parts_done: usize,
+    /// All parts of the instance.
+    pub parts_total: usize,
+}
+
+/// The method knobs, for measuring what each choice costs. [`solve`] uses the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Strategy {
+    /// Solve independent parts separately (exact, and faster); `false` builds one model for the month.
+    pub split: bool,
+    /// Improve the greedy plans with the ILP; `false` returns the greedy answer.
+    pub ilp: bool,
+    /// Branch-and-bound nodes per part before the best plan so far is kept. A node budget rather
+    /// than a time budget makes the answer the same on any machine.
+    pub node_budget: u64,
+}
+
+impl Default for Strategy {
+    fn default() -> Self {
+        Strategy { split: true, ilp: true, node_budget: 2_000 }
+    }
+}
+
+/// A solution with what is known about it.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The answer.
+    pub solution: Solution,
+    /// No valid solution costs less than this (the LP bound of the same model, per part).
+    pub lower_bound: i64,
+    /// Whether `solution.cost == lower_bound`.
+    pub proven_optimal: bool,
+    /// The cost of the greedy plan the ILP started from.
+    pub greedy_cost: i64,
+    /// Independent parts the month was split into.
+    pub parts: usize,
+    /// Candidate placements in the largest part.
+    pub largest_part: usize,
+    /// Affected bookings.
+    pub affected: usize,
+    /// Whether the cancel flag stopped the search.
+    pub cancelled: bool,
+    /// Whether the time limit stopped the search before every part was proven optimal.
+    pub timed_out: bool,
+    /// Wall time per phase.
+    pub phases: Phases,
+    /// Wall time of the whole solve.
+    pub elapsed: Duration,
+}
+
+/// Wall time per phase of a solve.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Phases {
+    /// Building candidates and splitting into parts.
+    pub prepare: Duration,
+    /// The greedy plans.
+    pub greedy: Duration,
+    /// The ILP search.
+    pub ilp: Duration,
+    /// Merging, reasons and the cost.
+    pub finish: Duration,
+}
+
+/// Solves an instance that passed [`Instance::check`]; see [`solve_with_report`].
+pub fn solve(instance: &Instance, options: &Options) -> Solution {
+    solve_with_report(instance, options).solution
+}
+
+/// Solves an instance that passed [`Instance::check`], and says how good the answer is.
+///
+/// The answer is always valid. On an instance that fails the check it is still a solution of
+/// the instance as read (bookings in unknown rooms are treated as not affected), but not
+/// necessarily a meaningful one.
+pub fn solve_with_report(instance: &Instance, options: &Options) -> Report {
+    solve_with_strategy(instance, options, Strategy::default())
+}
+
+/// [`solve_with_report`] with explicit method knobs, for benchmarks and experiments.
+pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Strategy) -> Report {
+    let started = Instant::now();
+    let deadline = started + options.time_limit;
+    let cancelled = || options.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
+    let mut phases = Phases::default();
+
+    let problem = Arc::new(Problem::build(instance));
+    let parts = Arc::new(split(&problem, !strategy.split));
+    phases.prepare = started.elapsed();
+
+    let mut best: Vec<PartOutcome> = parts
+        .iter()
+        .map(|part| {
+            let plan = greedy(&problem, part);
+            let bound = trivial_bound(&problem, part);
+            PartOutcome { optimal: bound >= plan.cost, bound, plan }
+        })
+        .collect();
+    let greedy_cost: i64 = best.iter().map(|o| o.plan.cost).sum();
+    phases.greedy = started.elapsed() - phases.prepare;
+
+    let mut search = Search { cancelled: false, deadline_hit: false };
+    if strategy.ilp && !cancelled() {
+        search = improve_parts(&problem, &parts, &mut best, options, strategy, deadline);
+    } else {
+        search.cancelled = cancelled();
+        report_progress(options, best.len(), best.len());
+    }
+    phases.ilp = started.elapsed() - phases.prepare - phases.greedy;
+
+    let finish_started = Instant::now();
+    let mut chosen = vec![None; problem.affected.len()];
+    let (mut lower_bound, mut proven_optimal) = (0, true);
+    for (part, outcome) in parts.iter().zip(best) {
+        let plan = complete(&problem, part, outcome.plan);
+        lower_bound += outcome.bound.min(plan.cost);
+        proven_optimal &= outcome.bound >= plan.cost;
+        for (&a, c) in part.affected.iter().zip(plan.chosen) {
+            chosen[a as usize] = c;
+        }
+    }
+    let unplaceable = problem.affected.iter().filter(|a| a.candidates.is_empty()).count() as i64;
+    lower_bound += unplaceable * problem.weights.unresolved;
+    let solution = assemble(instance, &problem, &chosen);
+    phases.finish = finish_started.elapsed();
+
+    Report {
+        proven_optimal: proven_optimal && solution.cost == lower_bound,
+        lower_bound,
+        greedy_cost: greedy_cost + unplaceable * problem.weights.unresolved,
+        parts: parts.len(),
+        largest_part: parts.iter().map(|p| p.size(&problem)).max().unwrap_or(0),
+        affected: problem.affected.len(),
+        cancelled: search.cancelled,
+        timed_out: search.deadline_hit && !proven_optimal,
+        phases,
+        elapsed: started.elapsed(),
+        solution,
+    }
+}
+
+struct Search {
+    cancelled: bool,
+    deadline_hit: bool,
+}
+
+/// A part's search sends its better plans as it finds them, then its final outcome.
+struct Update {
+    part: usize,
+    outcome: PartOutcome,
+    last: bool,
+}
+
+/// Runs the ILP of every part not yet proven optimal on a pool of `options.threads` threads,
+/// largest part first, while this thread keeps `best` up to date and watches cancel and deadline.
+/// The pool runs on its own thread, so that a cancel returns at once: the workers see the stop
+/// flag at their next chunk of nodes and end on their own.
+fn improve_parts(
+    problem: &Arc<Problem>,
+    parts: &Arc<Vec<Part>>,
+    best: &mut [PartOutcome],
+    options: &Options,
+    strategy: Strategy,
+    deadline: Instant,
+) -> Search {
+    let mut todo: Vec<(usize, PartOutcome)> =
+        best.iter().enumerate().filter(|(_, o)| !o.optimal).map(|(i, o)| (i, o.clone())).collect();
+    todo.sort_by_key(|(i, _)| (std::cmp::Reverse(parts[*i].size(problem)), *i));
+    let total = best.len();
+    let mut done = total - todo.len();
+    report_progress(options, done, total);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let (sender, updates) = mpsc::channel::<Update>();
+    {
+        let (problem, parts, stop) = (Arc::clone(problem), Arc::clone(parts), Arc::clone(&stop));
+        let (threads, node_budget) = (options.threads.max(1), strategy.node_budget);
+        std::thread::spawn(move || {
+            let work = |(part, start): (usize, PartOutcome), sender: &mut mpsc::Sender<Update>| {
+                let limits = Limits { deadline, stop: &stop, node_budget };
+                let send = |outcome: &PartOutcome, last| {
+                    // The receiver may have stopped listening after a cancel; that is fine.
+                    let _ = sender.send(Update { part, outcome: outcome.clone(), last });
+                };
+                let outcome = improve(&problem, &parts[part], start.plan, &limits, |o| send(o, false));
+                send(&outcome, true);
+            };
+            match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                Ok(pool) => pool.install(|| todo.into_par_iter().with_max_len(1).for_each_with(sender, |s, t| work(t, s))),
+                // No pool (thread limits reached): solve the parts one by one on this thread.
+                Err(_) => {
+                    let mut sender = sender;
+                    todo.into_iter().for_each(|t| work(t, &mut sender));
+                }
+            }
+        });
+    }
+
+    let mut search = Search { cancelled: false, deadline_hit: false };
+    while done < total {
+        if options.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            search.cancelled = true;
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline + GRACE {
+            search.deadline_hit = true;
+            break;
+        }
+        let wait = POLL.min(deadline + GRACE - now);
+        match updates.recv_timeout(wait) {
+            Ok(Update { part, outcome, last }) => {
+                if last || outcome.plan.cost < best[part].plan.cost {
+                    best[part] = outcome;
+                }
+                if last {
+                    done += 1;
+                    report_progress(options, done, total);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    search.deadline_hit |= Instant::now() >= deadline;
+    stop.store(true, Ordering::Relaxed);
+    search
+}
+
+/// How often the calling thread looks at the cancel flag while parts are being solved.
+const POLL: Duration = Duration::from_millis(10);
+/// How long after the deadline the calling thread still waits for parts that stop at it.
+const GRACE: Duration = Duration::from_millis(20);
+
+fn report_progress(options: &Options, parts_done: usize, parts_total: usize) {
+    if let Some(progress) = &options.progress {
+        progress(Progress { parts_done, parts_total });
+    }
+}
+
+/// The contract's solution from the final choice of every affected booking, in instance order.
+fn assemble(instance: &Instance, problem: &Problem, chosen: &[Option<usize>]) -> Solution {
+    let mut assignments = Vec::new();
+    let mut unresolved_bookings = Vec::new();
+    for (i, a) in problem.affected.iter().enumerate() {
+        let booking = instance.bookings[a.booking].id.clone();
+        match chosen[i] {
+            Some(c) => {
+                let c = &problem.candidates[c];
+                let room = instance.rooms[c.room as usize].id.clone();
+                assignments.push(Assignment { booking, room, start: c.start, end: c.end });
+            }
+            None => unresolved_bookings.push(Unresolved { booking, reason: reason(instance, problem, i, chosen) }),
+        }
+    }
+    let mut solution = Solution {
+        moved: assignments.len(),
+        unresolved: unresolved_bookings.len(),
+        cost: 0,
+        assignments,
+        unresolved_bookings,
+    };
+    solution.cost = crate::validate::cost(instance, &solution);
+    solution
+}

@@ -1,0 +1,208 @@
+//! An independent judge of a solution: rules 1-6 of REFLOW.md, the bookkeeping (every affected
+//! booking exactly once, counts) and the cost. It shares no code with the solver's candidate
+//! generation on purpose, so that a bug there cannot hide itself here.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use crate::instance::{Booking, Instance, Room, Solution};
+
+/// One way a solution breaks the contract. The `Display` text names the booking and the rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Violation {
+    /// An assignment or unresolved entry names a booking the instance does not have.
+    UnknownBooking(String),
+    /// A booking that is not affected appears in the solution.
+    NotAffected(String),
+    /// A booking appears more than once across assignments and unresolved bookings.
+    Duplicate(String),
+    /// An affected booking appears nowhere.
+    Missing(String),
+    /// An assignment names a room the instance does not have.
+    UnknownRoom {
+        /// The booking.
+        booking: String,
+        /// The room it names.
+        room: String,
+    },
+    /// A placement's rule is broken: which rule and how, in words.
+    Rule {
+        /// The booking.
+        booking: String,
+        /// 1 to 6, as numbered in REFLOW.md.
+        rule: u8,
+        /// What is wrong.
+        detail: String,
+    },
+    /// `moved` or `unresolved` does not match the lists.
+    Counts {
+        /// What the solution claims, as (moved, unresolved).
+        claimed: (usize, usize),
+        /// What the lists hold.
+        actual: (usize, usize),
+    },
+    /// `cost` does not match the recomputed cost.
+    Cost {
+        /// What the solution claims.
+        claimed: i64,
+        /// What [`cost`] computes.
+        actual: i64,
+    },
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::UnknownBooking(id) => write!(f, "{id}: no such booking in the instance"),
+            Violation::NotAffected(id) => write!(f, "{id}: not affected, so it must not move"),
+            Violation::Duplicate(id) => write!(f, "{id}: appears more than once"),
+            Violation::Missing(id) => write!(f, "{id}: affected but neither placed nor unresolved"),
+            Violation::UnknownRoom { booking, room } => write!(f, "{booking}: no such room {room}"),
+            Violation::Rule { booking, rule, detail } => write!(f, "{booking}: rule {rule}: {detail}"),
+            Violation::Counts { claimed, actual } => write!(
+                f,
+                "counts: claimed moved {} unresolved {}, lists hold {} and {}",
+                claimed.0, claimed.1, actual.0, actual.1
+            ),
+            Violation::Cost { claimed, actual } => write!(f, "cost: claimed {claimed}, recomputed {actual}"),
+        }
+    }
+}
+
+/// The REFLOW.md cost of a solution's assignments, recomputed from scratch.
+///
+/// Assignments naming unknown or unaffected bookings are ignored here; [`validate`] reports them.
+/// Shifts off the grid count the whole steps they span (also reported by [`validate`]).
+pub fn cost(instance: &Instance, solution: &Solution) -> i64 {
+    let bookings: HashMap<&str, &Booking> = instance.bookings.iter().map(|b| (b.id.as_str(), b)).collect();
+    let affected = instance.bookings.iter().filter(|b| instance.is_affected(b)).count() as i64;
+    let w = &instance.weights;
+    let grid = instance.grid_minutes.max(1);
+    let mut placed = HashSet::new();
+    let mut series_rooms: HashMap<&str, HashSet<&str>> = HashMap::new();
+    let (mut shift_steps, mut room_changes) = (0, 0);
+    for a in &solution.assignments {
+        let Some(b) = bookings.get(a.booking.as_str()) else { continue };
+        if !instance.is_affected(b) || !placed.insert(b.id.as_str()) {
+            continue;
+        }
+        shift_steps += (a.start - b.start).abs() / grid;
+        room_changes += i64::from(a.room != b.room);
+        if let Some(series) = &b.series {
+            series_rooms.entry(series.as_str()).or_default().insert(a.room.as_str());
+        }
+    }
+    let splits: i64 = series_rooms.values().map(|rooms| rooms.len() as i64 - 1).sum();
+    let unresolved = affected - placed.len() as i64;
+    w.unresolved * unresolved + w.series_split * splits + w.shift_step * shift_steps + w.room_change * room_changes
+}
+
+/// Checks a solution against every rule of REFLOW.md; all violations found are returned.
+pub fn validate(instance: &Instance, solution: &Solution) -> Result<(), Vec<Violation>> {
+    let mut violations = Vec::new();
+    let rooms: HashMap<&str, &Room> = instance.rooms.iter().map(|r| (r.id.as_str(), r)).collect();
+    let bookings: HashMap<&str, &Booking> = instance.bookings.iter().map(|b| (b.id.as_str(), b)).collect();
+
+    // Bookkeeping: each affected booking exactly once, nothing else.
+    let mut seen = HashSet::new();
+    let named = solution.assignments.iter().map(|a| &a.booking);
+    for id in named.chain(solution.unresolved_bookings.iter().map(|u| &u.booking)) {
+        match bookings.get(id.as_str()) {
+            None => violations.push(Violation::UnknownBooking(id.clone())),
+            Some(b) if !instance.is_affected(b) => violations.push(Violation::NotAffected(id.clone())),
+            Some(_) if !seen.insert(id.as_str()) => violations.push(Violation::Duplicate(id.clone())),
+            Some(_) => {}
+        }
+    }
+    for b in instance.bookings.iter().filter(|b| instance.is_affected(b)) {
+        if !seen.contains(b.id.as_str()) {
+            violations.push(Violation::Missing(b.id.clone()));
+        }
+    }
+
+    // Rules 1-3 and 6 concern one placement alone.
+    let mut placed = Vec::new();
+    for a in &solution.assignments {
+        let Some(&b) = bookings.get(a.booking.as_str()) else { continue };
+        let Some(&room) = rooms.get(a.room.as_str()) else {
+            violations.push(Violation::UnknownRoom { booking: a.booking.clone(), room: a.room.clone() });
+            continue;
+        };
+        let mut rule = |rule: u8, detail: String| {
+            violations.push(Violation::Rule { booking: b.id.clone(), rule, detail });
+        };
+        if a.end - a.start != b.end - b.start {
+            rule(1, format!("lasts {} minutes, not {}", a.end - a.start, b.end - b.start));
+        }
+        let shift = a.start - b.start;
+        if shift % instance.grid_minutes.max(1) != 0 {
+            rule(1, format!("shift of {shift} minutes is off the {}-minute grid", instance.grid_minutes));
+        }
+        if shift.abs() > instance.max_shift_minutes {
+            rule(1, format!("shift of {shift} minutes exceeds {}", instance.max_shift_minutes));
+        }
+        if a.start.div_euclid(crate::DAY) != b.day() {
+            rule(1, "starts on another day".to_string());
+        }
+        if room.capacity < b.party_size {
+            rule(2, format!("party of {} exceeds capacity {} of {}", b.party_size, room.capacity, room.id));
+        }
+        if let Some(f) = b.requires.iter().find(|f| !room.features.contains(f)) {
+            rule(2, format!("{} lacks required feature {f}", room.id));
+        }
+        if !room.open.iter().any(|&[s, e]| s <= a.start && a.end <= e) {
+            rule(3, format!("{} is not open for all of [{}, {})", room.id, a.start, a.end));
+        }
+        if room.is_offline_during(a.start, a.end) {
+            rule(3, format!("{} is offline during [{}, {})", room.id, a.start, a.end));
+        }
+        if !b.movable {
+            rule(6, "pinned bookings are never placed".to_string());
+        }
+        placed.push((b, a.room.as_str(), a.start, a.end));
+    }
+
+    // Rules 4 and 5: against fixed bookings, and against each other.
+    let buffer = instance.buffer_minutes;
+    let fixed = instance.bookings.iter().filter(|b| !instance.is_affected(b));
+    let occupants: Vec<(&Booking, &str, i64, i64)> =
+        fixed.map(|b| (b, b.room.as_str(), b.start, b.end)).chain(placed.iter().copied()).collect();
+    for (i, &(b, room, start, end)) in placed.iter().enumerate() {
+        let me = occupants.len() - placed.len() + i;
+        for (j, &(other, other_room, s, e)) in occupants.iter().enumerate() {
+            if j == me {
+                continue;
+            }
+            // Each pair of placed bookings is reported once, by the earlier one.
+            if j > me {
+                break;
+            }
+            let what = if j < occupants.len() - placed.len() { "fixed" } else { "placed" };
+            if room == other_room && start < e + buffer && s < end + buffer {
+                let detail = format!("{room} is taken by {what} booking {} (buffer {buffer})", other.id);
+                violations.push(Violation::Rule { booking: b.id.clone(), rule: 4, detail });
+            }
+            if start < e && s < end {
+                if b.client == other.client {
+                    let detail = format!("client {} is at {what} booking {}", b.client, other.id);
+                    violations.push(Violation::Rule { booking: b.id.clone(), rule: 5, detail });
+                }
+                if b.engineer.is_some() && b.engineer == other.engineer {
+                    let eng = b.engineer.as_deref().unwrap_or_default();
+                    let detail = format!("engineer {eng} is at {what} booking {}", other.id);
+                    violations.push(Violation::Rule { booking: b.id.clone(), rule: 5, detail });
+                }
+            }
+        }
+    }
+
+    let actual = (solution.assignments.len(), solution.unresolved_bookings.len());
+    if (solution.moved, solution.unresolved) != actual {
+        violations.push(Violation::Counts { claimed: (solution.moved, solution.unresolved), actual });
+    }
+    let actual = cost(instance, solution);
+    if solution.cost != actual {
+        violations.push(Violation::Cost { claimed: solution.cost, actual });
+    }
+    if violations.is_empty() { Ok(()) } else { Err(violations) }
+}

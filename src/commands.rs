@@ -1,0 +1,282 @@
+//! The command-line commands, as library functions that `main` calls: `init`, `export-instance`,
+//! `solve` and `demo`. They print for people (stdout for results, stderr for progress) and sort
+//! failures into the caller's fault and ours, which `main` turns into exit codes.
+
+use crate::demo;
+use crate::domain::{BookingId, RoomId, Status, StudioTz};
+use crate::reflow::{self, Month, ReflowError, ReflowPlan, ReflowRequest, DEFAULT_MAX_SHIFT};
+use crate::store::{Store, StoreError};
+use anyhow::{anyhow, Context};
+use chrono::{DateTime, Duration, Utc};
+use std::collections::{BTreeMap, HashMap};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+use studioflow_solver as solver;
+
+/// A failed command: the input was wrong (exit 2), or the work failed (exit 1).
+#[derive(Debug)]
+pub enum CommandError {
+    Input(anyhow::Error),
+    Failed(anyhow::Error),
+}
+
+impl From<StoreError> for CommandError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Refused(_)
+            | StoreError::UnknownRoom(_)
+            | StoreError::UnknownClient(_)
+            | StoreError::UnknownEngineer(_)
+            | StoreError::UnknownBooking(_)
+            | StoreError::UnknownSeries(_)
+            | StoreError::Invalid(_)
+            | StoreError::Series(_)
+            | StoreError::Time(_)
+            | StoreError::NoStudio => CommandError::Input(e.into()),
+            _ => CommandError::Failed(e.into()),
+        }
+    }
+}
+
+impl From<ReflowError> for CommandError {
+    fn from(e: ReflowError) -> Self {
+        match e {
+            ReflowError::Store(e) => e.into(),
+            other => CommandError::Input(other.into()),
+        }
+    }
+}
+
+impl From<std::io::Error> for CommandError {
+    fn from(e: std::io::Error) -> Self {
+        CommandError::Failed(e.into())
+    }
+}
+
+pub type CommandResult = Result<(), CommandError>;
+
+/// `init`: creates a new database holding the demo studio or the studio of the given files.
+pub fn init(db: &Path, demo: bool, studio: Option<&Path>, bookings: Option<&Path>) -> CommandResult {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(CommandError::Input)
+    };
+    let (studio_text, bookings_text) = match (demo, studio) {
+        (true, _) => (demo::STUDIO_TOML.to_owned(), Some(demo::BOOKINGS_TOML.to_owned())),
+        (false, Some(path)) => (read(path)?, bookings.map(read).transpose()?),
+        (false, None) => return Err(CommandError::Input(anyhow!("give --demo or --studio FILE"))),
+    };
+    let existed = db.exists();
+    let mut store = Store::open(db).with_context(|| format!("opening {}", db.display())).map_err(CommandError::Failed)?;
+    if store.studio().is_ok() {
+        return Err(CommandError::Input(anyhow!("{} already holds a studio: choose a new file", db.display())));
+    }
+    match demo::load(&mut store, &studio_text, bookings_text.as_deref()) {
+        Ok(loaded) => {
+            println!(
+                "Created {}: {} rooms, {} clients, {} engineers, {} bookings ({} series), {} offline windows.",
+                db.display(), loaded.rooms, loaded.clients, loaded.engineers, loaded.bookings, loaded.series, loaded.offline_windows
+            );
+            Ok(())
+        }
+        Err(e) => {
+            // The load is one transaction, so nothing of it was written; a file we created is removed.
+            drop(store);
+            if !existed {
+                remove_database(db);
+            }
+            Err(CommandError::Input(e))
+        }
+    }
+}
+
+fn remove_database(db: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = db.as_os_str().to_owned();
+        path.push(suffix);
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+fn parse_request(month: &str, offline: &[String], max_shift_minutes: i64) -> Result<ReflowRequest, CommandError> {
+    let month = Month::parse(month)?;
+    let offline_rooms = offline.iter().map(|r| RoomId::new(r.trim())).filter(|r| !r.as_str().is_empty()).collect();
+    Ok(ReflowRequest { month, offline_rooms, max_shift_minutes })
+}
+
+fn open_existing(db: &Path) -> Result<Store, CommandError> {
+    if !db.exists() {
+        return Err(CommandError::Input(anyhow!("{} does not exist: create it with `studioflow init --db {} --demo`", db.display(), db.display())));
+    }
+    let store = Store::open(db).with_context(|| format!("opening {}", db.display())).map_err(CommandError::Failed)?;
+    store.studio()?;
+    Ok(store)
+}
+
+/// `export-instance`: prints the month as a REFLOW.md instance.
+pub fn export_instance(db: &Path, month: &str, offline: &[String], max_shift_minutes: i64) -> CommandResult {
+    let store = open_existing(db)?;
+    let request = parse_request(month, offline, max_shift_minutes)?;
+    let export = reflow::export_instance(&store, &request)?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &export.instance).map_err(|e| CommandError::Failed(e.into()))?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// `solve`: reads an instance, prints the solution JSON on stdout and a summary line on stderr.
+pub fn solve(file: &Path, threads: Option<usize>, time_limit: f64) -> CommandResult {
+    let text = if file == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        text
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display())).map_err(CommandError::Input)?
+    };
+    let instance: solver::Instance = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a REFLOW.md instance", file.display()))
+        .map_err(CommandError::Input)?;
+    instance.check().map_err(|e| CommandError::Input(anyhow!("the instance is invalid: {e}")))?;
+    if !(time_limit > 0.0 && time_limit <= 86_400.0) {
+        return Err(CommandError::Input(anyhow!("--time-limit must be more than 0 and at most 86400 seconds")));
+    }
+    if threads == Some(0) {
+        return Err(CommandError::Input(anyhow!("--threads must be at least 1")));
+    }
+    let options = solver::Options {
+        threads: threads.unwrap_or(solver::Options::default().threads),
+        time_limit: std::time::Duration::from_secs_f64(time_limit),
+        ..solver::Options::default()
+    };
+    let report = solver::solve_with_report(&instance, &options);
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &report.solution).map_err(|e| CommandError::Failed(e.into()))?;
+    writeln!(out)?;
+    eprintln!("{}", summary_line(&report, options.threads));
+    Ok(())
+}
+
+fn summary_line(report: &solver::Report, threads: usize) -> String {
+    let s = &report.solution;
+    let quality = if report.proven_optimal {
+        "proven optimal".to_owned()
+    } else {
+        format!("lower bound {}", report.lower_bound)
+    };
+    let stopped = if report.cancelled { ", cancelled" } else if report.timed_out { ", time limit reached" } else { "" };
+    format!(
+        "moved {}, unresolved {}, cost {} ({quality}) in {:.2} s on {threads} thread(s), {} part(s){stopped}",
+        s.moved, s.unresolved, s.cost, report.elapsed.as_secs_f64(), report.parts
+    )
+}
+
+/// `demo`: a fresh demo database, its scenario reflowed end to end, and a summary.
+pub fn demo(db: &Path) -> CommandResult {
+    remove_database(db);
+    let mut store = Store::open(db).with_context(|| format!("creating {}", db.display())).map_err(CommandError::Failed)?;
+    let loaded = demo::load_demo(&mut store).map_err(CommandError::Failed)?;
+    let studio = store.studio()?.clone();
+    let tz = studio.tz;
+    let clock = studio.now();
+    println!("{} ({}), the studio clock at {}", studio.name, tz, show(&tz, clock));
+    println!(
+        "Loaded {} rooms, {} clients, {} engineers and {} bookings ({} weekly series) into {}.",
+        loaded.rooms, loaded.clients, loaded.engineers, loaded.bookings, loaded.series, db.display()
+    );
+
+    let request = ReflowRequest {
+        month: Month::parse(demo::SCENARIO_MONTH)?,
+        offline_rooms: vec![RoomId::new(demo::SCENARIO_ROOM)],
+        max_shift_minutes: DEFAULT_MAX_SHIFT,
+    };
+    let (month_start, month_end) = (tz.start_of_day(request.month.first_day()), tz.start_of_day(request.month.next_first_day()));
+    for w in store.offline_windows(Some(&request.offline_rooms[0]), month_start, month_end)? {
+        println!("{} is offline from {} to {}: {}.", w.room, show(&tz, w.from), show(&tz, w.to), w.reason);
+    }
+    let before = month_counts(&store, month_start, month_end)?;
+
+    eprintln!("Reflowing {}...", request.month);
+    let started = Instant::now();
+    let progress: Arc<dyn Fn(solver::Progress) + Send + Sync> = Arc::new(|p: solver::Progress| {
+        eprintln!("  {} of {} parts solved", p.parts_done, p.parts_total);
+    });
+    let options = solver::Options { progress: Some(progress), ..solver::Options::default() };
+    let plan = reflow::plan_reflow(&store, &request, &options)?;
+    let reflow_id = reflow::apply_plan(&mut store, &plan, false)?;
+    let elapsed = started.elapsed();
+    let after = month_counts(&store, month_start, month_end)?;
+
+    print_plan(&store, &tz, &plan, &reflow_id, &before, &after)?;
+    eprintln!("Solved and applied in {:.2} s.", elapsed.as_secs_f64());
+    Ok(())
+}
+
+fn show(tz: &StudioTz, t: DateTime<Utc>) -> String {
+    tz.local(t).format("%a %-d %b %Y %H:%M").to_string()
+}
+
+fn month_counts(store: &Store, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<BTreeMap<RoomId, usize>, CommandError> {
+    let mut counts = BTreeMap::new();
+    for room in store.rooms()? {
+        counts.insert(room.id, 0);
+    }
+    for b in store.bookings_between(from, to)? {
+        if b.status != Status::Cancelled && b.start >= from {
+            *counts.entry(b.room).or_default() += 1;
+        }
+    }
+    Ok(counts)
+}
+
+fn print_plan(
+    store: &Store,
+    tz: &StudioTz,
+    plan: &ReflowPlan,
+    reflow_id: &str,
+    before: &BTreeMap<RoomId, usize>,
+    after: &BTreeMap<RoomId, usize>,
+) -> CommandResult {
+    let quality = if plan.proven_optimal { "proven optimal".to_owned() } else { format!("lower bound {}", plan.lower_bound) };
+    println!();
+    println!(
+        "Reflow {reflow_id}: {} affected bookings; moved {}, unresolved {}. Cost {} ({quality}).",
+        plan.affected, plan.moves.len(), plan.unresolved.len(), plan.cost
+    );
+    let same_room = plan.moves.iter().filter(|m| m.to_room == m.from_room).count();
+    let shifted = plan.moves.iter().filter(|m| m.to_start != m.from_start).count();
+    println!(
+        "  {} moved to another room, {} kept their room at a new time; {} start at a different time.",
+        plan.moves.len() - same_room, same_room, shifted
+    );
+
+    println!();
+    println!("Bookings per room in {} (before -> after):", plan.request.month);
+    for (room, n) in before {
+        let m = after.get(room).copied().unwrap_or(0);
+        let delta = m as i64 - *n as i64;
+        let delta = if delta == 0 { String::new() } else { format!("  ({delta:+})") };
+        println!("  {:<12} {:>4} -> {:>4}{delta}", room.as_str(), n, m);
+    }
+
+    if !plan.unresolved.is_empty() {
+        println!();
+        println!("Unresolved, left where they are:");
+        let clients: HashMap<_, _> = store.clients()?.into_iter().map(|c| (c.id, c.name)).collect();
+        for u in &plan.unresolved {
+            let Some(b) = store.booking(&u.booking)? else { continue };
+            println!(
+                "  {}  {}-{}  {}  {} (party of {})",
+                u.booking,
+                show(tz, b.start),
+                tz.local(b.end).format("%H:%M"),
+                b.room,
+                clients.get(&b.client).map_or(b.client.as_str(), String::as_str),
+                b.party_size
+            );
+            println!("      {}", u.reason);
+        }
+    }
+    let _ = (Duration::zero(), BookingId::new(""));
+    Ok(())
+}

@@ -1,0 +1,200 @@
+//! The demo studio: rooms, people, two months of bookings and the seed scenario (studio-b offline
+//! for a fortnight of September 2026), read from the text files in `data/demo` that are compiled
+//! into the binary. The same reader loads a studio's own files of that format. Loading goes
+//! through the store's ordinary write rules, in one transaction.
+
+use crate::domain::{
+    ClientId, EngineerId, NewBooking, Person, Room, RoomId, SeriesId, Status, Studio, StudioTz, WeeklyHours,
+};
+use crate::store::{Store, StoreError};
+use anyhow::{bail, Context};
+use chrono::{Duration, NaiveDateTime};
+use serde::Deserialize;
+
+/// The studio, rooms, people and scenario, as `data/demo/studio.toml` writes them.
+pub const STUDIO_TOML: &str = include_str!("../data/demo/studio.toml");
+/// The series and one-off bookings, as `data/demo/bookings.toml` writes them.
+pub const BOOKINGS_TOML: &str = include_str!("../data/demo/bookings.toml");
+
+/// The month the seed scenario reflows, and the room that goes offline in it.
+pub const SCENARIO_MONTH: &str = "2026-09";
+pub const SCENARIO_ROOM: &str = "studio-b";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StudioFile {
+    studio: StudioSection,
+    rooms: Vec<RoomEntry>,
+    clients: Vec<PersonEntry>,
+    engineers: Vec<PersonEntry>,
+    #[serde(default)]
+    offline: Vec<OfflineEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StudioSection {
+    name: String,
+    timezone: String,
+    notice_hours: i64,
+    clock: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoomEntry {
+    id: String,
+    name: String,
+    capacity: u32,
+    features: Vec<String>,
+    buffer_minutes: i64,
+    hours: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PersonEntry {
+    id: String,
+    name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OfflineEntry {
+    room: String,
+    from: String,
+    to: String,
+    reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BookingsFile {
+    series: Vec<SessionEntry>,
+    bookings: Vec<SessionEntry>,
+}
+
+/// One booking, or the first session of a series (with `id` and `rrule`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionEntry {
+    id: Option<String>,
+    rrule: Option<String>,
+    room: String,
+    client: String,
+    engineer: Option<String>,
+    start: String,
+    minutes: i64,
+    party_size: u32,
+    #[serde(default)]
+    requires: Vec<String>,
+    #[serde(default)]
+    pinned: bool,
+    status: Option<String>,
+}
+
+/// What the demo files hold, counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loaded {
+    pub rooms: usize,
+    pub clients: usize,
+    pub engineers: usize,
+    pub series: usize,
+    pub bookings: usize,
+    pub offline_windows: usize,
+}
+
+/// Loads the demo studio into `store`, which must hold no studio yet.
+pub fn load_demo(store: &mut Store) -> anyhow::Result<Loaded> {
+    load(store, STUDIO_TOML, Some(BOOKINGS_TOML))
+}
+
+/// Loads a studio file and, optionally, a bookings file (the formats of `data/demo`) into `store`,
+/// which must hold no studio yet, in one transaction: all or nothing.
+pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -> anyhow::Result<Loaded> {
+    if store.studio().is_ok() {
+        bail!("this database already holds a studio: load a studio only into a new database");
+    }
+    let studio_file: StudioFile = toml::from_str(studio_text).context("reading the studio file")?;
+    let bookings_file: BookingsFile = match bookings_text {
+        Some(text) => toml::from_str(text).context("reading the bookings file")?,
+        None => BookingsFile { series: Vec::new(), bookings: Vec::new() },
+    };
+    let s = &studio_file.studio;
+    let tz: StudioTz = s.timezone.parse()?;
+    let local = |text: &str| -> anyhow::Result<chrono::DateTime<chrono::Utc>> {
+        let naive = NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").with_context(|| format!("reading time {text:?}"))?;
+        Ok(tz.resolve(naive)?)
+    };
+    let studio = Studio {
+        name: s.name.clone(),
+        tz,
+        notice: Duration::hours(s.notice_hours),
+        clock: s.clock.as_deref().map(local).transpose()?,
+    };
+
+    let mut loaded = Loaded { rooms: 0, clients: 0, engineers: 0, series: 0, bookings: 0, offline_windows: 0 };
+    store.write_with(|w| {
+        w.set_studio(&studio)?;
+        for r in &studio_file.rooms {
+            let hours = WeeklyHours::parse(&r.hours).map_err(|e| StoreError::Invalid(format!("room {}: {e}", r.id)))?;
+            w.add_room(&Room {
+                id: RoomId::new(&r.id),
+                name: r.name.clone(),
+                capacity: r.capacity,
+                features: r.features.clone(),
+                hours,
+                buffer: Duration::minutes(r.buffer_minutes),
+            })?;
+        }
+        for c in &studio_file.clients {
+            w.add_client(&Person { id: ClientId::new(&c.id), name: c.name.clone() })?;
+        }
+        for e in &studio_file.engineers {
+            w.add_engineer(&Person { id: EngineerId::new(&e.id), name: e.name.clone() })?;
+        }
+        loaded.rooms = studio_file.rooms.len();
+        loaded.clients = studio_file.clients.len();
+        loaded.engineers = studio_file.engineers.len();
+
+        // Bookings first, offline windows last: the fortnight's bookings were made before the room broke.
+        let session = |entry: &SessionEntry| -> Result<NewBooking, StoreError> {
+            let start = local(&entry.start).map_err(|e| StoreError::Invalid(format!("{e:#}")))?;
+            let status = match entry.status.as_deref() {
+                None => Status::Confirmed,
+                Some(s) => Status::parse(s).ok_or_else(|| StoreError::Invalid(format!("unknown status {s:?}")))?,
+            };
+            Ok(NewBooking {
+                room: RoomId::new(&entry.room),
+                client: ClientId::new(&entry.client),
+                engineer: entry.engineer.as_deref().map(EngineerId::new),
+                start,
+                end: start + Duration::minutes(entry.minutes),
+                party_size: entry.party_size,
+                requires: entry.requires.clone(),
+                status,
+                pinned: entry.pinned,
+            })
+        };
+        for entry in &bookings_file.series {
+            let rrule = entry.rrule.as_deref().ok_or_else(|| StoreError::Invalid("a series needs an rrule".into()))?;
+            let id = entry.id.as_deref().map(SeriesId::new);
+            let (_, sessions) = w.create_series(id, rrule, &session(entry)?)?;
+            loaded.series += 1;
+            loaded.bookings += sessions.len();
+        }
+        for entry in &bookings_file.bookings {
+            w.create_booking(&session(entry)?)?;
+            loaded.bookings += 1;
+        }
+        for o in &studio_file.offline {
+            let (from, to) = (local(&o.from), local(&o.to));
+            let (from, to) = (from.map_err(|e| StoreError::Invalid(format!("{e:#}")))?, to.map_err(|e| StoreError::Invalid(format!("{e:#}")))?);
+            w.add_offline_window(&RoomId::new(&o.room), from, to, &o.reason)?;
+            loaded.offline_windows += 1;
+        }
+        Ok(())
+    })
+    .context("loading the demo studio")?;
+    Ok(loaded)
+}

@@ -1,0 +1,221 @@
+//! The studio's vocabulary: rooms, people, bookings, series and offline windows, and the rules that
+//! say when two bookings clash. Pure: nothing here reads a clock, a file or a database.
+
+mod hours;
+mod ids;
+mod refusal;
+mod series;
+mod time;
+
+pub use hours::{DaySpan, WeeklyHours};
+pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
+pub use refusal::{BufferNote, Refusal};
+pub use series::{expand_series, SeriesError};
+pub use time::{Pick, StudioTz, TimeError};
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The studio: its name, the zone its wall clocks follow, and the rules of its calendar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Studio {
+    pub name: String,
+    pub tz: StudioTz,
+    /// A reflow never moves a booking that starts within this long of "now".
+    pub notice: Duration,
+    /// A fixed "now" for a scenario database (the demo); `None` means real time.
+    pub clock: Option<DateTime<Utc>>,
+}
+
+impl Studio {
+    /// The studio's "now": its stored scenario clock, or else the real time.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.unwrap_or_else(Utc::now)
+    }
+}
+
+/// A bookable room.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Room {
+    pub id: RoomId,
+    pub name: String,
+    pub capacity: u32,
+    /// Sorted and without duplicates, so that "has every feature" is a plain subset test.
+    pub features: Vec<String>,
+    pub hours: WeeklyHours,
+    /// Turnaround between two sessions in this room (set-up, clean-up).
+    pub buffer: Duration,
+}
+
+impl Room {
+    /// The features of `requires` that this room lacks, in order.
+    pub fn missing_features<'a>(&self, requires: &'a [String]) -> Vec<&'a str> {
+        requires
+            .iter()
+            .filter(|f| self.features.binary_search(f).is_err())
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+/// A client (a band, an artist, a podcast) or an engineer: someone who can be double-booked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person<Id> {
+    pub id: Id,
+    pub name: String,
+}
+
+pub type Client = Person<ClientId>;
+pub type Engineer = Person<EngineerId>;
+
+/// Where a booking stands. Cancelled bookings are kept for history and occupy nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Confirmed,
+    Tentative,
+    Cancelled,
+}
+
+impl Status {
+    pub const ALL: [Status; 3] = [Status::Confirmed, Status::Tentative, Status::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Confirmed => "confirmed",
+            Status::Tentative => "tentative",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|status| status.as_str() == s)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A session in a room, `[start, end)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Booking {
+    pub id: BookingId,
+    pub room: RoomId,
+    pub client: ClientId,
+    pub engineer: Option<EngineerId>,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub party_size: u32,
+    pub requires: Vec<String>,
+    pub series: Option<SeriesId>,
+    pub status: Status,
+    /// Locked by staff: a reflow never moves it.
+    pub pinned: bool,
+}
+
+impl Booking {
+    /// Whether it still holds its room and its people.
+    pub fn is_active(&self) -> bool {
+        self.status != Status::Cancelled
+    }
+
+    pub fn duration(&self) -> Duration {
+        self.end - self.start
+    }
+
+    /// Why a reflow may not move it at `now`, if it may not.
+    pub fn lock(&self, now: DateTime<Utc>, notice: Duration) -> Option<Lock> {
+        if self.pinned {
+            Some(Lock::Pinned)
+        } else if self.start <= now {
+            Some(Lock::Started)
+        } else if self.start < now + notice {
+            Some(Lock::Notice)
+        } else {
+            None
+        }
+    }
+}
+
+/// Why a booking is immovable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lock {
+    /// Staff locked it.
+    Pinned,
+    /// It has already started (or ended).
+    Started,
+    /// It starts within the studio's notice period: the client has been told where to be.
+    Notice,
+}
+
+impl fmt::Display for Lock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Lock::Pinned => "pinned by staff",
+            Lock::Started => "already started",
+            Lock::Notice => "inside the notice period",
+        })
+    }
+}
+
+/// What a new booking asks for, before it has an id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewBooking {
+    pub room: RoomId,
+    pub client: ClientId,
+    pub engineer: Option<EngineerId>,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub party_size: u32,
+    pub requires: Vec<String>,
+    pub status: Status,
+    pub pinned: bool,
+}
+
+/// A weekly (or any RFC 5545) recurring session: its rule and the first occurrence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub id: SeriesId,
+    /// The RRULE body, e.g. `FREQ=WEEKLY;BYDAY=TU;COUNT=8`.
+    pub rrule: String,
+    /// The first occurrence; the others keep its local wall-clock time and its duration.
+    pub template: NewBooking,
+}
+
+/// A room out of use over `[from, to)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OfflineWindow {
+    pub id: i64,
+    pub room: RoomId,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub reason: String,
+}
+
+/// Whether two half-open intervals share a moment.
+pub fn overlaps(a: (DateTime<Utc>, DateTime<Utc>), b: (DateTime<Utc>, DateTime<Utc>)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
+/// Whether two sessions in one room clash once the room's turnaround is counted on both sides.
+pub fn clash_in_room(
+    a: (DateTime<Utc>, DateTime<Utc>),
+    b: (DateTime<Utc>, DateTime<Utc>),
+    buffer: Duration,
+) -> bool {
+    a.0 < b.1 + buffer && b.0 < a.1 + buffer
+}
+
+/// Sorts and de-duplicates a feature list, the one form the rest of the code compares.
+pub fn normalize_features(mut features: Vec<String>) -> Vec<String> {
+    for f in &mut features {
+        *f = f.trim().to_ascii_lowercase();
+    }
+    features.sort();
+    features.dedup();
+    features
+}

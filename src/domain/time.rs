@@ -1,0 +1,155 @@
+//! The studio's time zone and the conversions at its edge: instants are UTC inside, and local
+//! wall-clock times only where a person reads or writes them. Nonexistent and ambiguous local times
+//! are errors here, never silent guesses; only opening hours resolve them leniently, and say so.
+
+use chrono::{DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use std::fmt;
+use std::str::FromStr;
+
+/// An IANA time zone (e.g. `Europe/London`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StudioTz(pub Tz);
+
+/// Why a time could not be read or placed on the studio's clock.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeError {
+    #[error("unknown time zone {0:?}: use an IANA name such as \"Europe/London\"")]
+    UnknownZone(String),
+    #[error(
+        "cannot read {0:?} as a time: write RFC 3339 with an offset (2026-09-07T10:00:00+01:00) \
+         or a local time in the studio's zone (2026-09-07T10:00)"
+    )]
+    Unreadable(String),
+    #[error("{local} does not exist in {zone} (the clocks go forward then): choose another time")]
+    Nonexistent { local: NaiveDateTime, zone: &'static str },
+    #[error(
+        "{local} happens twice in {zone} (the clocks go back then): give the offset, \
+         {earlier} or {later}"
+    )]
+    Ambiguous { local: NaiveDateTime, zone: &'static str, earlier: String, later: String },
+}
+
+impl FromStr for StudioTz {
+    type Err = TimeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse::<Tz>().map(StudioTz).map_err(|_| TimeError::UnknownZone(s.to_owned()))
+    }
+}
+
+impl fmt::Display for StudioTz {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
+
+impl StudioTz {
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    /// The instant of a local wall-clock time, refusing times the clock skips or repeats.
+    pub fn resolve(&self, local: NaiveDateTime) -> Result<DateTime<Utc>, TimeError> {
+        match self.0.from_local_datetime(&local) {
+            LocalResult::Single(t) => Ok(t.with_timezone(&Utc)),
+            LocalResult::None => Err(TimeError::Nonexistent { local, zone: self.name() }),
+            LocalResult::Ambiguous(a, b) => Err(TimeError::Ambiguous {
+                local,
+                zone: self.name(),
+                earlier: a.to_rfc3339(),
+                later: b.to_rfc3339(),
+            }),
+        }
+    }
+
+    /// The instant of a local time for a schedule boundary (an opening or closing hour), which must
+    /// exist every day: a skipped time moves to the end of the gap, a repeated one takes `pick`.
+    pub fn resolve_boundary(&self, local: NaiveDateTime, pick: Pick) -> DateTime<Utc> {
+        let mut probe = local;
+        // A gap is at most a few hours long; step forward until the clock shows a real time.
+        for _ in 0..=16 {
+            match self.0.from_local_datetime(&probe) {
+                LocalResult::Single(t) => return t.with_timezone(&Utc),
+                LocalResult::Ambiguous(a, b) => {
+                    let t = if pick == Pick::Earlier { a } else { b };
+                    return t.with_timezone(&Utc);
+                }
+                LocalResult::None => probe += chrono::Duration::minutes(15),
+            }
+        }
+        // No zone in the IANA database skips four hours; treat the time as UTC rather than panic.
+        Utc.from_utc_datetime(&local)
+    }
+
+    /// Reads a time given with an offset (RFC 3339) or as naive local time in the studio's zone.
+    pub fn parse(&self, text: &str) -> Result<DateTime<Utc>, TimeError> {
+        let text = text.trim();
+        if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+            return Ok(t.with_timezone(&Utc));
+        }
+        const NAIVE: [&str; 3] = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"];
+        let local = NAIVE
+            .iter()
+            .find_map(|format| NaiveDateTime::parse_from_str(text, format).ok())
+            .ok_or_else(|| TimeError::Unreadable(text.to_owned()))?;
+        self.resolve(local)
+    }
+
+    /// The wall-clock time at an instant.
+    pub fn local(&self, t: DateTime<Utc>) -> NaiveDateTime {
+        t.with_timezone(&self.0).naive_local()
+    }
+
+    /// An instant as RFC 3339 with the studio's offset, e.g. `2026-09-07T10:00:00+01:00`.
+    pub fn format(&self, t: DateTime<Utc>) -> String {
+        let local = t.with_timezone(&self.0);
+        let offset = FixedOffset::east_opt(chrono::Offset::fix(local.offset()).local_minus_utc())
+            .unwrap_or(FixedOffset::east_opt(0).expect("zero is a valid offset"));
+        local.with_timezone(&offset).to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
+    }
+
+    /// Midnight (local) at the start of `day`, leniently resolved.
+    pub fn start_of_day(&self, day: NaiveDate) -> DateTime<Utc> {
+        self.resolve_boundary(day.and_time(NaiveTime::MIN), Pick::Earlier)
+    }
+}
+
+/// Which instant to take when a boundary's local time happens twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    Earlier,
+    Later,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn london() -> StudioTz {
+        "Europe/London".parse().unwrap()
+    }
+
+    #[test]
+    fn reads_offsets_and_local_times() {
+        let tz = london();
+        let a = tz.parse("2026-09-07T10:00:00+01:00").unwrap();
+        let b = tz.parse("2026-09-07T10:00").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(tz.format(a), "2026-09-07T10:00:00+01:00");
+        assert_eq!(tz.format(tz.parse("2026-11-02T10:00").unwrap()), "2026-11-02T10:00:00+00:00");
+    }
+
+    #[test]
+    fn refuses_skipped_and_repeated_times() {
+        let tz = london();
+        let err = tz.parse("2027-03-28T01:30").unwrap_err();
+        assert!(matches!(err, TimeError::Nonexistent { .. }), "{err}");
+        let err = tz.parse("2026-10-25T01:30").unwrap_err();
+        assert!(err.to_string().contains("2026-10-25T01:30:00+01:00"), "{err}");
+        assert!(err.to_string().contains("2026-10-25T01:30:00+00:00"), "{err}");
+        assert!(tz.parse("2026-10-25T01:30:00+00:00").is_ok());
+        assert!(matches!(tz.parse("next tuesday"), Err(TimeError::Unreadable(_))));
+        assert!("Mars/Olympus".parse::<StudioTz>().is_err());
+    }
+}

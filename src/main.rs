@@ -1,0 +1,99 @@
+//! The `studioflow` command: flags become a validated request, logs go to stderr, and each outcome
+//! maps to a documented exit code. The work itself lives in the library's `commands` module.
+//!
+//! Exit codes: 0 done; 1 failed (database, file or internal error); 2 the input or the flags were
+//! wrong (a usage error, an unknown room, a malformed instance): the message says what to change.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use studioflow::commands::{self, CommandError};
+
+#[derive(Parser)]
+#[command(name = "studioflow", version, about = "Studio bookings for people and AI agents, with month reflows when a room goes offline.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a studio database: the demo studio, or your own from a studio file.
+    Init {
+        /// The database file to create.
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+        /// Load the demo studio (7 rooms, September and October 2026, studio-b offline for a fortnight).
+        #[arg(long, conflicts_with_all = ["studio", "bookings"])]
+        demo: bool,
+        /// A studio file in the format of data/demo/studio.toml (studio, rooms, clients, engineers).
+        #[arg(long, required_unless_present = "demo")]
+        studio: Option<PathBuf>,
+        /// A bookings file in the format of data/demo/bookings.toml (series and one-off bookings).
+        #[arg(long, requires = "studio")]
+        bookings: Option<PathBuf>,
+    },
+    /// Print a month as a reflow instance (REFLOW.md), with the given rooms offline.
+    ExportInstance {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+        /// The month, YYYY-MM.
+        #[arg(long)]
+        month: String,
+        /// The offline rooms, comma-separated: their stored offline windows in the month are used,
+        /// and a room with none is offline the whole month.
+        #[arg(long, value_delimiter = ',', required = true)]
+        offline: Vec<String>,
+        /// How far (minutes) a booking's start may shift on its day.
+        #[arg(long, default_value_t = studioflow::reflow::DEFAULT_MAX_SHIFT)]
+        max_shift_minutes: i64,
+    },
+    /// Solve a reflow instance: the solution JSON on stdout, a one-line summary on stderr.
+    Solve {
+        /// The instance file (REFLOW.md JSON), or - for standard input.
+        file: PathBuf,
+        /// Worker threads (default: the machine's cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Stop improving after this many seconds and answer with the best plan found.
+        #[arg(long, default_value_t = 10.0)]
+        time_limit: f64,
+    },
+    /// Create a fresh demo database and run its scenario end to end: studio-b goes offline for a
+    /// fortnight of September 2026 and the month is reflowed.
+    Demo {
+        /// Where to create the demo database (replaced on each run).
+        #[arg(long, default_value = "studioflow-demo.db")]
+        db: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Init { db, demo, studio, bookings } => commands::init(&db, demo, studio.as_deref(), bookings.as_deref()),
+        Command::ExportInstance { db, month, offline, max_shift_minutes } => {
+            commands::export_instance(&db, &month, &offline, max_shift_minutes)
+        }
+        Command::Solve { file, threads, time_limit } => commands::solve(&file, threads, time_limit),
+        Command::Demo { db } => commands::demo(&db),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CommandError::Input(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+        Err(CommandError::Failed(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,406 @@
+//! The bridge between the store and the solver: a month of the store becomes a REFLOW.md instance
+//! (wall-clock minutes from the first of the month), and the solver's answer becomes a plan of real
+//! moves, which is applied in one transaction after every booking is checked once more.
+//! It owns the conversions; the solver never sees a timestamp and the store never sees a minute.
+
+use crate::domain::{Booking, BookingId, Lock, RoomId, Status, StudioTz};
+use crate::store::{Store, StoreError};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use rusqlite::params;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use studioflow_solver as solver;
+
+/// A calendar month, `YYYY-MM`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Month {
+    first: NaiveDate,
+}
+
+impl Month {
+    /// Reads `YYYY-MM`, for years 2000 to 2199.
+    pub fn parse(text: &str) -> Result<Month, ReflowError> {
+        let bad = || ReflowError::Invalid(format!("cannot read the month {text:?}: write it as YYYY-MM, e.g. 2026-09"));
+        let (year, month) = text.trim().split_once('-').ok_or_else(bad)?;
+        if year.len() != 4 || month.len() != 2 {
+            return Err(bad());
+        }
+        let (year, month): (i32, u32) = (year.parse().map_err(|_| bad())?, month.parse().map_err(|_| bad())?);
+        if !(2000..2200).contains(&year) {
+            return Err(ReflowError::Invalid(format!("the month {text} is out of range: use a year from 2000 to 2199")));
+        }
+        let first = NaiveDate::from_ymd_opt(year, month, 1).ok_or_else(bad)?;
+        Ok(Month { first })
+    }
+
+    pub fn first_day(&self) -> NaiveDate {
+        self.first
+    }
+
+    /// The first day of the next month.
+    pub fn next_first_day(&self) -> NaiveDate {
+        self.first.checked_add_months(chrono::Months::new(1)).expect("years stop at 2199")
+    }
+
+    pub fn days(&self) -> i64 {
+        (self.next_first_day() - self.first).num_days()
+    }
+}
+
+impl fmt::Display for Month {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04}-{:02}", self.first.year(), self.first.month())
+    }
+}
+
+/// What to reflow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReflowRequest {
+    #[serde(serialize_with = "as_text")]
+    pub month: Month,
+    pub offline_rooms: Vec<RoomId>,
+    pub max_shift_minutes: i64,
+}
+
+fn as_text<S: serde::Serializer>(month: &Month, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(month)
+}
+
+/// The default largest shift of a booking's start, in minutes.
+pub const DEFAULT_MAX_SHIFT: i64 = 120;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReflowError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(
+        "the month changed since this plan was made ({0}): run the reflow again on the current bookings"
+    )]
+    Stale(String),
+}
+
+/// A month of the store as a solver instance, with what is needed to read the answer back.
+pub struct Export {
+    pub instance: solver::Instance,
+    clock: MonthClock,
+    /// Bookings of the instance, by id.
+    bookings: HashMap<BookingId, Booking>,
+    /// Why each immovable booking may not move.
+    locks: HashMap<BookingId, Pin>,
+    notice_hours: i64,
+}
+
+/// Why a booking of the instance is not movable.
+#[derive(Debug, Clone, Copy)]
+enum Pin {
+    Lock(Lock),
+    /// It starts before the month: the reflow of this month does not move it.
+    EarlierMonth,
+}
+
+/// Converts between instants and the instance's wall-clock minutes.
+#[derive(Clone, Copy)]
+struct MonthClock {
+    tz: StudioTz,
+    origin: NaiveDateTime,
+}
+
+impl MonthClock {
+    fn minute(&self, t: DateTime<Utc>) -> i64 {
+        (self.tz.local(t) - self.origin).num_minutes()
+    }
+
+    fn instant(&self, minute: i64) -> Result<DateTime<Utc>, crate::domain::TimeError> {
+        self.tz.resolve(self.origin + Duration::minutes(minute))
+    }
+}
+
+/// Writes the month as a REFLOW.md instance. The listed rooms' offline windows in the month are the
+/// instance's `offline` intervals (a listed room with none is offline all month); other rooms'
+/// windows are cut out of their opening hours, so nothing is placed there and nothing there moves.
+/// The instance has one turnaround buffer, so it takes the largest of the rooms': never too little.
+pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export, ReflowError> {
+    let studio = store.studio()?;
+    let tz = studio.tz;
+    let rooms = store.rooms()?;
+    if request.offline_rooms.is_empty() {
+        return Err(ReflowError::Invalid("name at least one offline room".into()));
+    }
+    for id in &request.offline_rooms {
+        if !rooms.iter().any(|r| &r.id == id) {
+            return Err(StoreError::UnknownRoom(id.clone()).into());
+        }
+    }
+    if !(0..=720).contains(&request.max_shift_minutes) {
+        return Err(ReflowError::Invalid("max_shift_minutes must be 0 to 720".into()));
+    }
+    let month = request.month;
+    let clock = MonthClock { tz, origin: month.first_day().and_time(NaiveTime::MIN) };
+    let month_start = tz.start_of_day(month.first_day());
+    let month_end = tz.start_of_day(month.next_first_day());
+    // Openings and windows may run past the month's end for the last day's late sessions.
+    let horizon_end = tz.start_of_day(month.next_first_day() + Duration::days(1));
+    let horizon = clock.minute(horizon_end);
+    let clip = |from: DateTime<Utc>, to: DateTime<Utc>| -> Option<[i64; 2]> {
+        let (a, b) = (clock.minute(from).max(0), clock.minute(to).min(horizon));
+        (a < b).then_some([a, b])
+    };
+
+    let windows = store.offline_windows(None, month_start, horizon_end)?;
+    let mut instance_rooms = Vec::with_capacity(rooms.len());
+    for room in &rooms {
+        let listed = request.offline_rooms.contains(&room.id);
+        let own: Vec<[i64; 2]> =
+            windows.iter().filter(|w| w.room == room.id).filter_map(|w| clip(w.from, w.to)).collect();
+        let mut open: Vec<[i64; 2]> = room
+            .hours
+            .openings(&tz, month.first_day() - Duration::days(1), month.next_first_day() - Duration::days(1))
+            .into_iter()
+            .filter_map(|(o, c)| clip(o, c))
+            .collect();
+        let offline = match (listed, own.is_empty()) {
+            (true, true) => vec![[0, horizon]],
+            (true, false) => own,
+            (false, _) => {
+                open = subtract(&open, &own);
+                Vec::new()
+            }
+        };
+        instance_rooms.push(solver::Room {
+            id: room.id.0.clone(),
+            capacity: room.capacity,
+            features: room.features.clone(),
+            open,
+            offline,
+        });
+    }
+
+    let now = studio.now();
+    let mut bookings = HashMap::new();
+    let mut locks = HashMap::new();
+    let mut instance_bookings = Vec::new();
+    for b in store.bookings_between(month_start, month_end)? {
+        if b.status == Status::Cancelled {
+            continue;
+        }
+        // A session that begins in the month before belongs to that month's plan: it stays put.
+        let lock = if b.start < month_start { Some(Pin::EarlierMonth) } else { b.lock(now, studio.notice).map(Pin::Lock) };
+        if let Some(lock) = lock {
+            locks.insert(b.id.clone(), lock);
+        }
+        instance_bookings.push(solver::Booking {
+            id: b.id.0.clone(),
+            room: b.room.0.clone(),
+            start: clock.minute(b.start).max(0),
+            end: clock.minute(b.end),
+            client: b.client.0.clone(),
+            engineer: b.engineer.as_ref().map(|e| e.0.clone()),
+            party_size: b.party_size,
+            requires: b.requires.clone(),
+            series: b.series.as_ref().map(|s| s.0.clone()),
+            movable: lock.is_none(),
+        });
+        bookings.insert(b.id.clone(), b);
+    }
+
+    let instance = solver::Instance {
+        version: solver::VERSION,
+        month: month.to_string(),
+        grid_minutes: 15,
+        max_shift_minutes: request.max_shift_minutes,
+        buffer_minutes: rooms.iter().map(|r| r.buffer.num_minutes()).max().unwrap_or(0),
+        weights: solver::Weights::default(),
+        rooms: instance_rooms,
+        bookings: instance_bookings,
+    };
+    Ok(Export { instance, clock, bookings, locks, notice_hours: studio.notice.num_hours() })
+}
+
+/// `intervals` with `holes` cut out; both sorted or not, the result is sorted.
+fn subtract(intervals: &[[i64; 2]], holes: &[[i64; 2]]) -> Vec<[i64; 2]> {
+    let mut out = Vec::new();
+    for &[start, end] in intervals {
+        let mut pieces = vec![[start, end]];
+        for &[h0, h1] in holes {
+            pieces = pieces
+                .into_iter()
+                .flat_map(|[a, b]| {
+                    if h1 <= a || b <= h0 {
+                        vec![[a, b]]
+                    } else {
+                        [[a, h0], [h1, b]].into_iter().filter(|[x, y]| x < y).collect()
+                    }
+                })
+                .collect();
+        }
+        out.extend(pieces);
+    }
+    out.sort_unstable();
+    out
+}
+
+/// One booking's move: from where it was to where the reflow puts it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move {
+    pub booking: BookingId,
+    pub from_room: RoomId,
+    pub from_start: DateTime<Utc>,
+    pub from_end: DateTime<Utc>,
+    pub to_room: RoomId,
+    pub to_start: DateTime<Utc>,
+    pub to_end: DateTime<Utc>,
+}
+
+/// A booking the reflow could not place, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unplaced {
+    pub booking: BookingId,
+    pub reason: String,
+}
+
+/// A solved reflow, before or after it is applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReflowPlan {
+    pub request: ReflowRequest,
+    pub affected: usize,
+    pub moves: Vec<Move>,
+    pub unresolved: Vec<Unplaced>,
+    pub cost: i64,
+    /// The solver's lower bound on the cost; equal to `cost` when the plan is proven optimal.
+    pub lower_bound: i64,
+    pub proven_optimal: bool,
+    /// The affected bookings of each room before the reflow, in instance order, for summaries.
+    pub before: BTreeMap<RoomId, usize>,
+}
+
+/// How the solver should run.
+pub type SolveOptions = solver::Options;
+
+/// Exports the month, solves it, and reads the answer back as real moves.
+pub fn plan_reflow(store: &Store, request: &ReflowRequest, options: &SolveOptions) -> Result<ReflowPlan, ReflowError> {
+    let export = export_instance(store, request)?;
+    export.instance.check().map_err(|e| ReflowError::Invalid(format!("the month cannot be reflowed: {e}")))?;
+    let report = solver::solve_with_report(&export.instance, options);
+    Ok(export.read_solution(request, &report.solution, report.lower_bound, report.proven_optimal))
+}
+
+impl Export {
+    /// Turns the solver's minutes back into instants, and its reasons into the studio's words.
+    pub fn read_solution(&self, request: &ReflowRequest, solution: &solver::Solution, lower_bound: i64, proven_optimal: bool) -> ReflowPlan {
+        let mut moves = Vec::with_capacity(solution.assignments.len());
+        let mut unresolved = Vec::new();
+        for a in &solution.assignments {
+            let id = BookingId(a.booking.clone());
+            let Some(b) = self.bookings.get(&id) else { continue };
+            match self.clock.instant(a.start) {
+                Ok(start) => moves.push(Move {
+                    booking: id,
+                    from_room: b.room.clone(),
+                    from_start: b.start,
+                    from_end: b.end,
+                    to_room: RoomId(a.room.clone()),
+                    to_start: start,
+                    // The real length is kept, even where the wall clock jumps.
+                    to_end: start + b.duration(),
+                }),
+                Err(e) => unresolved.push(Unplaced { booking: id, reason: format!("its new time falls on a clock change: {e}") }),
+            }
+        }
+        for u in &solution.unresolved_bookings {
+            let id = BookingId(u.booking.clone());
+            let reason = match self.locks.get(&id) {
+                Some(Pin::Lock(Lock::Pinned)) => "pinned by staff: unpin it or move it by hand".to_owned(),
+                Some(Pin::Lock(Lock::Started)) => "it has already started".to_owned(),
+                Some(Pin::Lock(Lock::Notice)) => {
+                    format!("it starts within the {}-hour notice period: move it by hand with the client", self.notice_hours)
+                }
+                Some(Pin::EarlierMonth) => "it starts in the month before: reflow that month".to_owned(),
+                None => u.reason.clone(),
+            };
+            unresolved.push(Unplaced { booking: id, reason });
+        }
+        let mut before = BTreeMap::new();
+        for b in self.affected_bookings() {
+            *before.entry(b.room.clone()).or_insert(0) += 1;
+        }
+        ReflowPlan {
+            request: request.clone(),
+            affected: moves.len() + unresolved.len(),
+            moves,
+            unresolved,
+            cost: solution.cost,
+            lower_bound,
+            proven_optimal,
+            before,
+        }
+    }
+
+    /// The bookings that sit in an offline room at an offline minute, as the instance sees them.
+    pub fn affected_bookings(&self) -> Vec<&Booking> {
+        let offline: HashMap<&str, &Vec<[i64; 2]>> =
+            self.instance.rooms.iter().map(|r| (r.id.as_str(), &r.offline)).collect();
+        self.instance
+            .bookings
+            .iter()
+            .filter(|b| offline.get(b.room.as_str()).is_some_and(|w| w.iter().any(|&[s, e]| b.start < e && s < b.end)))
+            .filter_map(|b| self.bookings.get(&BookingId(b.id.clone())))
+            .collect()
+    }
+}
+
+/// Records a plan and, unless `dry_run`, applies its moves, all in one transaction. A plan whose
+/// bookings have changed since it was made is refused whole.
+pub fn apply_plan(store: &mut Store, plan: &ReflowPlan, dry_run: bool) -> Result<String, ReflowError> {
+    let result = store.write_with(|w| {
+        let id = next_reflow_id(w.conn())?;
+        if !dry_run {
+            for m in &plan.moves {
+                let now = w.booking(&m.booking)?;
+                let unchanged = now.as_ref().is_some_and(|b| {
+                    b.is_active() && b.room == m.from_room && b.start == m.from_start && b.end == m.from_end
+                });
+                if !unchanged {
+                    return Err(StoreError::Invalid(format!("{} is no longer where the plan found it", m.booking)));
+                }
+            }
+            let moves: Vec<_> = plan.moves.iter().map(|m| (m.booking.clone(), m.to_room.clone(), m.to_start, m.to_end)).collect();
+            w.apply_moves(&moves)?;
+        }
+        let conn = w.conn();
+        let request = serde_json::to_string(&plan.request).expect("a request always serialises");
+        conn.execute(
+            "INSERT INTO reflows (id, month, request, created_at, applied, affected, moved, unresolved, cost) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            params![id, plan.request.month.to_string(), request, Utc::now().timestamp(), !dry_run, plan.affected, plan.moves.len(), plan.unresolved.len(), plan.cost],
+        )?;
+        for m in &plan.moves {
+            conn.execute(
+                "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                params![id, m.booking.as_str(), m.from_room.as_str(), m.from_start.timestamp(), m.from_end.timestamp(), m.to_room.as_str(), m.to_start.timestamp(), m.to_end.timestamp()],
+            )?;
+        }
+        for u in &plan.unresolved {
+            conn.execute(
+                "INSERT INTO reflow_unresolved (reflow_id, booking_id, reason) VALUES (?, ?, ?)",
+                params![id, u.booking.as_str(), u.reason],
+            )?;
+        }
+        Ok(id)
+    });
+    // A booking that moved, went or met a new neighbour since the plan was made: the month changed.
+    result.map_err(|e| match e {
+        StoreError::Invalid(why) => ReflowError::Stale(why),
+        StoreError::UnknownBooking(id) => ReflowError::Stale(format!("{id} was cancelled")),
+        StoreError::Refused(why) => ReflowError::Stale(why.to_string()),
+        other => ReflowError::Store(other),
+    })
+}
+
+fn next_reflow_id(conn: &rusqlite::Connection) -> Result<String, StoreError> {
+    let n: i64 = conn.query_row("SELECT COUNT(*) FROM reflows", [], |row| row.get(0))?;
+    Ok(format!("rf_{:04}", n + 1))
+}

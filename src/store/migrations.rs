@@ -1,0 +1,135 @@
+//! The schema, as an ordered list of migrations. `PRAGMA user_version` records how many have run;
+//! opening a store runs the rest, each in its own transaction, so a file is always at one version.
+//! A migration is never edited once released: a change to the schema is a new migration.
+
+use rusqlite::Connection;
+
+/// Migration `i` takes a database from version `i` to version `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the studio, its rooms and people, bookings, series and offline windows.
+    r#"
+    CREATE TABLE studio (
+        id             INTEGER PRIMARY KEY CHECK (id = 1),
+        name           TEXT    NOT NULL,
+        timezone       TEXT    NOT NULL,
+        notice_minutes INTEGER NOT NULL CHECK (notice_minutes >= 0),
+        clock          INTEGER            -- unix seconds of a scenario's fixed "now"; NULL is real time
+    );
+    CREATE TABLE rooms (
+        id             TEXT    PRIMARY KEY,
+        name           TEXT    NOT NULL,
+        capacity       INTEGER NOT NULL CHECK (capacity > 0),
+        features       TEXT    NOT NULL,  -- JSON array of strings, sorted
+        hours          TEXT    NOT NULL,  -- JSON array of lines such as "mon-fri 10:00-01:00"
+        buffer_minutes INTEGER NOT NULL CHECK (buffer_minutes >= 0)
+    );
+    CREATE TABLE clients   (id TEXT PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE engineers (id TEXT PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE series (
+        id          TEXT    PRIMARY KEY,
+        rrule       TEXT    NOT NULL,
+        first_start INTEGER NOT NULL
+    );
+    CREATE TABLE bookings (
+        seq         INTEGER PRIMARY KEY,
+        id          TEXT    NOT NULL UNIQUE,
+        room_id     TEXT    NOT NULL REFERENCES rooms(id),
+        client_id   TEXT    NOT NULL REFERENCES clients(id),
+        engineer_id TEXT             REFERENCES engineers(id),
+        start_at    INTEGER NOT NULL,
+        end_at      INTEGER NOT NULL,
+        party_size  INTEGER NOT NULL CHECK (party_size > 0),
+        requires    TEXT    NOT NULL,  -- JSON array of strings, sorted
+        series_id   TEXT             REFERENCES series(id),
+        status      TEXT    NOT NULL CHECK (status IN ('confirmed', 'tentative', 'cancelled')),
+        pinned      INTEGER NOT NULL CHECK (pinned IN (0, 1)),
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        CHECK (end_at > start_at)
+    );
+    CREATE INDEX bookings_room     ON bookings (room_id, start_at);
+    CREATE INDEX bookings_client   ON bookings (client_id, start_at);
+    CREATE INDEX bookings_engineer ON bookings (engineer_id, start_at) WHERE engineer_id IS NOT NULL;
+    CREATE INDEX bookings_start    ON bookings (start_at, seq);
+    CREATE INDEX bookings_series   ON bookings (series_id) WHERE series_id IS NOT NULL;
+    CREATE TABLE offline_windows (
+        id         INTEGER PRIMARY KEY,
+        room_id    TEXT    NOT NULL REFERENCES rooms(id),
+        from_at    INTEGER NOT NULL,
+        to_at      INTEGER NOT NULL,
+        reason     TEXT    NOT NULL,
+        created_at INTEGER NOT NULL,
+        CHECK (to_at > from_at)
+    );
+    CREATE INDEX offline_room ON offline_windows (room_id, from_at);
+    "#,
+    // 2: reflow history (what each reflow planned and moved) and idempotency keys for writes.
+    r#"
+    CREATE TABLE reflows (
+        id          TEXT    PRIMARY KEY,
+        month       TEXT    NOT NULL,
+        request     TEXT    NOT NULL,  -- JSON: the reflow's parameters
+        created_at  INTEGER NOT NULL,
+        applied     INTEGER NOT NULL CHECK (applied IN (0, 1)),
+        affected    INTEGER NOT NULL,
+        moved       INTEGER NOT NULL,
+        unresolved  INTEGER NOT NULL,
+        cost        INTEGER NOT NULL
+    );
+    CREATE TABLE reflow_moves (
+        reflow_id   TEXT    NOT NULL REFERENCES reflows(id) ON DELETE CASCADE,
+        booking_id  TEXT    NOT NULL REFERENCES bookings(id),
+        from_room   TEXT    NOT NULL,
+        from_start  INTEGER NOT NULL,
+        from_end    INTEGER NOT NULL,
+        to_room     TEXT    NOT NULL,
+        to_start    INTEGER NOT NULL,
+        to_end      INTEGER NOT NULL,
+        PRIMARY KEY (reflow_id, booking_id)
+    );
+    CREATE INDEX reflow_moves_booking ON reflow_moves (booking_id);
+    CREATE TABLE reflow_unresolved (
+        reflow_id   TEXT    NOT NULL REFERENCES reflows(id) ON DELETE CASCADE,
+        booking_id  TEXT    NOT NULL REFERENCES bookings(id),
+        reason      TEXT    NOT NULL,
+        PRIMARY KEY (reflow_id, booking_id)
+    );
+    CREATE TABLE idempotency_keys (
+        key         TEXT    PRIMARY KEY,
+        response    TEXT    NOT NULL,  -- JSON: the ids the first request wrote
+        created_at  INTEGER NOT NULL
+    );
+    "#,
+];
+
+/// The schema version this build writes.
+pub const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// Runs the migrations after the file's version, up to `target`, and returns the version found.
+/// Each step re-reads the version inside its write transaction, so two processes opening one new
+/// file at once never run a migration twice.
+pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<i64, MigrationError> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    loop {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        if version > LATEST {
+            return Err(MigrationError::Newer { found: version, latest: LATEST });
+        }
+        if version >= target.min(LATEST) {
+            return Ok(found);
+        }
+        tx.execute_batch(MIGRATIONS[version as usize])?;
+        tx.pragma_update(None, "user_version", version + 1)?;
+        tx.commit()?;
+        tracing::debug!(version = version + 1, "migrated the schema");
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MigrationError {
+    #[error("the database is at schema version {found}, newer than this studioflow ({latest}): upgrade studioflow")]
+    Newer { found: i64, latest: i64 },
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}

@@ -1,0 +1,148 @@
+//! The SQLite store: the only code that speaks SQL. A [`Store`] is one connection to one file;
+//! every write goes through a [`Writer`], a `BEGIN IMMEDIATE` transaction that checks the calendar's
+//! rules and writes in one step, so a check-then-insert cannot race another process.
+//! It stores instants as unix seconds (UTC) and knows nothing of MCP or of the solver.
+
+mod migrations;
+mod read;
+mod write;
+
+pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
+pub use read::BookingQuery;
+pub use write::{CancelScope, Writer};
+
+use crate::domain::{
+    BookingId, ClientId, EngineerId, Refusal, RoomId, SeriesError, SeriesId, Studio, StudioTz, TimeError,
+};
+use chrono::{DateTime, Duration, Utc};
+use rusqlite::{Connection, OptionalExtension};
+use std::path::Path;
+
+/// One connection to a studio database.
+pub struct Store {
+    conn: Connection,
+    /// Read once at open (and after a write that changes it): every rule check needs the zone.
+    studio: Option<Studio>,
+}
+
+/// What went wrong in the store: a refusal the caller can act on, bad input, or a database failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error("unknown room {0:?}: list the rooms to see their ids")]
+    UnknownRoom(RoomId),
+    #[error("unknown client {0:?}")]
+    UnknownClient(ClientId),
+    #[error("unknown engineer {0:?}")]
+    UnknownEngineer(EngineerId),
+    #[error("unknown booking {0:?}")]
+    UnknownBooking(BookingId),
+    #[error("unknown series {0:?}")]
+    UnknownSeries(SeriesId),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Series(#[from] SeriesError),
+    #[error(transparent)]
+    Time(#[from] TimeError),
+    #[error("this database holds no studio yet: create it with `studioflow init --db PATH [--demo]`")]
+    NoStudio,
+    #[error(transparent)]
+    Migration(#[from] MigrationError),
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("the database holds a value this studioflow cannot read: {0}")]
+    Corrupt(String),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+impl Store {
+    /// Opens (creating if needed) a database file and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)?;
+        Store::with_connection(conn, migrations::LATEST)
+    }
+
+    /// A private database that lives as long as the store; for tests and scratch work.
+    pub fn open_in_memory() -> Result<Store> {
+        Store::with_connection(Connection::open_in_memory()?, migrations::LATEST)
+    }
+
+    /// Opens a file at an older schema version, as an earlier studioflow left it; for upgrade tests.
+    #[doc(hidden)]
+    pub fn open_at_version(path: &Path, version: i64) -> Result<Store> {
+        Store::with_connection(Connection::open(path)?, version)
+    }
+
+    fn with_connection(mut conn: Connection, version: i64) -> Result<Store> {
+        // WAL lets readers go on while one writer commits; FULL makes a commit survive power loss.
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        migrations::migrate_to(&mut conn, version)?;
+        let mut store = Store { conn, studio: None };
+        store.studio = store.load_studio()?;
+        Ok(store)
+    }
+
+    /// The schema version of the open file.
+    pub fn schema_version(&self) -> Result<i64> {
+        Ok(self.conn.query_row("PRAGMA user_version", [], |row| row.get(0))?)
+    }
+
+    /// The studio, or [`StoreError::NoStudio`] for a database that was never initialised.
+    pub fn studio(&self) -> Result<&Studio> {
+        self.studio.as_ref().ok_or(StoreError::NoStudio)
+    }
+
+    /// Starts a write transaction. Nothing it does is visible to others until [`Writer::commit`];
+    /// dropping it without committing rolls everything back.
+    pub fn write(&mut self) -> Result<Writer<'_>> {
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        Ok(Writer::new(tx, self.studio.clone()))
+    }
+
+    /// Runs `f` in one write transaction and commits it if `f` succeeds.
+    pub fn write_with<T>(&mut self, f: impl FnOnce(&mut Writer<'_>) -> Result<T>) -> Result<T> {
+        let mut writer = self.write()?;
+        let value = f(&mut writer)?;
+        let studio = writer.commit()?;
+        self.studio = studio;
+        Ok(value)
+    }
+
+    fn load_studio(&self) -> Result<Option<Studio>> {
+        load_studio(&self.conn)
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+fn load_studio(conn: &Connection) -> Result<Option<Studio>> {
+    let row = conn
+        .query_row("SELECT name, timezone, notice_minutes, clock FROM studio WHERE id = 1", [], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, i64>(2)?, row.get::<_, Option<i64>>(3)?))
+        })
+        .optional()?;
+    let Some((name, zone, notice, clock)) = row else { return Ok(None) };
+    let tz: StudioTz = zone.parse().map_err(|e: TimeError| StoreError::Corrupt(e.to_string()))?;
+    Ok(Some(Studio { name, tz, notice: Duration::minutes(notice), clock: clock.map(instant).transpose()? }))
+}
+
+/// An instant from its stored unix seconds.
+fn instant(seconds: i64) -> Result<DateTime<Utc>> {
+    DateTime::from_timestamp(seconds, 0).ok_or_else(|| StoreError::Corrupt(format!("timestamp {seconds}")))
+}
+
+fn json_list(text: &str) -> Result<Vec<String>> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("list {text:?}: {e}")))
+}
+
+fn to_json_list(items: &[String]) -> String {
+    serde_json::to_string(items).expect("a list of strings always serialises")
+}

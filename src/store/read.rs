@@ -1,0 +1,222 @@
+//! Reads: the studio's rooms and people, bookings by id or by query, series and offline windows.
+//! Queries page by keyset on (start, sequence), so a page boundary stays put when others insert.
+
+use super::{instant, json_list, Result, Store, StoreError};
+use crate::domain::{
+    Booking, BookingId, Client, ClientId, Engineer, EngineerId, OfflineWindow, Person, Room, RoomId, Series,
+    SeriesId, Status, WeeklyHours, NewBooking,
+};
+use chrono::{DateTime, Duration, Utc};
+use rusqlite::{params_from_iter, types::{Type, Value}, Connection, OptionalExtension, Row};
+
+/// The longest a booking may last; it bounds the index range that an overlap query scans.
+pub const MAX_BOOKING: Duration = Duration::hours(24);
+
+pub(super) const BOOKING_COLUMNS: &str = "id, room_id, client_id, engineer_id, start_at, end_at, party_size, \
+     requires, series_id, status, pinned, seq";
+
+/// A booking row and its sequence number (the tie-breaker of the keyset order).
+pub(super) fn booking_from_row(row: &Row<'_>) -> rusqlite::Result<(Booking, i64)> {
+    fn bad(column: usize, what: String) -> rusqlite::Error {
+        rusqlite::Error::FromSqlConversionFailure(column, Type::Text, what.into())
+    }
+    let at = |column: usize| -> rusqlite::Result<DateTime<Utc>> {
+        let seconds: i64 = row.get(column)?;
+        DateTime::from_timestamp(seconds, 0).ok_or_else(|| bad(column, format!("timestamp {seconds}")))
+    };
+    let requires: String = row.get(7)?;
+    let status: String = row.get(9)?;
+    let booking = Booking {
+        id: BookingId(row.get(0)?),
+        room: RoomId(row.get(1)?),
+        client: ClientId(row.get(2)?),
+        engineer: row.get::<_, Option<String>>(3)?.map(EngineerId),
+        start: at(4)?,
+        end: at(5)?,
+        party_size: row.get(6)?,
+        requires: serde_json::from_str(&requires).map_err(|e| bad(7, format!("requires {requires:?}: {e}")))?,
+        series: row.get::<_, Option<String>>(8)?.map(SeriesId),
+        status: Status::parse(&status).ok_or_else(|| bad(9, format!("status {status:?}")))?,
+        pinned: row.get(10)?,
+    };
+    Ok((booking, row.get(11)?))
+}
+
+/// Which bookings to list. Every filter is optional; the time filter keeps bookings that overlap it.
+#[derive(Debug, Clone, Default)]
+pub struct BookingQuery {
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+    pub room: Option<RoomId>,
+    pub client: Option<ClientId>,
+    pub engineer: Option<EngineerId>,
+    pub series: Option<SeriesId>,
+    /// `None` lists every status, cancelled included.
+    pub statuses: Option<Vec<Status>>,
+    /// Resume after this (start, sequence) position.
+    pub after: Option<(i64, i64)>,
+    pub limit: usize,
+}
+
+impl Store {
+    pub fn rooms(&self) -> Result<Vec<Room>> {
+        rooms(self.conn(), None)
+    }
+
+    pub fn room(&self, id: &RoomId) -> Result<Option<Room>> {
+        Ok(rooms(self.conn(), Some(id))?.pop())
+    }
+
+    pub fn clients(&self) -> Result<Vec<Client>> {
+        people(self.conn(), "clients", ClientId)
+    }
+
+    pub fn engineers(&self) -> Result<Vec<Engineer>> {
+        people(self.conn(), "engineers", EngineerId)
+    }
+
+    pub fn booking(&self, id: &BookingId) -> Result<Option<Booking>> {
+        booking(self.conn(), id)
+    }
+
+    /// Bookings in (start, sequence) order, with each one's position for the next page.
+    pub fn query_bookings(&self, query: &BookingQuery) -> Result<Vec<(Booking, (i64, i64))>> {
+        let mut sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings WHERE 1 = 1");
+        let mut args: Vec<Value> = Vec::new();
+        if let Some(from) = query.from {
+            // end > from, and the start bound lets the index on start_at do the work.
+            sql += " AND end_at > ? AND start_at > ?";
+            args.push(from.timestamp().into());
+            args.push((from - MAX_BOOKING).timestamp().into());
+        }
+        if let Some(to) = query.to {
+            sql += " AND start_at < ?";
+            args.push(to.timestamp().into());
+        }
+        for (column, value) in [
+            ("room_id", query.room.as_ref().map(|r| r.0.clone())),
+            ("client_id", query.client.as_ref().map(|c| c.0.clone())),
+            ("engineer_id", query.engineer.as_ref().map(|e| e.0.clone())),
+            ("series_id", query.series.as_ref().map(|s| s.0.clone())),
+        ] {
+            if let Some(value) = value {
+                sql += &format!(" AND {column} = ?");
+                args.push(value.into());
+            }
+        }
+        if let Some(statuses) = &query.statuses {
+            let marks = vec!["?"; statuses.len()].join(", ");
+            sql += &format!(" AND status IN ({marks})");
+            args.extend(statuses.iter().map(|s| Value::from(s.as_str().to_owned())));
+        }
+        if let Some((start, seq)) = query.after {
+            sql += " AND (start_at > ? OR (start_at = ? AND seq > ?))";
+            args.extend([Value::from(start), Value::from(start), Value::from(seq)]);
+        }
+        sql += " ORDER BY start_at, seq LIMIT ?";
+        args.push(Value::from(query.limit as i64));
+
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(params_from_iter(args), booking_from_row)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (booking, seq) = row?;
+            let position = (booking.start.timestamp(), seq);
+            out.push((booking, position));
+        }
+        Ok(out)
+    }
+
+    /// Every booking that overlaps `[from, to)`, cancelled ones included, in start order.
+    pub fn bookings_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Booking>> {
+        let query = BookingQuery { from: Some(from), to: Some(to), limit: usize::MAX >> 1, ..Default::default() };
+        Ok(self.query_bookings(&query)?.into_iter().map(|(b, _)| b).collect())
+    }
+
+    pub fn series(&self, id: &SeriesId) -> Result<Option<Series>> {
+        series(self.conn(), id)
+    }
+
+    /// Offline windows that overlap `[from, to)`, of one room or of all, in start order.
+    pub fn offline_windows(&self, room: Option<&RoomId>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<OfflineWindow>> {
+        offline_windows(self.conn(), room, from, to)
+    }
+
+    pub fn booking_count(&self) -> Result<u64> {
+        Ok(self.conn().query_row("SELECT COUNT(*) FROM bookings", [], |row| row.get(0))?)
+    }
+}
+
+pub(super) fn rooms(conn: &Connection, only: Option<&RoomId>) -> Result<Vec<Room>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, name, capacity, features, hours, buffer_minutes FROM rooms \
+         WHERE ?1 IS NULL OR id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map([only.map(|r| r.as_str())], |row| {
+        Ok((row.get::<_, String>(0)?, row.get(1)?, row.get(2)?, row.get::<_, String>(3)?, row.get::<_, String>(4)?, row.get::<_, i64>(5)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, name, capacity, features, hours, buffer) = row?;
+        let hours = WeeklyHours::parse(&json_list(&hours)?).map_err(|e| StoreError::Corrupt(format!("hours of {id}: {e}")))?;
+        out.push(Room { id: RoomId(id), name, capacity, features: json_list(&features)?, hours, buffer: Duration::minutes(buffer) });
+    }
+    Ok(out)
+}
+
+fn people<Id>(conn: &Connection, table: &str, id: fn(String) -> Id) -> Result<Vec<Person<Id>>> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT id, name FROM {table} ORDER BY id"))?;
+    let rows = stmt.query_map([], |row| Ok(Person { id: id(row.get(0)?), name: row.get(1)? }))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(super) fn exists(conn: &Connection, table: &str, id: &str) -> Result<bool> {
+    let sql = format!("SELECT 1 FROM {table} WHERE id = ?");
+    Ok(conn.prepare_cached(&sql)?.query_row([id], |_| Ok(())).optional()?.is_some())
+}
+
+pub(super) fn booking(conn: &Connection, id: &BookingId) -> Result<Option<Booking>> {
+    let sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings WHERE id = ?");
+    let row = conn.prepare_cached(&sql)?.query_row([id.as_str()], booking_from_row).optional()?;
+    Ok(row.map(|(b, _)| b))
+}
+
+fn series(conn: &Connection, id: &SeriesId) -> Result<Option<Series>> {
+    let row = conn
+        .prepare_cached("SELECT rrule, first_start FROM series WHERE id = ?")?
+        .query_row([id.as_str()], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))
+        .optional()?;
+    let Some((rrule, first_start)) = row else { return Ok(None) };
+    // The template is the first session that is still on the books (or the first ever, if all went).
+    let sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings WHERE series_id = ? ORDER BY start_at, seq LIMIT 1");
+    let first = conn.prepare_cached(&sql)?.query_row([id.as_str()], booking_from_row).optional()?;
+    let Some((b, _)) = first else { return Err(StoreError::Corrupt(format!("series {id} has no sessions"))) };
+    let template = NewBooking {
+        room: b.room,
+        client: b.client,
+        engineer: b.engineer,
+        start: instant(first_start)?,
+        end: instant(first_start)? + (b.end - b.start),
+        party_size: b.party_size,
+        requires: b.requires,
+        status: b.status,
+        pinned: b.pinned,
+    };
+    Ok(Some(Series { id: id.clone(), rrule, template }))
+}
+
+pub(super) fn offline_windows(conn: &Connection, room: Option<&RoomId>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<OfflineWindow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, room_id, from_at, to_at, reason FROM offline_windows \
+         WHERE (?1 IS NULL OR room_id = ?1) AND from_at < ?3 AND to_at > ?2 ORDER BY from_at, id",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![room.map(|r| r.as_str()), from.timestamp(), to.timestamp()], |row| {
+        Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, i64>(2)?, row.get::<_, i64>(3)?, row.get::<_, String>(4)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, room, from, to, reason) = row?;
+        out.push(OfflineWindow { id, room: RoomId(room), from: instant(from)?, to: instant(to)?, reason });
+    }
+    Ok(out)
+}

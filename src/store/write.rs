@@ -1,0 +1,419 @@
+//! Writes. A [`Writer`] is one `BEGIN IMMEDIATE` transaction: it checks every rule of the calendar
+//! against what is committed plus what it has written so far, and only then writes. Dropping it
+//! without [`Writer::commit`] rolls everything back, so a refused series leaves no session behind.
+
+use super::read::{self, booking_from_row, MAX_BOOKING, BOOKING_COLUMNS};
+use super::{to_json_list, Result, StoreError};
+use crate::domain::{
+    expand_series, is_slug, normalize_features, overlaps, Booking, BookingId, BufferNote, Client,
+    Engineer, NewBooking, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio,
+};
+use chrono::{DateTime, Duration, Utc};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+/// Which sessions a cancellation takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelScope {
+    /// Only this booking.
+    Occurrence,
+    /// This session and every later one of its series.
+    Following,
+    /// Every session of its series that has not started yet.
+    Series,
+}
+
+/// One write transaction. See the module docs.
+pub struct Writer<'c> {
+    tx: Transaction<'c>,
+    studio: Option<Studio>,
+}
+
+impl<'c> Writer<'c> {
+    pub(super) fn new(tx: Transaction<'c>, studio: Option<Studio>) -> Self {
+        Writer { tx, studio }
+    }
+
+    /// Makes the writes durable and visible, and hands back the studio as it now stands.
+    pub fn commit(self) -> Result<Option<Studio>> {
+        self.tx.commit()?;
+        Ok(self.studio)
+    }
+
+    fn studio(&self) -> Result<&Studio> {
+        self.studio.as_ref().ok_or(StoreError::NoStudio)
+    }
+
+    /// Reads inside the transaction see its own writes.
+    pub fn conn(&self) -> &Connection {
+        &self.tx
+    }
+
+    /// A booking as this transaction sees it.
+    pub fn booking(&self, id: &BookingId) -> Result<Option<Booking>> {
+        read::booking(&self.tx, id)
+    }
+
+    /// Creates or replaces the studio's settings.
+    pub fn set_studio(&mut self, studio: &Studio) -> Result<()> {
+        if studio.name.trim().is_empty() {
+            return Err(StoreError::Invalid("the studio needs a name".into()));
+        }
+        self.tx.execute(
+            "INSERT INTO studio (id, name, timezone, notice_minutes, clock) VALUES (1, ?1, ?2, ?3, ?4) \
+             ON CONFLICT (id) DO UPDATE SET name = ?1, timezone = ?2, notice_minutes = ?3, clock = ?4",
+            params![studio.name, studio.tz.name(), studio.notice.num_minutes(), studio.clock.map(|c| c.timestamp())],
+        )?;
+        self.studio = Some(studio.clone());
+        Ok(())
+    }
+
+    pub fn add_room(&mut self, room: &Room) -> Result<()> {
+        let invalid = |what: String| Err(StoreError::Invalid(format!("room {:?}: {what}", room.id.as_str())));
+        if !is_slug(room.id.as_str()) {
+            return invalid("an id is 1 to 64 of a-z, 0-9, '-' and '_'".into());
+        }
+        if room.name.trim().is_empty() {
+            return invalid("give it a name".into());
+        }
+        if room.capacity == 0 {
+            return invalid("its capacity must be at least 1".into());
+        }
+        if room.buffer < Duration::zero() || room.buffer > Duration::hours(4) {
+            return invalid("its turnaround buffer must be 0 to 240 minutes".into());
+        }
+        if let Some(bad) = room.features.iter().find(|f| !is_slug(f)) {
+            return invalid(format!("feature {bad:?} is not a slug such as \"vocal-booth\""));
+        }
+        if read::exists(&self.tx, "rooms", room.id.as_str())? {
+            return invalid("a room with this id already exists".into());
+        }
+        self.tx.execute(
+            "INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes) VALUES (?, ?, ?, ?, ?, ?)",
+            params![
+                room.id.as_str(),
+                room.name,
+                room.capacity,
+                to_json_list(&normalize_features(room.features.clone())),
+                to_json_list(&room.hours.to_lines()),
+                room.buffer.num_minutes()
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn add_client(&mut self, client: &Client) -> Result<()> {
+        self.add_person("clients", "client", client.id.as_str(), &client.name)
+    }
+
+    pub fn add_engineer(&mut self, engineer: &Engineer) -> Result<()> {
+        self.add_person("engineers", "engineer", engineer.id.as_str(), &engineer.name)
+    }
+
+    fn add_person(&mut self, table: &str, what: &str, id: &str, name: &str) -> Result<()> {
+        if !is_slug(id) || name.trim().is_empty() {
+            return Err(StoreError::Invalid(format!("{what} {id:?}: give a slug id (a-z, 0-9, '-', '_') and a name")));
+        }
+        if read::exists(&self.tx, table, id)? {
+            return Err(StoreError::Invalid(format!("a {what} with id {id:?} already exists")));
+        }
+        self.tx.execute(&format!("INSERT INTO {table} (id, name) VALUES (?, ?)"), params![id, name])?;
+        Ok(())
+    }
+
+    /// Books one session, or says why it cannot be booked.
+    pub fn create_booking(&mut self, new: &NewBooking) -> Result<Booking> {
+        let new = normalized(new);
+        self.check(&new, None)?;
+        self.insert(&new, None)
+    }
+
+    /// Books every session of a recurring series, or none: a refusal lists every session in the way.
+    pub fn create_series(&mut self, id: Option<SeriesId>, rrule: &str, template: &NewBooking) -> Result<(Series, Vec<Booking>)> {
+        let template = normalized(template);
+        let tz = self.studio()?.tz;
+        let id = match id {
+            Some(id) if !is_slug(id.as_str()) => {
+                return Err(StoreError::Invalid(format!("series id {:?}: use a slug such as \"series-007\"", id.as_str())));
+            }
+            Some(id) if read::exists(&self.tx, "series", id.as_str())? => {
+                return Err(StoreError::Invalid(format!("a series with id {:?} already exists", id.as_str())));
+            }
+            Some(id) => id,
+            None => self.next_series_id()?,
+        };
+        let starts = expand_series(&tz, rrule, tz.local(template.start))?;
+        let length = template.end - template.start;
+        self.tx.execute(
+            "INSERT INTO series (id, rrule, first_start) VALUES (?, ?, ?)",
+            params![id.as_str(), rrule.trim(), starts[0].timestamp()],
+        )?;
+        // A savepoint keeps a refused series from leaving sessions behind, even if the caller goes
+        // on with this transaction.
+        let savepoint = self.tx.savepoint()?;
+        let mut booked = Vec::with_capacity(starts.len());
+        let mut conflicts = Vec::new();
+        for start in &starts {
+            let session = NewBooking { start: *start, end: *start + length, ..template.clone() };
+            match check(&savepoint, &tz, &session, None) {
+                Ok(()) => booked.push(insert(&savepoint, &session, Some(&id))?),
+                Err(StoreError::Refused(why)) => conflicts.push((tz.format(*start), why)),
+                Err(other) => return Err(other),
+            }
+        }
+        if !conflicts.is_empty() {
+            return Err(Refusal::Series { total: starts.len(), conflicts }.into());
+        }
+        savepoint.commit()?;
+        let series = Series { id, rrule: rrule.trim().to_owned(), template: NewBooking { start: starts[0], end: starts[0] + length, ..template } };
+        Ok((series, booked))
+    }
+
+    /// Cancels a booking, or more of its series; returns what it cancelled.
+    pub fn cancel_booking(&mut self, id: &BookingId, scope: CancelScope) -> Result<Vec<Booking>> {
+        let booking = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+        let now = self.studio()?.now();
+        let ids: Vec<String> = match (scope, &booking.series) {
+            (CancelScope::Occurrence, _) => {
+                if booking.status == Status::Cancelled {
+                    return Err(StoreError::Invalid(format!("{id} is already cancelled")));
+                }
+                vec![id.0.clone()]
+            }
+            (_, None) => {
+                return Err(StoreError::Invalid(format!("{id} is not part of a series: cancel it with scope \"occurrence\"")));
+            }
+            (CancelScope::Following | CancelScope::Series, Some(series)) => {
+                let from = if scope == CancelScope::Following { booking.start } else { now + Duration::seconds(1) };
+                let mut stmt = self.tx.prepare_cached(
+                    "SELECT id FROM bookings WHERE series_id = ? AND start_at >= ? AND status != 'cancelled' ORDER BY start_at",
+                )?;
+                let rows = stmt.query_map(params![series.as_str(), from.timestamp()], |row| row.get(0))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            }
+        };
+        let mut cancelled = Vec::with_capacity(ids.len());
+        for id in ids {
+            self.tx.execute(
+                "UPDATE bookings SET status = 'cancelled', updated_at = ? WHERE id = ?",
+                params![Utc::now().timestamp(), id],
+            )?;
+            cancelled.extend(read::booking(&self.tx, &BookingId(id))?);
+        }
+        Ok(cancelled)
+    }
+
+    /// Moves a booking to another room or start, keeping its length, under the rules of a new booking.
+    pub fn move_booking(&mut self, id: &BookingId, room: &RoomId, start: DateTime<Utc>) -> Result<Booking> {
+        let booking = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+        if booking.status == Status::Cancelled {
+            return Err(StoreError::Invalid(format!("{id} is cancelled: book a new session instead")));
+        }
+        let end = start + booking.duration();
+        self.check(&NewBooking { room: room.clone(), start, end, ..new_from(&booking) }, Some(id))?;
+        self.set_place(id, room, start, end)?;
+        read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))
+    }
+
+    /// Moves many bookings at once (a reflow), then checks each in its new place against everything
+    /// else, so that two bookings may trade places. The first broken rule refuses the whole set.
+    pub fn apply_moves(&mut self, moves: &[(BookingId, RoomId, DateTime<Utc>, DateTime<Utc>)]) -> Result<()> {
+        for (id, room, start, end) in moves {
+            if read::booking(&self.tx, id)?.is_none_or(|b| b.status == Status::Cancelled) {
+                return Err(StoreError::UnknownBooking(id.clone()));
+            }
+            self.set_place(id, room, *start, *end)?;
+        }
+        for (id, ..) in moves {
+            let booking = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+            self.check(&new_from(&booking), Some(id))?;
+        }
+        Ok(())
+    }
+
+    fn set_place(&mut self, id: &BookingId, room: &RoomId, start: DateTime<Utc>, end: DateTime<Utc>) -> Result<()> {
+        self.tx.execute(
+            "UPDATE bookings SET room_id = ?, start_at = ?, end_at = ?, updated_at = ? WHERE id = ?",
+            params![room.as_str(), start.timestamp(), end.timestamp(), Utc::now().timestamp(), id.as_str()],
+        )?;
+        Ok(())
+    }
+
+    /// Takes a room out of use over `[from, to)`. It moves nothing: that is a reflow's job.
+    pub fn add_offline_window(&mut self, room: &RoomId, from: DateTime<Utc>, to: DateTime<Utc>, reason: &str) -> Result<OfflineWindow> {
+        if !read::exists(&self.tx, "rooms", room.as_str())? {
+            return Err(StoreError::UnknownRoom(room.clone()));
+        }
+        if to <= from {
+            return Err(StoreError::Invalid("an offline window must end after it starts".into()));
+        }
+        if to - from > Duration::days(366) {
+            return Err(StoreError::Invalid("an offline window may last at most a year: split it".into()));
+        }
+        let reason = reason.trim();
+        let reason = if reason.is_empty() { "offline" } else { reason };
+        self.tx.execute(
+            "INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES (?, ?, ?, ?, ?)",
+            params![room.as_str(), from.timestamp(), to.timestamp(), reason, Utc::now().timestamp()],
+        )?;
+        Ok(OfflineWindow { id: self.tx.last_insert_rowid(), room: room.clone(), from, to, reason: reason.to_owned() })
+    }
+
+    /// Checks a session against every rule, ignoring the booking `ignore` (the one being moved).
+    pub fn check(&self, new: &NewBooking, ignore: Option<&BookingId>) -> Result<()> {
+        check(&self.tx, &self.studio()?.tz, new, ignore)
+    }
+
+    fn insert(&mut self, new: &NewBooking, series: Option<&SeriesId>) -> Result<Booking> {
+        insert(&self.tx, new, series)
+    }
+
+    fn next_series_id(&self) -> Result<SeriesId> {
+        let count: i64 = self.tx.query_row("SELECT COUNT(*) FROM series", [], |row| row.get(0))?;
+        (count + 1..)
+            .map(|n| SeriesId(format!("series-{n:03}")))
+            .find_map(|id| match read::exists(&self.tx, "series", id.as_str()) {
+                Ok(true) => None,
+                Ok(false) => Some(Ok(id)),
+                Err(e) => Some(Err(e)),
+            })
+            .expect("an unbounded range always finds a free id")
+    }
+}
+
+fn normalized(new: &NewBooking) -> NewBooking {
+    NewBooking { requires: normalize_features(new.requires.clone()), ..new.clone() }
+}
+
+fn new_from(b: &Booking) -> NewBooking {
+    NewBooking {
+        room: b.room.clone(),
+        client: b.client.clone(),
+        engineer: b.engineer.clone(),
+        start: b.start,
+        end: b.end,
+        party_size: b.party_size,
+        requires: b.requires.clone(),
+        status: b.status,
+        pinned: b.pinned,
+    }
+}
+
+fn insert(conn: &Connection, new: &NewBooking, series: Option<&SeriesId>) -> Result<Booking> {
+    let seq: i64 = conn.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM bookings", [], |row| row.get(0))?;
+    let id = BookingId(format!("bk_{seq:05}"));
+    let now = Utc::now().timestamp();
+    conn.prepare_cached(
+        "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, \
+         series_id, status, pinned, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )?
+    .execute(params![
+        seq,
+        id.as_str(),
+        new.room.as_str(),
+        new.client.as_str(),
+        new.engineer.as_ref().map(|e| e.as_str()),
+        new.start.timestamp(),
+        new.end.timestamp(),
+        new.party_size,
+        to_json_list(&new.requires),
+        series.map(|s| s.as_str()),
+        new.status.as_str(),
+        new.pinned,
+        now,
+        now
+    ])?;
+    Ok(Booking {
+        id,
+        room: new.room.clone(),
+        client: new.client.clone(),
+        engineer: new.engineer.clone(),
+        start: new.start,
+        end: new.end,
+        party_size: new.party_size,
+        requires: new.requires.clone(),
+        series: series.cloned(),
+        status: new.status,
+        pinned: new.pinned,
+    })
+}
+
+/// Every rule a session must keep, cheapest first: its own shape, the room's size, features, hours
+/// and offline windows, then the other bookings of the room, the client and the engineer.
+fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &NewBooking, ignore: Option<&BookingId>) -> Result<()> {
+    if new.end <= new.start {
+        return Err(StoreError::Invalid("a booking must end after it starts".into()));
+    }
+    if new.end - new.start > MAX_BOOKING {
+        return Err(StoreError::Invalid("a booking may last at most 24 hours: split it".into()));
+    }
+    if new.party_size == 0 {
+        return Err(StoreError::Invalid("party_size must be at least 1".into()));
+    }
+    if new.status == Status::Cancelled {
+        return Err(StoreError::Invalid("a new booking is confirmed or tentative, not cancelled".into()));
+    }
+    let room = read::rooms(conn, Some(&new.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
+    if !read::exists(conn, "clients", new.client.as_str())? {
+        return Err(StoreError::UnknownClient(new.client.clone()));
+    }
+    if let Some(engineer) = &new.engineer {
+        if !read::exists(conn, "engineers", engineer.as_str())? {
+            return Err(StoreError::UnknownEngineer(engineer.clone()));
+        }
+    }
+    let (from, to) = (tz.format(new.start), tz.format(new.end));
+    if new.party_size > room.capacity {
+        return Err(Refusal::TooSmall { room: room.id, capacity: room.capacity, party_size: new.party_size }.into());
+    }
+    let missing = room.missing_features(&new.requires);
+    if !missing.is_empty() {
+        let missing = missing.into_iter().map(str::to_owned).collect();
+        return Err(Refusal::MissingFeatures { room: room.id, missing }.into());
+    }
+    if !room.hours.contains(tz, new.start, new.end) {
+        let hours = if room.hours.spans().is_empty() { "none (it never opens)".to_owned() } else { room.hours.to_lines().join(", ") };
+        return Err(Refusal::Closed { room: room.id, from, to, hours }.into());
+    }
+    if let Some(window) = read::offline_windows(conn, Some(&room.id), new.start, new.end)?.into_iter().next() {
+        let (from, to) = (tz.format(window.from), tz.format(window.to));
+        return Err(Refusal::Offline { room: room.id, from, to, reason: window.reason }.into());
+    }
+
+    // Each query asks for the first clash directly; the bound on start_at lets the
+    // (resource, start_at) index do the work, since no booking lasts more than a day.
+    let ignore = ignore.map_or("", |id| id.as_str());
+    let span = (new.start, new.end);
+    let buffer = room.buffer;
+    let clash_sql = |column: &str| {
+        format!(
+            "SELECT {BOOKING_COLUMNS} FROM bookings WHERE {column} = ?1 AND id != ?2 AND status != 'cancelled' \
+             AND start_at > ?3 AND start_at < ?4 AND end_at > ?5 ORDER BY start_at LIMIT 1"
+        )
+    };
+    let window = |pad: Duration| {
+        ((new.start - MAX_BOOKING - pad).timestamp(), (new.end + pad).timestamp(), (new.start - pad).timestamp())
+    };
+
+    let (back, until, after) = window(buffer);
+    if let Some(other) = first(conn, &clash_sql("room_id"), params![room.id.as_str(), ignore, back, until, after])? {
+        let note = BufferNote((!overlaps(span, (other.start, other.end))).then(|| buffer.num_minutes()));
+        let (from, to) = (tz.format(other.start), tz.format(other.end));
+        return Err(Refusal::RoomTaken { room: room.id, other: other.id, from, to, buffer: note }.into());
+    }
+    let (back, until, after) = window(Duration::zero());
+    if let Some(other) = first(conn, &clash_sql("client_id"), params![new.client.as_str(), ignore, back, until, after])? {
+        let (from, to) = (tz.format(other.start), tz.format(other.end));
+        return Err(Refusal::ClientBusy { client: new.client.clone(), other: other.id, from, to }.into());
+    }
+    if let Some(engineer) = &new.engineer {
+        if let Some(other) = first(conn, &clash_sql("engineer_id"), params![engineer.as_str(), ignore, back, until, after])? {
+            let (from, to) = (tz.format(other.start), tz.format(other.end));
+            return Err(Refusal::EngineerBusy { engineer: engineer.clone(), other: other.id, from, to }.into());
+        }
+    }
+    Ok(())
+}
+
+fn first(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Option<Booking>> {
+    Ok(conn.prepare_cached(sql)?.query_row(args, booking_from_row).optional()?.map(|(b, _)| b))
+}
