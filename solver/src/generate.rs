@@ -138,8 +138,8 @@ const KINDS: [Kind; 4] = [
         capacity: [4, 8],
         features: &["drums", "amps"],
         extras: &["grand-piano"],
-        hours: [10 * 60, 26 * 60],
-        durations: &[60, 90, 120, 120, 180],
+        hours: [9 * 60, 26 * 60],
+        durations: &[45, 60, 60, 90, 120],
     },
     Kind {
         name: "recording",
@@ -147,7 +147,7 @@ const KINDS: [Kind; 4] = [
         features: &["control-room", "vocal-booth"],
         extras: &["drums", "grand-piano", "dolby-atmos"],
         hours: [9 * 60, 23 * 60],
-        durations: &[60, 120, 180, 240],
+        durations: &[60, 90, 120, 180],
     },
     Kind {
         name: "podcast",
@@ -199,8 +199,9 @@ pub fn generate(config: &Config) -> Instance {
     // Weekly series first, so that they find their regular slot; then one-off bookings around them.
     let mut series = 0;
     for (r, kind) in kinds.iter().enumerate() {
-        for weekday in 0..7 {
-            if !rng.chance(config.series_share * 1.2) {
+        // About `series_share` of a room's usual day is regular weekly slots.
+        for weekday in (0..7).flat_map(|d| [d; 6]) {
+            if !rng.chance(config.series_share) {
                 continue;
             }
             series += 1;
@@ -258,13 +259,8 @@ pub fn generate(config: &Config) -> Instance {
 fn make_rooms(config: &Config, rng: &mut SplitMix64) -> Vec<Room> {
     let mut rooms = Vec::new();
     for i in 0..config.rooms {
-        // Mostly rehearsal and recording rooms, some podcast booths, a hall in about one in twelve.
-        let kind = match (i % 12, rng.below(10)) {
-            (5, _) => &KINDS[3],
-            (_, 0..=3) => &KINDS[0],
-            (_, 4..=7) => &KINDS[1],
-            _ => &KINDS[2],
-        };
+        // Mostly rehearsal and recording rooms, some podcast booths, a hall in one of twelve.
+        let kind = &KINDS[[0, 1, 0, 2, 1, 3, 0, 1, 2, 0, 1, 1][i % 12]];
         let mut features: Vec<String> = kind.features.iter().map(|f| f.to_string()).collect();
         for extra in kind.extras {
             if rng.chance(0.25) {
@@ -275,8 +271,9 @@ fn make_rooms(config: &Config, rng: &mut SplitMix64) -> Vec<Room> {
         let open = (0..config.days).map(|d| kind.hours.map(|h| d * DAY + h)).collect();
         rooms.push(Room { id: format!("{}-{:02}", kind.name, i + 1), capacity, features, open, offline: Vec::new() });
     }
-    // Offline rooms: some from midnight, some from noon, so that partly affected days occur.
-    let mut order: Vec<usize> = (0..rooms.len()).collect();
+    // Offline rooms are rehearsal or recording rooms (a studio's only booth going offline would
+    // make most of its bookings unplaceable); some go offline at midnight, some at noon.
+    let mut order: Vec<usize> = (0..rooms.len()).filter(|&r| rooms[r].id.starts_with("re")).collect();
     for i in (1..order.len()).rev() {
         order.swap(i, rng.below(i as u64 + 1) as usize);
     }

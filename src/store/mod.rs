@@ -30,15 +30,15 @@ pub struct Store {
 pub enum StoreError {
     #[error(transparent)]
     Refused(#[from] Refusal),
-    #[error("unknown room {0:?}: list the rooms to see their ids")]
+    #[error("unknown room \"{0}\": list the rooms to see their ids")]
     UnknownRoom(RoomId),
-    #[error("unknown client {0:?}")]
+    #[error("unknown client \"{0}\"")]
     UnknownClient(ClientId),
-    #[error("unknown engineer {0:?}")]
+    #[error("unknown engineer \"{0}\"")]
     UnknownEngineer(EngineerId),
-    #[error("unknown booking {0:?}")]
+    #[error("unknown booking \"{0}\"")]
     UnknownBooking(BookingId),
-    #[error("unknown series {0:?}")]
+    #[error("unknown series \"{0}\"")]
     UnknownSeries(SeriesId),
     #[error("{0}")]
     Invalid(String),

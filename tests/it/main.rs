@@ -1,1 +1,7 @@
-fn main(){}
+//! One integration test binary, so the project links once. Each module tests one boundary:
+//! the store's rules on real SQLite files, the reflow bridge, and the real `studioflow` binary.
+
+mod cli;
+mod reflow;
+mod store;
+mod support;

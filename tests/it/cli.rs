@@ -1,0 +1,112 @@
+//! The real `studioflow` binary on real files: init, export-instance, solve and demo, with the
+//! exit codes and messages a person sees.
+
+use crate::support::temp_db;
+use std::process::{Command, Output};
+use studioflow_solver as solver;
+
+fn studioflow(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_studioflow")).args(args).env("RUST_LOG", "warn").output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn init_demo_then_export_gives_a_valid_month_with_over_a_hundred_affected() {
+    let db = temp_db();
+    let path = db.path.to_str().unwrap();
+    let out = studioflow(&["init", "--db", path, "--demo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("7 rooms"), "{}", stdout(&out));
+
+    let out = studioflow(&["export-instance", "--db", path, "--month", "2026-09", "--offline", "studio-b"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let instance: solver::Instance = serde_json::from_slice(&out.stdout).unwrap();
+    instance.check().unwrap();
+    let studio_b = instance.rooms.iter().find(|r| r.id == "studio-b").unwrap();
+    let affected = instance
+        .bookings
+        .iter()
+        .filter(|b| b.room == "studio-b" && studio_b.offline.iter().any(|&[s, e]| b.start < e && s < b.end))
+        .count();
+    assert!(affected >= 100, "only {affected} affected");
+
+    // The exported instance solves, and the solution is valid.
+    let file = db.path.with_extension("json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let out = studioflow(&["solve", file.to_str().unwrap(), "--threads", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let solution: solver::Solution = serde_json::from_slice(&out.stdout).unwrap();
+    solver::validate(&instance, &solution).unwrap();
+    assert_eq!(solution.moved + solution.unresolved, affected);
+    assert!(stderr(&out).contains(&format!("moved {}", solution.moved)), "{}", stderr(&out));
+}
+
+#[test]
+fn bad_input_gets_exit_code_2_and_a_message_that_says_what_to_change() {
+    let db = temp_db();
+    let path = db.path.to_str().unwrap();
+    let missing = studioflow(&["export-instance", "--db", path, "--month", "2026-09", "--offline", "studio-b"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("init --db"), "{}", stderr(&missing));
+
+    assert!(studioflow(&["init", "--db", path, "--demo"]).status.success());
+    let again = studioflow(&["init", "--db", path, "--demo"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("already holds a studio"), "{}", stderr(&again));
+
+    let cases: [(&[&str], &str); 4] = [
+        (&["--month", "2026-9", "--offline", "studio-b"], "YYYY-MM"),
+        (&["--month", "2026-09", "--offline", "studio-z"], "unknown room \"studio-z\""),
+        (&["--month", "2026-09", "--offline", "studio-b", "--max-shift-minutes", "9999"], "0 to 720"),
+        (&["--month", "2250-01", "--offline", "studio-b"], "2000 to 2199"),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["export-instance", "--db", path];
+        all.extend_from_slice(args);
+        let out = studioflow(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty());
+    }
+
+    let file = db.path.with_extension("json");
+    std::fs::write(&file, r#"{"version": 2, "month": "2026-09", "rooms": [], "bookings": []}"#).unwrap();
+    let out = studioflow(&["solve", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::write(&file, "{not json").unwrap();
+    let out = studioflow(&["solve", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is not a REFLOW.md instance"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_failed_init_from_files_leaves_no_database_behind() {
+    let db = temp_db();
+    let studio = db.path.with_extension("toml");
+    std::fs::write(&studio, "[studio]\nname = \"X\"\ntimezone = \"Mars/Olympus\"\nnotice_hours = 1\n").unwrap();
+    let out = studioflow(&["init", "--db", db.path.to_str().unwrap(), "--studio", studio.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!db.path.exists());
+}
+
+#[test]
+fn the_demo_reflows_the_fortnight_and_prints_the_same_summary_every_time() {
+    let db = temp_db();
+    let path = db.path.to_str().unwrap();
+    let first = studioflow(&["demo", "--db", path]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let text = stdout(&first);
+    assert!(text.contains("studio-b is offline from Mon 7 Sep 2026 00:00 to Mon 21 Sep 2026 00:00"), "{text}");
+    assert!(text.contains("affected bookings; moved"), "{text}");
+    assert!(text.contains("Unresolved, left where they are:"), "{text}");
+    assert!(text.contains("pinned by staff"), "{text}");
+    let second = studioflow(&["demo", "--db", path]);
+    assert_eq!(text, stdout(&second), "the demo runs at a fixed clock: same output every run");
+}

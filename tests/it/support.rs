@@ -1,0 +1,83 @@
+//! Shared fixtures: a small studio in a temporary database file, and helpers to read times.
+
+use chrono::{DateTime, Duration, Utc};
+use std::path::PathBuf;
+use studioflow::domain::{
+    ClientId, EngineerId, NewBooking, Person, Room, RoomId, Status, Studio, StudioTz, WeeklyHours,
+};
+use studioflow::store::Store;
+use tempfile::TempDir;
+
+pub fn london() -> StudioTz {
+    "Europe/London".parse().unwrap()
+}
+
+/// A local time in London, `YYYY-MM-DDTHH:MM`.
+pub fn at(local: &str) -> DateTime<Utc> {
+    london().parse(local).unwrap()
+}
+
+/// A temporary directory that lives as long as the test, and a database path inside it.
+pub struct TempDb {
+    /// Held so that the directory, and the file in it, live as long as the test.
+    pub _dir: TempDir,
+    pub path: PathBuf,
+}
+
+pub fn temp_db() -> TempDb {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("studio.db");
+    TempDb { _dir: dir, path }
+}
+
+/// A small studio: `live` (6 people, drums, 10:00-02:00, 15-minute turnaround), `booth`
+/// (2 people, vocal-booth, weekdays 09:00-18:00) and `hall` (4 people, open round the clock);
+/// clients c1-c3, engineers e1-e2; the clock at 2026-08-31 09:00 and 48 hours' notice.
+pub fn small_studio(db: &TempDb) -> Store {
+    let mut store = Store::open(&db.path).unwrap();
+    store
+        .write_with(|w| {
+            w.set_studio(&Studio {
+                name: "Test Rooms".into(),
+                tz: london(),
+                notice: Duration::hours(48),
+                clock: Some(at("2026-08-31T09:00")),
+            })?;
+            let room = |id: &str, capacity, features: &[&str], hours: &[&str], buffer| Room {
+                id: RoomId::new(id),
+                name: id.to_uppercase(),
+                capacity,
+                features: features.iter().map(|f| f.to_string()).collect(),
+                hours: WeeklyHours::parse(hours).unwrap(),
+                buffer: Duration::minutes(buffer),
+            };
+            w.add_room(&room("live", 6, &["drums"], &["mon-sun 10:00-02:00"], 15))?;
+            w.add_room(&room("booth", 2, &["vocal-booth"], &["mon-fri 09:00-18:00"], 0))?;
+            w.add_room(&room("hall", 4, &[], &["mon-sun 00:00-24:00"], 0))?;
+            for c in ["c1", "c2", "c3"] {
+                w.add_client(&Person { id: ClientId::new(c), name: format!("Client {c}") })?;
+            }
+            for e in ["e1", "e2"] {
+                w.add_engineer(&Person { id: EngineerId::new(e), name: format!("Engineer {e}") })?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    store
+}
+
+/// A confirmed booking of `client` in `room` from `start` for `minutes`.
+pub fn session(room: &str, client: &str, start: &str, minutes: i64) -> NewBooking {
+    let start = at(start);
+    NewBooking {
+        room: RoomId::new(room),
+        client: ClientId::new(client),
+        engineer: None,
+        start,
+        end: start + Duration::minutes(minutes),
+        party_size: 1,
+        requires: Vec::new(),
+        status: Status::Confirmed,
+        pinned: false,
+    }
+}
