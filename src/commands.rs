@@ -280,3 +280,82 @@ fn print_plan(
     let _ = (Duration::zero(), BookingId::new(""));
     Ok(())
 }
+
+/// What `serve` was asked to do.
+pub struct ServeConfig {
+    pub db: std::path::PathBuf,
+    pub http: Option<std::net::SocketAddr>,
+    pub demo: bool,
+    pub allow_hosts: Vec<String>,
+    pub allow_origins: Vec<String>,
+    pub solver_threads: Option<usize>,
+    pub solver_time_limit: f64,
+}
+
+/// `serve`: the MCP server on stdio (until stdin closes) or on HTTP (until SIGTERM or Ctrl-C).
+pub fn serve(config: ServeConfig) -> CommandResult {
+    if !(config.solver_time_limit > 0.0 && config.solver_time_limit <= 3600.0) {
+        return Err(CommandError::Input(anyhow!("--solver-time-limit must be more than 0 and at most 3600 seconds")));
+    }
+    if config.solver_threads == Some(0) {
+        return Err(CommandError::Input(anyhow!("--solver-threads must be at least 1")));
+    }
+    let pool = crate::store::Pool::open(&config.db, 8)
+        .with_context(|| format!("opening {}", config.db.display()))
+        .map_err(CommandError::Failed)?;
+    if config.demo {
+        pool.with(|store| -> Result<(), CommandError> {
+            if store.studio().is_err() {
+                let loaded = demo::load_demo(store).map_err(CommandError::Failed)?;
+                tracing::info!(bookings = loaded.bookings, "loaded the demo studio");
+            }
+            Ok(())
+        })??;
+    }
+    let ctx = crate::mcp::Ctx {
+        pool: Arc::new(pool),
+        solver_threads: config.solver_threads.unwrap_or(solver::Options::default().threads),
+        solver_time_limit: std::time::Duration::from_secs_f64(config.solver_time_limit),
+    };
+    let server = crate::mcp::StudioServer::new(ctx);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let outcome = runtime.block_on(async move {
+        match config.http {
+            None => crate::mcp::serve_stdio(server).await,
+            Some(address) => {
+                let listener = tokio::net::TcpListener::bind(address).await.with_context(|| format!("listening on {address}"))?;
+                let mut http = crate::mcp::HttpConfig::default();
+                http.allowed_hosts.extend(config.allow_hosts);
+                http.allowed_origins.extend(config.allow_origins);
+                eprintln!("studioflow: serving MCP at http://{}/mcp", listener.local_addr()?);
+                crate::mcp::serve_http(server, listener, http, shutdown_signal()).await
+            }
+        }
+    });
+    // A pending read of stdin cannot be cancelled: do not wait for it at exit.
+    runtime.shutdown_background();
+    outcome.map_err(CommandError::Failed)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+}

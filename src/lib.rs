@@ -10,4 +10,6 @@ pub mod domain;
 pub mod store;
 pub mod demo;
 pub mod reflow;
+pub mod calendar;
 pub mod commands;
+pub mod mcp;

@@ -59,6 +59,30 @@ enum Command {
         #[arg(long, default_value_t = 10.0)]
         time_limit: f64,
     },
+    /// Serve the studio's tools over MCP: stdio by default, or Streamable HTTP at /mcp with --http.
+    Serve {
+        /// The database file; created with an empty schema if missing.
+        #[arg(long, env = "STUDIOFLOW_DB", default_value = "studioflow.db")]
+        db: PathBuf,
+        /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio.
+        #[arg(long)]
+        http: Option<std::net::SocketAddr>,
+        /// Load the demo studio first, if the database holds no studio yet.
+        #[arg(long)]
+        demo: bool,
+        /// Another Host name (with or without :port) to accept over HTTP, besides localhost.
+        #[arg(long = "allow-host")]
+        allow_hosts: Vec<String>,
+        /// Another browser Origin (scheme://host:port, or :* for any port) to accept over HTTP.
+        #[arg(long = "allow-origin")]
+        allow_origins: Vec<String>,
+        /// Solver threads for reflows (default: the machine's cores).
+        #[arg(long)]
+        solver_threads: Option<usize>,
+        /// Seconds a reflow may spend improving its plan.
+        #[arg(long, default_value_t = 10.0)]
+        solver_time_limit: f64,
+    },
     /// Create a fresh demo database and run its scenario end to end: studio-b goes offline for a
     /// fortnight of September 2026 and the month is reflowed.
     Demo {
@@ -69,8 +93,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
@@ -84,6 +110,9 @@ fn main() -> ExitCode {
         }
         Command::Solve { file, threads, time_limit } => commands::solve(&file, threads, time_limit),
         Command::Demo { db } => commands::demo(&db),
+        Command::Serve { db, http, demo, allow_hosts, allow_origins, solver_threads, solver_time_limit } => {
+            commands::serve(commands::ServeConfig { db, http, demo, allow_hosts, allow_origins, solver_threads, solver_time_limit })
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 use crate::instance::{DAY, Instance, Minute, Room, Weights};
 
 /// Something a placement occupies: rule 4 for rooms, rule 5 for people.
@@ -114,12 +116,23 @@ impl Problem {
             .collect();
 
         let generator = Generator { instance, fixed: &fixed, open: &open, room_index: &room_index };
-        let mut candidates = Vec::new();
-        for (i, a) in affected.iter_mut().enumerate() {
-            let first = candidates.len();
-            a.blocked = generator.candidates(i as u32, a, &mut candidates);
-            candidates[first..].sort_by_key(|c: &Candidate| (c.cost, c.room, c.start));
-            a.candidates = first..candidates.len();
+        // Bookings are independent here, so they are generated in parallel (on the caller's
+        // rayon pool) and concatenated in instance order.
+        let generated: Vec<(Vec<Candidate>, Option<Blocked>)> = affected
+            .par_iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let mut own = Vec::new();
+                let blocked = generator.candidates(i as u32, a, &mut own);
+                own.sort_by_key(|c| (c.cost, c.room, c.start));
+                (own, blocked)
+            })
+            .collect();
+        let mut candidates = Vec::with_capacity(generated.iter().map(|(c, _)| c.len()).sum());
+        for (a, (own, blocked)) in affected.iter_mut().zip(generated) {
+            a.blocked = blocked;
+            a.candidates = candidates.len()..candidates.len() + own.len();
+            candidates.extend(own);
         }
 
         // Only series with two or more placeable occurrences can split.
@@ -233,24 +246,29 @@ impl Generator<'_> {
             .filter(|&(_, s)| s.div_euclid(DAY) == b.day())
             .collect();
         let duration = b.end - b.start;
-        let busy = |r: Resource, s, e, pad| self.fixed.get(&r).is_some_and(|t| t.clashes(s, e, pad));
+        // Look each timeline up once, not once per start.
+        let timeline = |r: Resource| self.fixed.get(&r);
+        let busy = |t: Option<&Timeline>, s, e, pad| t.is_some_and(|t| t.clashes(s, e, pad));
+        let client_timeline = timeline(Resource::Client(a.client));
+        let engineer_timeline = a.engineer.and_then(|e| timeline(Resource::Engineer(e)));
         let (mut any_open, mut any_room_free) = (false, false);
         let (mut client_free_somewhere, mut engineer_free_somewhere) = (false, false);
         let before = out.len();
         for &r in &compatible {
             let room = &inst.rooms[r as usize];
+            let room_timeline = timeline(Resource::Room(r));
             for &(k, s) in &starts {
                 let e = s + duration;
                 if !is_open(&self.open[r as usize], s, e) || room.is_offline_during(s, e) {
                     continue;
                 }
                 any_open = true;
-                if busy(Resource::Room(r), s, e, inst.buffer_minutes) {
+                if busy(room_timeline, s, e, inst.buffer_minutes) {
                     continue;
                 }
                 any_room_free = true;
-                let client_busy = busy(Resource::Client(a.client), s, e, 0);
-                let engineer_busy = a.engineer.is_some_and(|x| busy(Resource::Engineer(x), s, e, 0));
+                let client_busy = busy(client_timeline, s, e, 0);
+                let engineer_busy = busy(engineer_timeline, s, e, 0);
                 client_free_somewhere |= !client_busy;
                 engineer_free_somewhere |= !engineer_busy;
                 if client_busy || engineer_busy {

@@ -25,7 +25,9 @@ pub struct Options {
     pub threads: usize,
     /// Wall time for the whole solve; at the limit the best plan so far is returned.
     pub time_limit: Duration,
-    /// Set it to stop: `solve` returns within about 10 ms with the best valid plan so far.
+    /// Set it to stop: `solve` returns within 100 ms (under 50 ms measured on the 80-room chain)
+    /// with the best valid plan so far, the greedy one at worst. Workers still inside a chunk of
+    /// branch and bound finish that chunk in the background, then stop.
     pub cancel: Option<Arc<AtomicBool>>,
     /// Called on the calling thread whenever a part finishes.
     pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
@@ -70,14 +72,24 @@ pub struct Strategy {
     pub split: bool,
     /// Improve the greedy plans with the ILP; `false` returns the greedy answer.
     pub ilp: bool,
-    /// Branch-and-bound nodes per part before the best plan so far is kept. A node budget rather
-    /// than a time budget makes the answer the same on any machine.
+    /// Branch-and-bound nodes for a part, before the best plan so far is kept. A node budget rather
+    /// than a time budget makes the answer the same on any machine. Large parts get fewer nodes
+    /// (see [`Strategy::nodes_for`]), since each node of theirs costs more and gains less.
     pub node_budget: u64,
 }
 
 impl Default for Strategy {
     fn default() -> Self {
-        Strategy { split: true, ilp: true, node_budget: 2_000 }
+        Strategy { split: true, ilp: true, node_budget: 5_000 }
+    }
+}
+
+impl Strategy {
+    /// The node budget of a part with `candidates` candidates: about six million
+    /// candidate-nodes of work, between 300 nodes and [`Strategy::node_budget`]. Measured on the
+    /// 80-room chain, 300 nodes found the same plans as 2,000 in half the time (BENCHMARKS.md).
+    pub fn nodes_for(&self, candidates: usize) -> u64 {
+        (6_000_000 / candidates.max(1) as u64).clamp(300.min(self.node_budget), self.node_budget)
     }
 }
 
@@ -86,7 +98,8 @@ impl Default for Strategy {
 pub struct Report {
     /// The answer.
     pub solution: Solution,
-    /// No valid solution costs less than this (the LP bound of the same model, per part).
+    /// No valid solution costs less than this: the bound branch and bound proved on each part's
+    /// model (at least its LP relaxation), summed, plus the unplaceable bookings.
     pub lower_bound: i64,
     /// Whether `solution.cost == lower_bound`.
     pub proven_optimal: bool,
@@ -142,24 +155,36 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     let cancelled = || options.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
     let mut phases = Phases::default();
 
-    let problem = Arc::new(Problem::build(instance));
-    let parts = Arc::new(split(&problem, !strategy.split));
+    // One pool for the whole solve: preparation and the greedy run on it from this thread, then
+    // the ILP parts run on it from a background thread.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(options.threads.max(1)).build().ok().map(Arc::new);
+    let prepare = || {
+        let problem = Problem::build(instance);
+        let parts = split(&problem, !strategy.split);
+        (problem, parts)
+    };
+    let (problem, parts) = match &pool {
+        Some(pool) => pool.install(prepare),
+        None => prepare(),
+    };
+    let (problem, parts) = (Arc::new(problem), Arc::new(parts));
     phases.prepare = started.elapsed();
 
-    let mut best: Vec<PartOutcome> = parts
-        .iter()
-        .map(|part| {
-            let plan = greedy(&problem, part);
-            let bound = trivial_bound(&problem, part);
-            PartOutcome { optimal: bound >= plan.cost, bound, plan }
-        })
-        .collect();
+    let start_part = |part: &Part| {
+        let plan = greedy(&problem, part);
+        let bound = trivial_bound(&problem, part);
+        PartOutcome { optimal: bound >= plan.cost, bound, plan }
+    };
+    let mut best: Vec<PartOutcome> = match &pool {
+        Some(pool) => pool.install(|| parts.par_iter().map(start_part).collect()),
+        None => parts.iter().map(start_part).collect(),
+    };
     let greedy_cost: i64 = best.iter().map(|o| o.plan.cost).sum();
     phases.greedy = started.elapsed() - phases.prepare;
 
     let mut search = Search { cancelled: false, deadline_hit: false };
     if strategy.ilp && !cancelled() {
-        search = improve_parts(&problem, &parts, &mut best, options, strategy, deadline);
+        search = improve_parts(&problem, &parts, &mut best, options, strategy, deadline, pool);
     } else {
         search.cancelled = cancelled();
         report_progress(options, best.len(), best.len());
@@ -220,6 +245,7 @@ fn improve_parts(
     options: &Options,
     strategy: Strategy,
     deadline: Instant,
+    pool: Option<Arc<rayon::ThreadPool>>,
 ) -> Search {
     let mut todo: Vec<(usize, PartOutcome)> =
         best.iter().enumerate().filter(|(_, o)| !o.optimal).map(|(i, o)| (i, o.clone())).collect();
@@ -232,9 +258,9 @@ fn improve_parts(
     let (sender, updates) = mpsc::channel::<Update>();
     {
         let (problem, parts, stop) = (Arc::clone(problem), Arc::clone(parts), Arc::clone(&stop));
-        let (threads, node_budget) = (options.threads.max(1), strategy.node_budget);
         std::thread::spawn(move || {
             let work = |(part, start): (usize, PartOutcome), sender: &mut mpsc::Sender<Update>| {
+                let node_budget = strategy.nodes_for(parts[part].size(&problem));
                 let limits = Limits { deadline, stop: &stop, node_budget };
                 let send = |outcome: &PartOutcome, last| {
                     // The receiver may have stopped listening after a cancel; that is fine.
@@ -243,10 +269,10 @@ fn improve_parts(
                 let outcome = improve(&problem, &parts[part], start.plan, &limits, |o| send(o, false));
                 send(&outcome, true);
             };
-            match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-                Ok(pool) => pool.install(|| todo.into_par_iter().with_max_len(1).for_each_with(sender, |s, t| work(t, s))),
+            match pool {
+                Some(pool) => pool.install(|| todo.into_par_iter().with_max_len(1).for_each_with(sender, |s, t| work(t, s))),
                 // No pool (thread limits reached): solve the parts one by one on this thread.
-                Err(_) => {
+                None => {
                     let mut sender = sender;
                     todo.into_iter().for_each(|t| work(t, &mut sender));
                 }

@@ -3,6 +3,8 @@
 //! component of the "may interact" graph is solved alone, and the sum of the parts' optima is the
 //! whole month's optimum. This module only groups; it does not solve.
 
+use rayon::prelude::*;
+
 use crate::candidates::{Problem, Resource};
 use crate::instance::Minute;
 
@@ -37,7 +39,8 @@ pub(crate) fn split(problem: &Problem, whole: bool) -> Vec<Part> {
         .iter()
         .flat_map(|c| problem.occupies(c).map(move |(r, s, e)| (r, s, e, c.affected)))
         .collect();
-    uses.sort_unstable();
+    // Only the order by start matters to the sweep; ties may fall either way.
+    uses.par_sort_unstable_by_key(|&(r, s, _, _)| (r, s));
     let mut running: Option<(Resource, Minute, u32)> = None;
     for &(resource, start, end, affected) in &uses {
         match running {

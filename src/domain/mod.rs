@@ -5,12 +5,14 @@ mod hours;
 mod ids;
 mod refusal;
 mod series;
+mod slots;
 mod time;
 
 pub use hours::{DaySpan, WeeklyHours};
 pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
 pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
+pub use slots::{align_up, free_windows};
 pub use time::{Pick, StudioTz, TimeError};
 
 use chrono::{DateTime, Duration, Utc};

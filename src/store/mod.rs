@@ -3,11 +3,15 @@
 //! rules and writes in one step, so a check-then-insert cannot race another process.
 //! It stores instants as unix seconds (UTC) and knows nothing of MCP or of the solver.
 
+mod history;
 mod migrations;
+mod pool;
 mod read;
 mod write;
 
 pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
+pub use history::{MoveRecord, ReflowRecord};
+pub use pool::Pool;
 pub use read::BookingQuery;
 pub use write::{CancelScope, Writer};
 
@@ -116,6 +120,12 @@ impl Store {
 
     fn load_studio(&self) -> Result<Option<Studio>> {
         load_studio(&self.conn)
+    }
+
+    /// Reads the studio's settings again, for a connection that others may have written through.
+    pub fn refresh_studio(&mut self) -> Result<()> {
+        self.studio = self.load_studio()?;
+        Ok(())
     }
 
     pub(crate) fn conn(&self) -> &Connection {

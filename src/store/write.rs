@@ -53,6 +53,28 @@ impl<'c> Writer<'c> {
         read::booking(&self.tx, id)
     }
 
+    /// The bookings written earlier under an idempotency key, if the key was used before. A key
+    /// reused for a different request is refused, so that a retry never books something else.
+    pub fn idempotent_replay(&self, key: &str, request: &str) -> Result<Option<Vec<Booking>>> {
+        let Some((earlier, ids)) = super::history::remembered(&self.tx, key)? else { return Ok(None) };
+        if earlier != request {
+            return Err(StoreError::Invalid(format!(
+                "idempotency_key {key:?} was already used for a different booking: use a new key for a new request"
+            )));
+        }
+        let mut bookings = Vec::with_capacity(ids.len());
+        for id in ids {
+            bookings.push(read::booking(&self.tx, &id)?.ok_or(StoreError::UnknownBooking(id))?);
+        }
+        Ok(Some(bookings))
+    }
+
+    /// Remembers what a request under an idempotency key wrote, in the same transaction.
+    pub fn remember_idempotent(&mut self, key: &str, request: &str, bookings: &[Booking]) -> Result<()> {
+        let ids: Vec<BookingId> = bookings.iter().map(|b| b.id.clone()).collect();
+        super::history::remember(&self.tx, key, request, &ids)
+    }
+
     /// Creates or replaces the studio's settings.
     pub fn set_studio(&mut self, studio: &Studio) -> Result<()> {
         if studio.name.trim().is_empty() {

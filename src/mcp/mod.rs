@@ -1,0 +1,14 @@
+//! The MCP edge: the only code that knows JSON-RPC, MCP and JSON schemas. It serves the studio's
+//! tools over stdio or Streamable HTTP with the official SDK (rmcp), converting wire types by hand
+//! to and from the domain. Nothing below this module knows the protocol.
+
+mod http;
+mod server;
+mod stdio;
+mod tools;
+mod wire;
+
+pub use http::{serve_http, HttpConfig};
+pub use server::StudioServer;
+pub use stdio::{serve_lines, serve_stdio};
+pub use tools::Ctx;

@@ -1,0 +1,122 @@
+//! stdio: newline-delimited JSON-RPC on stdin and stdout. A thin front sits before the SDK's
+//! transport, which drops lines it cannot read: here such a line gets its JSON-RPC error (-32700
+//! for bytes that are not JSON, -32600 for JSON that is not a request), and a single writer keeps
+//! every line on stdout whole. Nothing but protocol goes to stdout; the session ends at EOF.
+
+use super::StudioServer;
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// The longest line accepted; a longer one is refused without being buffered whole.
+const MAX_LINE: usize = 4 << 20;
+
+/// Serves MCP on stdin and stdout until stdin closes.
+pub async fn serve_stdio(server: StudioServer) -> anyhow::Result<()> {
+    serve_lines(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves MCP on any pair of byte streams; `serve_stdio` with the process's own.
+pub async fn serve_lines(
+    server: StudioServer,
+    input: impl AsyncRead + Unpin + Send + 'static,
+    mut output: impl AsyncWrite + Unpin + Send + 'static,
+) -> anyhow::Result<()> {
+    let (ours, sdks) = tokio::io::duplex(1 << 16);
+    let (from_sdk, to_sdk) = tokio::io::split(ours);
+
+    let (lines_out, mut lines) = mpsc::channel::<String>(256);
+    let writer = tokio::spawn(async move {
+        while let Some(line) = lines.recv().await {
+            output.write_all(line.as_bytes()).await?;
+            output.write_all(b"\n").await?;
+            output.flush().await?;
+        }
+        anyhow::Ok(())
+    });
+    let replies = lines_out.clone();
+    let forward_replies = tokio::spawn(async move {
+        let mut from_sdk = BufReader::new(from_sdk).lines();
+        while let Ok(Some(line)) = from_sdk.next_line().await {
+            if replies.send(line).await.is_err() {
+                break;
+            }
+        }
+    });
+    // The SDK reads the first message before `serve` returns, so the input runs on its own task.
+    let reader = tokio::spawn(forward_requests(input, to_sdk, lines_out));
+
+    let (sdk_read, sdk_write) = tokio::io::split(sdks);
+    let running = server.serve((sdk_read, sdk_write)).await?;
+    let reason = running.waiting().await?;
+    tracing::info!(?reason, "stdio session ended");
+    reader.await??;
+    forward_replies.await.ok();
+    writer.await??;
+    Ok(())
+}
+
+/// Copies stdin's lines to the SDK, answering the ones it could not read; closes its input at EOF.
+async fn forward_requests(
+    input: impl AsyncRead + Unpin,
+    mut to_sdk: impl AsyncWrite + Unpin,
+    lines_out: mpsc::Sender<String>,
+) -> anyhow::Result<()> {
+    let mut input = BufReader::new(input);
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        let read = tokio::io::AsyncReadExt::take(&mut input, MAX_LINE as u64 + 1).read_until(b'\n', &mut buffer).await?;
+        if read == 0 {
+            break;
+        }
+        if buffer.len() > MAX_LINE && buffer.last() != Some(&b'\n') {
+            lines_out.send(error(Value::Null, -32600, "the message is longer than 4 MiB").to_string()).await.ok();
+            // Skip the rest of the oversized line.
+            let mut rest = Vec::new();
+            input.read_until(b'\n', &mut rest).await?;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&buffer);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        match check(text) {
+            Ok(()) => {
+                to_sdk.write_all(text.as_bytes()).await?;
+                to_sdk.write_all(b"\n").await?;
+            }
+            Err(reply) => {
+                lines_out.send(reply.to_string()).await.ok();
+            }
+        }
+    }
+    // End of input: the SDK finishes what it started and ends the session.
+    to_sdk.shutdown().await.ok();
+    Ok(())
+}
+
+/// Whether a line is a JSON-RPC message the SDK can read, or the error it gets instead.
+fn check(text: &str) -> Result<(), Value> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| error(Value::Null, -32700, &format!("parse error: the line is not JSON ({e})")))?;
+    let Some(object) = value.as_object() else {
+        return Err(error(Value::Null, -32600, "invalid request: send one JSON-RPC object per line (batches are not supported)"));
+    };
+    let id = object.get("id").cloned().unwrap_or(Value::Null);
+    if object.get("jsonrpc") != Some(&json!("2.0")) {
+        return Err(error(id, -32600, "invalid request: \"jsonrpc\" must be \"2.0\""));
+    }
+    let is_call = object.get("method").is_some_and(Value::is_string);
+    let is_reply = object.contains_key("id") && (object.contains_key("result") || object.contains_key("error"));
+    if !is_call && !is_reply {
+        return Err(error(id, -32600, "invalid request: a request needs a \"method\" string"));
+    }
+    Ok(())
+}
+
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}

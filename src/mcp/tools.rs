@@ -1,0 +1,466 @@
+//! The studio's tools: each one's name, description, schemas and hints, and its handler. Handlers
+//! are plain blocking functions over the store pool; the server runs them off the async threads.
+//! A failure the caller can act on is a [`ToolError::Fix`], which the server sends as `isError`.
+
+use super::wire::{self, *};
+use crate::calendar::{self, SlotQuery};
+use crate::domain::{BookingId, ClientId, EngineerId, NewBooking, RoomId, SeriesId, Status, StudioTz};
+use crate::reflow::{self, Month, ReflowError, ReflowRequest, DEFAULT_MAX_SHIFT};
+use crate::store::{BookingQuery, CancelScope, Pool, Store, StoreError};
+use chrono::{DateTime, Duration, Utc};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::{de::DeserializeOwned, Serialize};
+use std::sync::Arc;
+use studioflow_solver as solver;
+
+/// What a handler needs: the database and how to run the solver.
+pub struct Ctx {
+    pub pool: Arc<Pool>,
+    pub solver_threads: usize,
+    pub solver_time_limit: std::time::Duration,
+}
+
+/// A tool's answer: the structured content, and a short summary for people.
+pub struct Reply {
+    pub structured: serde_json::Value,
+    pub summary: String,
+}
+
+/// Why a tool call failed.
+#[derive(Debug)]
+pub enum ToolError {
+    /// The caller can fix it: the message says what to change.
+    Fix(String),
+    /// Our fault (the database failed): a JSON-RPC internal error.
+    Internal(String),
+}
+
+impl From<StoreError> for ToolError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Sqlite(_) | StoreError::Migration(_) | StoreError::Corrupt(_) => ToolError::Internal(e.to_string()),
+            other => ToolError::Fix(other.to_string()),
+        }
+    }
+}
+
+impl From<ReflowError> for ToolError {
+    fn from(e: ReflowError) -> Self {
+        match e {
+            ReflowError::Store(e) => e.into(),
+            other => ToolError::Fix(other.to_string()),
+        }
+    }
+}
+
+type Handler = dyn Fn(&Ctx, JsonObject) -> Result<Reply, ToolError> + Send + Sync;
+
+/// One tool: what `tools/list` shows, and what runs on `tools/call`.
+pub struct ToolSpec {
+    pub tool: Tool,
+    pub run: Box<Handler>,
+}
+
+/// How a tool touches the studio, for its annotations.
+#[derive(Clone, Copy)]
+enum Effect {
+    /// Reads only.
+    Read,
+    /// Adds to the calendar, changing nothing already there.
+    Add,
+    /// Changes or removes what is there; `idempotent` when repeating it changes nothing more.
+    Change { idempotent: bool },
+}
+
+fn spec<A, O>(name: &'static str, title: &str, description: &str, effect: Effect, run: fn(&Ctx, A) -> Result<(O, String), ToolError>) -> ToolSpec
+where
+    A: DeserializeOwned + JsonSchema + 'static,
+    O: Serialize + JsonSchema + 'static,
+{
+    let annotations = match effect {
+        Effect::Read => ToolAnnotations::new().read_only(true).destructive(false).idempotent(true),
+        Effect::Add => ToolAnnotations::new().read_only(false).destructive(false).idempotent(false),
+        Effect::Change { idempotent } => ToolAnnotations::new().read_only(false).destructive(true).idempotent(idempotent),
+    };
+    let tool = Tool::new(name, description.to_owned(), rmcp::handler::server::common::schema_for_type::<A>())
+        .with_title(title)
+        .with_raw_output_schema(rmcp::handler::server::common::schema_for_output::<O>())
+        .with_annotations(annotations.open_world(false));
+    let run = Box::new(move |ctx: &Ctx, args: JsonObject| {
+        let args: A = serde_json::from_value(serde_json::Value::Object(args))
+            .map_err(|e| ToolError::Fix(format!("the arguments of {name} do not fit its input schema: {e}")))?;
+        let (out, summary) = run(ctx, args)?;
+        let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
+        Ok(Reply { structured, summary })
+    });
+    ToolSpec { tool, run }
+}
+
+/// Every tool, in the order `tools/list` shows them.
+pub fn all() -> Vec<ToolSpec> {
+    vec![
+        spec("list_rooms", "List rooms", "List the studio's rooms: capacity, features, weekly opening hours, turnaround, and offline windows that have not ended.", Effect::Read, list_rooms),
+        spec("query_bookings", "Query bookings", "List bookings in start order, filtered by time, room, client, engineer, series or status, a page at a time (pass next_cursor back as cursor).", Effect::Read, query_bookings),
+        spec("get_booking", "Get a booking", "One booking, with its recurring series and the reflows that moved it.", Effect::Read, get_booking),
+        spec("find_free_slots", "Find free slots", "Find where a session of a given length fits: opening hours, offline windows, turnaround buffers, capacity and features are respected. Gives the earliest start of each free window and the latest start that still fits.", Effect::Read, find_free_slots),
+        spec("create_booking", "Create a booking", "Book a session, or a recurring series with an RRULE (all sessions or none). Refused with the conflicting booking named when the room, client or engineer is taken, or the room is closed or offline. Use idempotency_key to retry safely.", Effect::Add, create_booking),
+        spec("cancel_booking", "Cancel a booking", "Cancel a booking, or the following sessions of its series, or every session of its series that has not started.", Effect::Change { idempotent: false }, cancel_booking),
+        spec("move_booking", "Move a booking", "Move a booking to a new start and optionally a new room, keeping its length, under the same checks as a new booking.", Effect::Change { idempotent: true }, move_booking),
+        spec("set_room_offline", "Take a room offline", "Mark a room out of use for a time (repairs, maintenance). It moves nothing: it says how many bookings are affected; run reflow_month to move them.", Effect::Add, set_room_offline),
+        spec("list_offline_windows", "List offline windows", "List the windows when rooms are out of use.", Effect::Read, list_offline_windows),
+        spec("reflow_month", "Reflow a month", "Move every booking of a month that sits in an offline room to a compatible room or a nearby time on the same day, with no double-booking of rooms, clients or engineers; solved as an optimisation. Gives the moves and, for each booking it could not place, why. dry_run plans without moving.", Effect::Change { idempotent: false }, reflow_month),
+        spec("get_reflow", "Get a reflow", "A stored reflow: its request, its moves, its unresolved bookings with their reasons, and whether it was applied.", Effect::Read, get_reflow),
+    ]
+}
+
+// ---- helpers --------------------------------------------------------------------------------
+
+impl Ctx {
+    fn with<T>(&self, f: impl FnOnce(&mut Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
+        self.pool.with(f)?
+    }
+}
+
+fn time(tz: &StudioTz, field: &str, text: &str) -> Result<DateTime<Utc>, ToolError> {
+    tz.parse(text).map_err(|e| ToolError::Fix(format!("{field}: {e}")))
+}
+
+fn room_id(text: &str) -> RoomId {
+    RoomId::new(text.trim())
+}
+
+fn status(s: StatusArg) -> Status {
+    match s {
+        StatusArg::Confirmed => Status::Confirmed,
+        StatusArg::Tentative => Status::Tentative,
+        StatusArg::Cancelled => Status::Cancelled,
+    }
+}
+
+/// Cursors are versioned so that a change of paging never misreads an old one.
+fn encode_cursor((start, seq): (i64, i64)) -> String {
+    format!("c1.{start:x}.{seq:x}")
+}
+
+fn decode_cursor(text: &str) -> Result<(i64, i64), ToolError> {
+    let bad = || ToolError::Fix("cursor: not a cursor this server gave; pass next_cursor unchanged, or leave it out to start over".into());
+    let rest = text.strip_prefix("c1.").ok_or_else(bad)?;
+    let (start, seq) = rest.split_once('.').ok_or_else(bad)?;
+    Ok((i64::from_str_radix(start, 16).map_err(|_| bad())?, i64::from_str_radix(seq, 16).map_err(|_| bad())?))
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+// ---- handlers -------------------------------------------------------------------------------
+
+fn list_rooms(ctx: &Ctx, _: NoArgs) -> Result<(RoomsOut, String), ToolError> {
+    ctx.with(|store| {
+        let studio = store.studio()?.clone();
+        let now = studio.now();
+        let mut rooms = Vec::new();
+        for r in store.rooms()? {
+            let windows = calendar::current_and_upcoming(store, &r, now)?;
+            rooms.push(wire::room(&studio.tz, &r, &windows));
+        }
+        let offline = rooms.iter().filter(|r| !r.offline_windows.is_empty()).count();
+        let summary = format!("{} at {}; {} with offline windows.", plural(rooms.len(), "room", "rooms"), studio.name, offline);
+        Ok((RoomsOut { rooms }, summary))
+    })
+}
+
+fn query_bookings(ctx: &Ctx, a: QueryBookingsArgs) -> Result<(BookingsOut, String), ToolError> {
+    let limit = a.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ToolError::Fix("limit must be 1 to 500".into()));
+    }
+    let after = a.cursor.as_deref().map(decode_cursor).transpose()?;
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let from = a.from.as_deref().map(|t| time(&tz, "from", t)).transpose()?;
+        let to = a.to.as_deref().map(|t| time(&tz, "to", t)).transpose()?;
+        if let (Some(from), Some(to)) = (from, to) {
+            if to <= from {
+                return Err(ToolError::Fix("to must be after from".into()));
+            }
+        }
+        let query = BookingQuery {
+            from,
+            to,
+            room: a.room.as_deref().map(room_id),
+            client: a.client.as_deref().map(ClientId::new),
+            engineer: a.engineer.as_deref().map(EngineerId::new),
+            series: a.series.as_deref().map(SeriesId::new),
+            statuses: Some(match a.status {
+                Some(s) => vec![status(s)],
+                None => vec![Status::Confirmed, Status::Tentative],
+            }),
+            after,
+            // One more than asked tells whether another page follows.
+            limit: limit as usize + 1,
+        };
+        if let Some(room) = &query.room {
+            store.room(room)?.ok_or_else(|| StoreError::UnknownRoom(room.clone()))?;
+        }
+        let mut rows = store.query_bookings(&query)?;
+        let more = rows.len() > limit as usize;
+        rows.truncate(limit as usize);
+        let next_cursor = if more { rows.last().map(|(_, position)| encode_cursor(*position)) } else { None };
+        let bookings: Vec<_> = rows.iter().map(|(b, _)| wire::booking(&tz, b)).collect();
+        let summary = format!("{}{}.", plural(bookings.len(), "booking", "bookings"), if more { "; more on the next page" } else { "" });
+        Ok((BookingsOut { bookings, next_cursor }, summary))
+    })
+}
+
+fn get_booking(ctx: &Ctx, a: IdArgs) -> Result<(BookingDetailOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let id = BookingId::new(a.id.trim());
+        let b = store.booking(&id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+        let series = match &b.series {
+            Some(series_id) => {
+                let s = store.series(series_id)?.ok_or_else(|| StoreError::UnknownSeries(series_id.clone()))?;
+                let query = BookingQuery {
+                    series: Some(series_id.clone()),
+                    statuses: Some(vec![Status::Confirmed, Status::Tentative]),
+                    limit: 10_000,
+                    ..Default::default()
+                };
+                let active = store.query_bookings(&query)?.len() as u32;
+                Some(SeriesOut { id: s.id.0, rrule: s.rrule, active_sessions: active })
+            }
+            None => None,
+        };
+        let history: Vec<_> = store.booking_history(&id)?.iter().map(|m| wire::history(&tz, m)).collect();
+        let summary = format!(
+            "{} in {} from {} to {} ({}).",
+            b.id, b.room, tz.format(b.start), tz.format(b.end), b.status
+        );
+        Ok((BookingDetailOut { booking: wire::booking(&tz, &b), series, reflow_history: history }, summary))
+    })
+}
+
+fn find_free_slots(ctx: &Ctx, a: FindFreeSlotsArgs) -> Result<(SlotsOut, String), ToolError> {
+    if !(15..=1440).contains(&a.duration_minutes) {
+        return Err(ToolError::Fix("duration_minutes must be 15 to 1440".into()));
+    }
+    let limit = a.limit.unwrap_or(20);
+    if !(1..=200).contains(&limit) {
+        return Err(ToolError::Fix("limit must be 1 to 200".into()));
+    }
+    let party_size = a.party_size.unwrap_or(1);
+    if party_size == 0 {
+        return Err(ToolError::Fix("party_size must be at least 1".into()));
+    }
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let (from, to) = (time(&tz, "from", &a.from)?, time(&tz, "to", &a.to)?);
+        if to <= from {
+            return Err(ToolError::Fix("to must be after from".into()));
+        }
+        if to - from > calendar::MAX_SEARCH {
+            return Err(ToolError::Fix("search at most 31 days at a time: bring to closer to from".into()));
+        }
+        let query = SlotQuery {
+            from,
+            to,
+            length: Duration::minutes(a.duration_minutes.into()),
+            party_size,
+            requires: crate::domain::normalize_features(a.requires.clone()),
+            room: a.room.as_deref().map(room_id),
+            client: a.client.as_deref().map(ClientId::new),
+            engineer: a.engineer.as_deref().map(EngineerId::new),
+            limit: limit as usize,
+        };
+        let slots: Vec<_> = calendar::find_free_slots(store, &query)?
+            .into_iter()
+            .map(|s| SlotOut { room: s.room.0, start: tz.format(s.start), end: tz.format(s.end), latest_start: tz.format(s.latest_start) })
+            .collect();
+        let summary = match slots.first() {
+            Some(first) => format!("{}; the earliest is {} in {}.", plural(slots.len(), "free slot", "free slots"), first.start, first.room),
+            None => "No free slot fits: widen the time range, shorten the session or relax the requirements.".to_owned(),
+        };
+        Ok((SlotsOut { slots }, summary))
+    })
+}
+
+fn create_booking(ctx: &Ctx, a: CreateBookingArgs) -> Result<(CreatedOut, String), ToolError> {
+    if let Some(key) = &a.idempotency_key {
+        if key.is_empty() || key.len() > 200 {
+            return Err(ToolError::Fix("idempotency_key must be 1 to 200 characters".into()));
+        }
+    }
+    let request = serde_json::to_string(&a).map_err(|e| ToolError::Internal(e.to_string()))?;
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let (start, end) = (time(&tz, "start", &a.start)?, time(&tz, "end", &a.end)?);
+        let new = NewBooking {
+            room: room_id(&a.room),
+            client: ClientId::new(a.client.trim()),
+            engineer: a.engineer.as_deref().map(|e| EngineerId::new(e.trim())),
+            start,
+            end,
+            party_size: a.party_size.unwrap_or(1),
+            requires: a.requires.clone(),
+            status: a.status.map_or(Status::Confirmed, status),
+            pinned: false,
+        };
+        let (bookings, series, replayed) = store.write_with(|w| {
+            if let Some(key) = &a.idempotency_key {
+                if let Some(earlier) = w.idempotent_replay(key, &request)? {
+                    let series = earlier.first().and_then(|b| b.series.clone());
+                    return Ok((earlier, series, true));
+                }
+            }
+            let (bookings, series) = match &a.recurrence {
+                Some(rule) => {
+                    let (series, sessions) = w.create_series(None, rule, &new)?;
+                    (sessions, Some(series.id))
+                }
+                None => (vec![w.create_booking(&new)?], None),
+            };
+            if let Some(key) = &a.idempotency_key {
+                w.remember_idempotent(key, &request, &bookings)?;
+            }
+            Ok((bookings, series, false))
+        })?;
+        let first = &bookings[0];
+        let summary = match &series {
+            Some(s) => format!("Booked series {s}: {} in {}, first at {}.", plural(bookings.len(), "session", "sessions"), first.room, tz.format(first.start)),
+            None => format!("Booked {} in {} from {} to {}.", first.id, first.room, tz.format(first.start), tz.format(first.end)),
+        };
+        let summary = if replayed { format!("Already done earlier with this idempotency_key. {summary}") } else { summary };
+        Ok((CreatedOut { bookings: bookings.iter().map(|b| wire::booking(&tz, b)).collect(), series: series.map(|s| s.0), replayed }, summary))
+    })
+}
+
+fn cancel_booking(ctx: &Ctx, a: CancelBookingArgs) -> Result<(CancelledOut, String), ToolError> {
+    let scope = match a.scope.unwrap_or(ScopeArg::Occurrence) {
+        ScopeArg::Occurrence => CancelScope::Occurrence,
+        ScopeArg::Following => CancelScope::Following,
+        ScopeArg::Series => CancelScope::Series,
+    };
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let id = BookingId::new(a.id.trim());
+        let cancelled = store.write_with(|w| w.cancel_booking(&id, scope))?;
+        let summary = format!("Cancelled {}.", plural(cancelled.len(), "booking", "bookings"));
+        Ok((CancelledOut { cancelled: cancelled.iter().map(|b| wire::booking(&tz, b)).collect() }, summary))
+    })
+}
+
+fn move_booking(ctx: &Ctx, a: MoveBookingArgs) -> Result<(MovedOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let id = BookingId::new(a.id.trim());
+        let start = time(&tz, "start", &a.start)?;
+        let current = store.booking(&id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+        let room = a.room.as_deref().map_or(current.room, room_id);
+        let moved = store.write_with(|w| w.move_booking(&id, &room, start))?;
+        let summary = format!("Moved {} to {} from {} to {}.", moved.id, moved.room, tz.format(moved.start), tz.format(moved.end));
+        Ok((MovedOut { booking: wire::booking(&tz, &moved) }, summary))
+    })
+}
+
+fn set_room_offline(ctx: &Ctx, a: SetRoomOfflineArgs) -> Result<(OfflineOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let (from, to) = (time(&tz, "from", &a.from)?, time(&tz, "to", &a.to)?);
+        let room = room_id(&a.room);
+        let window = store.write_with(|w| w.add_offline_window(&room, from, to, &a.reason))?;
+        let affected = calendar::affected_by(store, &room, from, to)?;
+        let months: std::collections::BTreeSet<String> =
+            affected.iter().map(|b| tz.local(b.start).format("%Y-%m").to_string()).collect();
+        let next_step = if affected.is_empty() {
+            "Nothing to move.".to_owned()
+        } else {
+            let months: Vec<String> = months.into_iter().collect();
+            format!("Run reflow_month for {} with offline_rooms [\"{room}\"] to move them.", months.join(" and "))
+        };
+        let summary = format!("{room} is offline from {} to {}; {} affected. {next_step}", tz.format(from), tz.format(to), plural(affected.len(), "booking is", "bookings are"));
+        Ok((
+            OfflineOut {
+                window: wire::window(&tz, &window),
+                affected: affected.len() as u32,
+                affected_bookings: affected.iter().map(|b| b.id.0.clone()).collect(),
+                next_step,
+            },
+            summary,
+        ))
+    })
+}
+
+fn list_offline_windows(ctx: &Ctx, a: ListOfflineWindowsArgs) -> Result<(WindowsOut, String), ToolError> {
+    ctx.with(|store| {
+        let studio = store.studio()?.clone();
+        let tz = studio.tz;
+        let from = match &a.from {
+            Some(t) => time(&tz, "from", t)?,
+            None => studio.now(),
+        };
+        let to = match &a.to {
+            Some(t) => time(&tz, "to", t)?,
+            None => from + Duration::days(366),
+        };
+        if to <= from {
+            return Err(ToolError::Fix("to must be after from".into()));
+        }
+        let room = a.room.as_deref().map(room_id);
+        if let Some(room) = &room {
+            store.room(room)?.ok_or_else(|| StoreError::UnknownRoom(room.clone()))?;
+        }
+        let windows: Vec<_> = store.offline_windows(room.as_ref(), from, to)?.iter().map(|w| wire::window(&tz, w)).collect();
+        let summary = format!("{}.", plural(windows.len(), "offline window", "offline windows"));
+        Ok((WindowsOut { windows }, summary))
+    })
+}
+
+/// Reads and checks a reflow request; shared with the task runner.
+pub fn reflow_request(a: &ReflowMonthArgs) -> Result<ReflowRequest, ToolError> {
+    if a.offline_rooms.is_empty() {
+        return Err(ToolError::Fix("offline_rooms: name at least one room, e.g. [\"studio-b\"]".into()));
+    }
+    Ok(ReflowRequest {
+        month: Month::parse(&a.month)?,
+        offline_rooms: a.offline_rooms.iter().map(|r| room_id(r)).collect(),
+        max_shift_minutes: a.max_shift_minutes.unwrap_or(DEFAULT_MAX_SHIFT),
+    })
+}
+
+fn reflow_month(ctx: &Ctx, a: ReflowMonthArgs) -> Result<(ReflowOut, String), ToolError> {
+    let request = reflow_request(&a)?;
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let options = solver::Options { threads: ctx.solver_threads, time_limit: ctx.solver_time_limit, ..solver::Options::default() };
+        let plan = reflow::plan_reflow(store, &request, &options)?;
+        let id = reflow::apply_plan(store, &plan, a.dry_run)?;
+        let out = wire::reflow(&tz, &plan, &id, !a.dry_run);
+        Ok((out, reflow_summary(&plan, a.dry_run)))
+    })
+}
+
+/// "Moved 138 bookings; 4 unresolved." with the dry-run wording where it applies.
+pub fn reflow_summary(plan: &reflow::ReflowPlan, dry_run: bool) -> String {
+    let verb = if dry_run { "Would move" } else { "Moved" };
+    let mut text = format!("{verb} {}; {} unresolved.", plural(plan.moves.len(), "booking", "bookings"), plan.unresolved.len());
+    if plan.affected == 0 {
+        text = "No booking sits in an offline room in that month: nothing to move.".to_owned();
+    }
+    text
+}
+
+fn get_reflow(ctx: &Ctx, a: GetReflowArgs) -> Result<(StoredReflowOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let record = store
+            .reflow(a.reflow_id.trim())?
+            .ok_or_else(|| ToolError::Fix(format!("unknown reflow \"{}\": reflow ids look like rf_0001", a.reflow_id)))?;
+        let summary = format!(
+            "Reflow {} of {}: {} moves, {} unresolved, {}.",
+            record.id, record.month, record.moves.len(), record.unresolved.len(), if record.applied { "applied" } else { "not applied" }
+        );
+        Ok((wire::stored_reflow(&tz, &record), summary))
+    })
+}

@@ -1,0 +1,462 @@
+//! The tools' arguments and answers as they travel: the public contract, with JSON schemas derived
+//! from these types. Each answer type is built by hand from domain types, so that a change inside
+//! the project never changes the wire by accident.
+
+use crate::domain::{Booking, OfflineWindow, Room, StudioTz};
+use crate::reflow::{Move, ReflowPlan};
+use crate::store::{MoveRecord, ReflowRecord};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+// ---- arguments ------------------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueryBookingsArgs {
+    /// Keep bookings that end after this time: RFC 3339 with an offset, or local studio time (2026-09-07T10:00).
+    pub from: Option<String>,
+    /// Keep bookings that start before this time; same forms as `from`.
+    pub to: Option<String>,
+    /// Only this room (its id, e.g. "studio-a").
+    pub room: Option<String>,
+    /// Only this client.
+    pub client: Option<String>,
+    /// Only this engineer.
+    pub engineer: Option<String>,
+    /// Only this recurring series.
+    pub series: Option<String>,
+    /// Only this status. Without it, confirmed and tentative bookings are listed, not cancelled ones.
+    pub status: Option<StatusArg>,
+    /// Bookings per page, 1 to 500 (default 50).
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page, to read the next one.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusArg {
+    Confirmed,
+    Tentative,
+    Cancelled,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdArgs {
+    /// The booking's id, e.g. "bk_00017".
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindFreeSlotsArgs {
+    /// Start of the search: RFC 3339 with an offset, or local studio time.
+    pub from: String,
+    /// End of the search (at most 31 days after `from`).
+    pub to: String,
+    /// How long the session lasts, 15 to 1440 minutes.
+    pub duration_minutes: u32,
+    /// How many people come (default 1); only rooms that hold them are searched.
+    pub party_size: Option<u32>,
+    /// Features the room must have, e.g. ["drums", "vocal-booth"].
+    #[serde(default)]
+    pub requires: Vec<String>,
+    /// Search only this room.
+    pub room: Option<String>,
+    /// Leave out times when this client is already booked.
+    pub client: Option<String>,
+    /// Leave out times when this engineer is already booked.
+    pub engineer: Option<String>,
+    /// Most slots to return, 1 to 200 (default 20).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBookingArgs {
+    /// The room's id.
+    pub room: String,
+    /// The client's id.
+    pub client: String,
+    /// Start: RFC 3339 with an offset, or local studio time (2026-09-07T10:00).
+    pub start: String,
+    /// End; same forms as `start`. With `recurrence`, every session keeps this length.
+    pub end: String,
+    /// The engineer's id, if one is needed.
+    pub engineer: Option<String>,
+    /// How many people come (default 1).
+    pub party_size: Option<u32>,
+    /// Features the session needs, e.g. ["drums"]; the room must have them all.
+    #[serde(default)]
+    pub requires: Vec<String>,
+    /// An RFC 5545 RRULE for a recurring series, e.g. "FREQ=WEEKLY;COUNT=8". It needs COUNT or
+    /// UNTIL; every session is booked, or none is.
+    pub recurrence: Option<String>,
+    /// "confirmed" (default) or "tentative".
+    pub status: Option<StatusArg>,
+    /// A key of your choice: a retry with the same key and arguments returns the same booking(s)
+    /// and books nothing twice.
+    pub idempotency_key: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelBookingArgs {
+    /// The booking's id.
+    pub id: String,
+    /// "occurrence" (default): this booking only; "following": this and every later session of its
+    /// series; "series": every session of its series that has not started yet.
+    pub scope: Option<ScopeArg>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeArg {
+    Occurrence,
+    Following,
+    Series,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveBookingArgs {
+    /// The booking's id.
+    pub id: String,
+    /// The new room (default: the same room).
+    pub room: Option<String>,
+    /// The new start; the booking keeps its length.
+    pub start: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetRoomOfflineArgs {
+    /// The room's id.
+    pub room: String,
+    /// When it goes out of use: RFC 3339 with an offset, or local studio time.
+    pub from: String,
+    /// When it comes back.
+    pub to: String,
+    /// Why, for the people who read the calendar (e.g. "desk replacement").
+    pub reason: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListOfflineWindowsArgs {
+    /// Only this room.
+    pub room: Option<String>,
+    /// Keep windows that end after this time (default: now).
+    pub from: Option<String>,
+    /// Keep windows that start before this time (default: a year after `from`).
+    pub to: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReflowMonthArgs {
+    /// The month, YYYY-MM.
+    pub month: String,
+    /// The rooms whose bookings must move: their offline windows in the month are used, and a room
+    /// with none is treated as offline the whole month.
+    pub offline_rooms: Vec<String>,
+    /// How far a booking's start may shift within its day, 0 to 720 minutes (default 120).
+    pub max_shift_minutes: Option<i64>,
+    /// Plan and record the reflow without moving anything (default false).
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetReflowArgs {
+    /// The reflow's id, e.g. "rf_0001".
+    pub reflow_id: String,
+}
+
+// ---- answers --------------------------------------------------------------------------------
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RoomsOut {
+    pub rooms: Vec<RoomOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RoomOut {
+    pub id: String,
+    pub name: String,
+    pub capacity: u32,
+    pub features: Vec<String>,
+    /// Weekly opening hours, e.g. "mon-fri 10:00-01:00" (a close before the open is past midnight).
+    pub opening_hours: Vec<String>,
+    /// Turnaround kept free between two sessions in the room.
+    pub buffer_minutes: i64,
+    /// Offline windows that have not ended yet.
+    pub offline_windows: Vec<WindowOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WindowOut {
+    pub id: i64,
+    pub room: String,
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BookingOut {
+    pub id: String,
+    pub room: String,
+    pub client: String,
+    pub engineer: Option<String>,
+    pub start: String,
+    pub end: String,
+    pub party_size: u32,
+    pub requires: Vec<String>,
+    pub series: Option<String>,
+    /// "confirmed", "tentative" or "cancelled".
+    pub status: String,
+    /// Locked by staff: a reflow never moves it.
+    pub pinned: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BookingsOut {
+    pub bookings: Vec<BookingOut>,
+    /// Pass as `cursor` to read the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BookingDetailOut {
+    pub booking: BookingOut,
+    pub series: Option<SeriesOut>,
+    /// The reflows that moved (or planned to move) this booking, oldest first.
+    pub reflow_history: Vec<HistoryOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SeriesOut {
+    pub id: String,
+    pub rrule: String,
+    /// Sessions of the series still booked (not cancelled).
+    pub active_sessions: u32,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HistoryOut {
+    pub reflow_id: String,
+    pub applied: bool,
+    pub from_room: String,
+    pub from_start: String,
+    pub to_room: String,
+    pub to_start: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SlotsOut {
+    pub slots: Vec<SlotOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SlotOut {
+    pub room: String,
+    /// The earliest start in this free window.
+    pub start: String,
+    pub end: String,
+    /// The latest start that still fits in the same free window.
+    pub latest_start: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CreatedOut {
+    /// The booking, or every session of a series, in start order.
+    pub bookings: Vec<BookingOut>,
+    pub series: Option<String>,
+    /// True when this answer repeats an earlier request with the same idempotency key.
+    pub replayed: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CancelledOut {
+    pub cancelled: Vec<BookingOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MovedOut {
+    pub booking: BookingOut,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OfflineOut {
+    pub window: WindowOut,
+    /// Active bookings in the room during the window; they stay where they are until a reflow.
+    pub affected: u32,
+    pub affected_bookings: Vec<String>,
+    /// What to do next.
+    pub next_step: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WindowsOut {
+    pub windows: Vec<WindowOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReflowOut {
+    pub reflow_id: String,
+    pub month: String,
+    /// Whether the moves were written (false for a dry run).
+    pub applied: bool,
+    /// Bookings in an offline room at an offline time.
+    pub affected: u32,
+    pub moved: u32,
+    pub unresolved: u32,
+    /// The REFLOW.md cost of the plan (lower is better).
+    pub cost: i64,
+    /// A proven lower bound on the cost; equal to `cost` when the plan is optimal. Null for a
+    /// stored reflow, which keeps only its cost.
+    pub lower_bound: Option<i64>,
+    pub unresolved_bookings: Vec<UnresolvedOut>,
+    pub moves: Vec<MoveOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UnresolvedOut {
+    pub booking: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MoveOut {
+    pub booking: String,
+    pub from_room: String,
+    pub from_start: String,
+    pub to_room: String,
+    pub to_start: String,
+    pub to_end: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StoredReflowOut {
+    #[serde(flatten)]
+    pub reflow: ReflowOut,
+    /// The request as it was made: month, offline_rooms, max_shift_minutes.
+    pub request: serde_json::Value,
+    pub created_at: String,
+}
+
+// ---- conversions ----------------------------------------------------------------------------
+
+pub fn booking(tz: &StudioTz, b: &Booking) -> BookingOut {
+    BookingOut {
+        id: b.id.0.clone(),
+        room: b.room.0.clone(),
+        client: b.client.0.clone(),
+        engineer: b.engineer.as_ref().map(|e| e.0.clone()),
+        start: tz.format(b.start),
+        end: tz.format(b.end),
+        party_size: b.party_size,
+        requires: b.requires.clone(),
+        series: b.series.as_ref().map(|s| s.0.clone()),
+        status: b.status.to_string(),
+        pinned: b.pinned,
+    }
+}
+
+pub fn window(tz: &StudioTz, w: &OfflineWindow) -> WindowOut {
+    WindowOut { id: w.id, room: w.room.0.clone(), from: tz.format(w.from), to: tz.format(w.to), reason: w.reason.clone() }
+}
+
+pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
+    RoomOut {
+        id: r.id.0.clone(),
+        name: r.name.clone(),
+        capacity: r.capacity,
+        features: r.features.clone(),
+        opening_hours: r.hours.to_lines(),
+        buffer_minutes: r.buffer.num_minutes(),
+        offline_windows: windows.iter().map(|w| window(tz, w)).collect(),
+    }
+}
+
+pub fn history(tz: &StudioTz, m: &MoveRecord) -> HistoryOut {
+    HistoryOut {
+        reflow_id: m.reflow.clone(),
+        applied: m.applied,
+        from_room: m.from_room.0.clone(),
+        from_start: tz.format(m.from_start),
+        to_room: m.to_room.0.clone(),
+        to_start: tz.format(m.to_start),
+    }
+}
+
+fn move_out(tz: &StudioTz, m: &Move) -> MoveOut {
+    MoveOut {
+        booking: m.booking.0.clone(),
+        from_room: m.from_room.0.clone(),
+        from_start: tz.format(m.from_start),
+        to_room: m.to_room.0.clone(),
+        to_start: tz.format(m.to_start),
+        to_end: tz.format(m.to_end),
+    }
+}
+
+pub fn reflow(tz: &StudioTz, plan: &ReflowPlan, reflow_id: &str, applied: bool) -> ReflowOut {
+    ReflowOut {
+        reflow_id: reflow_id.to_owned(),
+        month: plan.request.month.to_string(),
+        applied,
+        affected: plan.affected as u32,
+        moved: plan.moves.len() as u32,
+        unresolved: plan.unresolved.len() as u32,
+        cost: plan.cost,
+        lower_bound: Some(plan.lower_bound),
+        unresolved_bookings: plan
+            .unresolved
+            .iter()
+            .map(|u| UnresolvedOut { booking: u.booking.0.clone(), reason: u.reason.clone() })
+            .collect(),
+        moves: plan.moves.iter().map(|m| move_out(tz, m)).collect(),
+    }
+}
+
+pub fn stored_reflow(tz: &StudioTz, r: &ReflowRecord) -> StoredReflowOut {
+    StoredReflowOut {
+        reflow: ReflowOut {
+            reflow_id: r.id.clone(),
+            month: r.month.clone(),
+            applied: r.applied,
+            affected: r.affected as u32,
+            moved: r.moves.len() as u32,
+            unresolved: r.unresolved.len() as u32,
+            cost: r.cost,
+            lower_bound: None,
+            unresolved_bookings: r
+                .unresolved
+                .iter()
+                .map(|(b, reason)| UnresolvedOut { booking: b.0.clone(), reason: reason.clone() })
+                .collect(),
+            moves: r
+                .moves
+                .iter()
+                .map(|m| MoveOut {
+                    booking: m.booking.0.clone(),
+                    from_room: m.from_room.0.clone(),
+                    from_start: tz.format(m.from_start),
+                    to_room: m.to_room.0.clone(),
+                    to_start: tz.format(m.to_start),
+                    to_end: tz.format(m.to_end),
+                })
+                .collect(),
+        },
+        request: r.request.clone(),
+        created_at: tz.format(r.created_at),
+    }
+}

@@ -1,0 +1,129 @@
+//! Reflow records and idempotency keys: what each reflow planned and moved, the reflows that
+//! touched a booking, and the answers remembered for retried writes.
+
+use super::{instant, Result, Store};
+use crate::domain::{BookingId, RoomId};
+use chrono::{DateTime, Utc};
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// A stored reflow: its request, summary, moves and unresolved bookings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReflowRecord {
+    pub id: String,
+    pub month: String,
+    /// The request as JSON, as the reflow stored it.
+    pub request: serde_json::Value,
+    pub created_at: DateTime<Utc>,
+    pub applied: bool,
+    pub affected: usize,
+    pub cost: i64,
+    pub moves: Vec<MoveRecord>,
+    pub unresolved: Vec<(BookingId, String)>,
+}
+
+/// One booking's move in a stored reflow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoveRecord {
+    pub reflow: String,
+    pub booking: BookingId,
+    pub from_room: RoomId,
+    pub from_start: DateTime<Utc>,
+    pub from_end: DateTime<Utc>,
+    pub to_room: RoomId,
+    pub to_start: DateTime<Utc>,
+    pub to_end: DateTime<Utc>,
+    pub applied: bool,
+}
+
+const MOVE_COLUMNS: &str = "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied";
+
+fn move_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(MoveRecord, [i64; 4])> {
+    let times = [row.get(3)?, row.get(4)?, row.get(6)?, row.get(7)?];
+    let record = MoveRecord {
+        reflow: row.get(0)?,
+        booking: BookingId(row.get(1)?),
+        from_room: RoomId(row.get(2)?),
+        from_start: DateTime::UNIX_EPOCH,
+        from_end: DateTime::UNIX_EPOCH,
+        to_room: RoomId(row.get(5)?),
+        to_start: DateTime::UNIX_EPOCH,
+        to_end: DateTime::UNIX_EPOCH,
+        applied: row.get(8)?,
+    };
+    Ok((record, times))
+}
+
+fn finish_move((mut m, [a, b, c, d]): (MoveRecord, [i64; 4])) -> Result<MoveRecord> {
+    (m.from_start, m.from_end, m.to_start, m.to_end) = (instant(a)?, instant(b)?, instant(c)?, instant(d)?);
+    Ok(m)
+}
+
+impl Store {
+    pub fn reflow(&self, id: &str) -> Result<Option<ReflowRecord>> {
+        let conn = self.conn();
+        let head = conn
+            .query_row(
+                "SELECT id, month, request, created_at, applied, affected, cost FROM reflows WHERE id = ?",
+                [id],
+                |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, i64>(3)?, row.get::<_, bool>(4)?, row.get::<_, i64>(5)?, row.get::<_, i64>(6)?))
+                },
+            )
+            .optional()?;
+        let Some((id, month, request, created_at, applied, affected, cost)) = head else { return Ok(None) };
+        let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
+        let moves = collect_moves(conn, &sql, [&id])?;
+        let mut stmt = conn.prepare_cached("SELECT booking_id, reason FROM reflow_unresolved WHERE reflow_id = ? ORDER BY booking_id")?;
+        let unresolved = stmt
+            .query_map([&id], |row| Ok((BookingId(row.get(0)?), row.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(Some(ReflowRecord {
+            id,
+            month,
+            request: serde_json::from_str(&request).unwrap_or(serde_json::Value::Null),
+            created_at: instant(created_at)?,
+            applied,
+            affected: affected as usize,
+            cost,
+            moves,
+            unresolved,
+        }))
+    }
+
+    /// Every stored reflow move of a booking, oldest first.
+    pub fn booking_history(&self, booking: &BookingId) -> Result<Vec<MoveRecord>> {
+        let sql = format!(
+            "SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id \
+             WHERE m.booking_id = ? ORDER BY r.created_at, r.id"
+        );
+        collect_moves(self.conn(), &sql, [booking.as_str()])
+    }
+}
+
+fn collect_moves(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Vec<MoveRecord>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(args, move_from_row)?;
+    rows.map(|row| finish_move(row?)).collect()
+}
+
+/// The answer remembered for an idempotency key: the request it answered and the bookings it wrote.
+pub(super) fn remembered(conn: &Connection, key: &str) -> Result<Option<(String, Vec<BookingId>)>> {
+    let row: Option<String> = conn
+        .prepare_cached("SELECT response FROM idempotency_keys WHERE key = ?")?
+        .query_row([key], |row| row.get(0))
+        .optional()?;
+    let Some(text) = row else { return Ok(None) };
+    let value: (String, Vec<String>) = serde_json::from_str(&text)
+        .map_err(|e| super::StoreError::Corrupt(format!("idempotency key {key}: {e}")))?;
+    Ok(Some((value.0, value.1.into_iter().map(BookingId).collect())))
+}
+
+pub(super) fn remember(conn: &Connection, key: &str, request: &str, ids: &[BookingId]) -> Result<()> {
+    let ids: Vec<&str> = ids.iter().map(BookingId::as_str).collect();
+    let text = serde_json::to_string(&(request, ids)).expect("strings always serialise");
+    conn.execute(
+        "INSERT INTO idempotency_keys (key, response, created_at) VALUES (?, ?, ?)",
+        params![key, text, Utc::now().timestamp()],
+    )?;
+    Ok(())
+}
