@@ -1,8 +1,14 @@
 //! Streamable HTTP: one endpoint, `/mcp`, POST only and without sessions, on axum. The SDK's
-//! service checks `Host` and `Origin` against allow-lists (403 otherwise), limits the body, and
-//! answers GET and DELETE with 405. The server stops gracefully when `shutdown` resolves.
+//! service checks `Host` and `Origin` against allow-lists (403 otherwise) and answers GET and
+//! DELETE with 405; a front layer limits the body and answers a body that is not a JSON-RPC
+//! request with its JSON-RPC error (-32700, -32600), as stdio does. The server stops gracefully
+//! when `shutdown` resolves.
 
 use super::StudioServer;
+use axum::body::{Body, Bytes};
+use axum::http::{Method, Request, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::{
     session::never::NeverSessionManager, StreamableHttpServerConfig, StreamableHttpService,
 };
@@ -48,7 +54,10 @@ pub async fn serve_http(
         .with_cancellation_token(cancel.child_token());
     sdk_config.sse_keep_alive = None;
     let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), sdk_config);
-    let app = axum::Router::new().route_service("/mcp", service);
+    let limit = config.max_body_bytes;
+    let app = axum::Router::new()
+        .route_service("/mcp", service)
+        .layer(axum::middleware::from_fn(move |request, next| check_body(request, next, limit)));
     tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP at /mcp");
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -57,4 +66,20 @@ pub async fn serve_http(
         })
         .await?;
     Ok(())
+}
+
+/// Reads a POST body once: refuses it if too large or not a JSON-RPC message, else passes it on.
+async fn check_body(request: Request<Body>, next: Next, limit: usize) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is over {limit} bytes")).into_response(),
+    };
+    if let Err(reply) = super::stdio::check(&String::from_utf8_lossy(&bytes)) {
+        return (StatusCode::BAD_REQUEST, [(axum::http::header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
 }

@@ -99,11 +99,11 @@ async fn forward_requests(
 }
 
 /// Whether a line is a JSON-RPC message the SDK can read, or the error it gets instead.
-fn check(text: &str) -> Result<(), Value> {
+pub(super) fn check(text: &str) -> Result<(), Value> {
     let value: Value = serde_json::from_str(text)
-        .map_err(|e| error(Value::Null, -32700, &format!("parse error: the line is not JSON ({e})")))?;
+        .map_err(|e| error(Value::Null, -32700, &format!("parse error: the message is not JSON ({e})")))?;
     let Some(object) = value.as_object() else {
-        return Err(error(Value::Null, -32600, "invalid request: send one JSON-RPC object per line (batches are not supported)"));
+        return Err(error(Value::Null, -32600, "invalid request: send one JSON-RPC object per message (batches are not supported)"));
     };
     let id = object.get("id").cloned().unwrap_or(Value::Null);
     if object.get("jsonrpc") != Some(&json!("2.0")) {
