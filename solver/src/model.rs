@@ -1,18 +1,22 @@
-//! The integer program of one part, solved with microlp, starting from the greedy plan.
+//! The integer program of one part, written with good_lp and solved with its microlp backend,
+//! starting from the greedy plan.
 //!
 //! One binary per candidate; one "at most one" row per booking; one clique row per resource and
 //! maximal set of candidates overlapping there (rooms held for the buffer too); and series terms
 //! `y[series, room] >= x` with `z[series] <= sum y`, so that `sum y - z` is the number of extra rooms.
 //! The objective is the REFLOW.md cost minus a constant, so "optimal" means the contract's optimum.
-//! It is called directly rather than through good_lp: only the direct API has a node limit (a
-//! deterministic budget), resumable solves (so a stop flag is seen between chunks) and the bound.
+//! good_lp builds the model; the search then runs on the `microlp::Problem` good_lp made, through
+//! microlp's own `solve_with`, which alone has a node limit (a deterministic budget), resumable
+//! solves (so a stop flag is seen between chunks) and the proven bound.
 
 use std::collections::{BTreeMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use microlp::{ComparisonOp, LinearExpr, OptimizationDirection, ResumeOptions, SolveOptions, SolveOutcome, Variable};
+use good_lp::solvers::microlp::{MicroLpProblem, microlp};
+use good_lp::{Expression, ProblemVariables, SolverModel, constraint, variable};
+use microlp::{ResumeOptions, SolveOptions, SolveOutcome};
 
 use crate::candidates::{Problem, Resource};
 use crate::instance::Minute;
@@ -49,16 +53,20 @@ impl Limits<'_> {
     }
 }
 
-/// The ILP of one part, with the variables it was built from.
+/// The ILP of one part. Variables are named by their creation position: good_lp hands its
+/// variables to microlp in creation order (see `good_lp::solvers::microlp::microlp`), and a
+/// microlp variable is its creation index (`microlp::Variable::idx`), so position `i` here is
+/// microlp variable `i`. The candidates come first, then the `y`, then the `z`.
 struct Model {
-    lp: microlp::Problem,
-    /// The part's candidate indices, aligned with `x`.
+    lp: MicroLpProblem,
+    /// The part's candidate indices; candidate `candidates[i]` is variable `i`.
     candidates: Vec<usize>,
-    x: Vec<Variable>,
-    /// `(series, room, y)`, sorted.
-    y: Vec<(u32, u32, Variable)>,
-    /// `(series, z)`, sorted.
-    z: Vec<(u32, Variable)>,
+    /// `(series, room)` of each `y`, sorted; `y[j]` is variable `candidates.len() + j`.
+    y: Vec<(u32, u32)>,
+    /// The series of each `z`, sorted; `z[k]` is variable `candidates.len() + y.len() + k`.
+    z: Vec<u32>,
+    /// microlp's handle of every variable, by position.
+    handles: Vec<microlp::Variable>,
     /// Added to the objective to get the part's cost.
     constant: i64,
 }
@@ -66,82 +74,90 @@ struct Model {
 impl Model {
     fn build(problem: &Problem, part: &Part) -> Model {
         let w = &problem.weights;
-        let mut lp = microlp::Problem::new(OptimizationDirection::Minimize);
         let candidates: Vec<usize> = part.affected.iter().flat_map(|&a| problem.candidates_of(a)).collect();
-        // Choosing a candidate saves the unresolved weight, so its coefficient is its cost minus that.
-        let x: Vec<Variable> =
-            candidates.iter().map(|&c| lp.add_binary_var((problem.candidates[c].cost - w.unresolved) as f64)).collect();
+        let mut vars = ProblemVariables::new();
+        let x: Vec<good_lp::Variable> = candidates.iter().map(|_| vars.add(variable().binary())).collect();
         let var_of = |c: usize| x[candidates.partition_point(|&d| d < c)];
 
         // A series' y and z may be continuous: at integral x the optimum sets them to 0 or 1.
-        let mut series_rooms = BTreeMap::new();
-        for &c in &candidates {
-            let cand = &problem.candidates[c];
-            if let Some(s) = problem.affected[cand.affected as usize].series {
-                series_rooms.entry((s, cand.room)).or_insert(());
-            }
+        let mut y: Vec<(u32, u32)> = candidates
+            .iter()
+            .filter_map(|&c| {
+                let cand = &problem.candidates[c];
+                problem.affected[cand.affected as usize].series.map(|s| (s, cand.room))
+            })
+            .collect();
+        y.sort_unstable();
+        y.dedup();
+        let y_vars: Vec<good_lp::Variable> = y.iter().map(|_| vars.add(variable().min(0).max(1))).collect();
+        let y_of = |s: u32, room: u32| y_vars[y.partition_point(|&key| key < (s, room))];
+        let mut z: Vec<u32> = y.iter().map(|&(s, _)| s).collect();
+        z.dedup();
+        let z_vars: Vec<good_lp::Variable> = z.iter().map(|_| vars.add(variable().min(0).max(1))).collect();
+
+        // Choosing a candidate saves the unresolved weight, so its coefficient is its cost minus that;
+        // the saved weights are the constant, kept outside because microlp has no objective constant.
+        let mut objective = Expression::with_capacity(vars.len());
+        for (&c, &v) in candidates.iter().zip(&x) {
+            objective.add_mul((problem.candidates[c].cost - w.unresolved) as f64, v);
         }
-        let y: Vec<(u32, u32, Variable)> =
-            series_rooms.keys().map(|&(s, r)| (s, r, lp.add_var(w.series_split as f64, (0.0, 1.0)))).collect();
-        let mut series: Vec<u32> = y.iter().map(|&(s, _, _)| s).collect();
-        series.dedup();
-        let z: Vec<(u32, Variable)> =
-            series.iter().map(|&s| (s, lp.add_var(-(w.series_split as f64), (0.0, 1.0)))).collect();
+        for &v in &y_vars {
+            objective.add_mul(w.series_split as f64, v);
+        }
+        for &v in &z_vars {
+            objective.add_mul(-(w.series_split as f64), v);
+        }
+        let handles = microlp_handles(vars.len());
+        let mut lp = vars.minimise(objective).using(microlp);
 
         for &a in &part.affected {
             let range = problem.candidates_of(a);
             if range.len() > 1 {
-                let row: LinearExpr = range.clone().map(|c| (var_of(c), 1.0)).collect();
-                lp.add_constraint(row, ComparisonOp::Le, 1.0);
+                let taken: Expression = range.clone().map(var_of).sum();
+                lp.add_constraint(constraint!(taken <= 1));
             }
             // y[s, r] >= sum of this booking's candidates in room r (it takes at most one of them).
             if let Some(s) = problem.affected[a as usize].series {
-                let mut by_room: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+                let mut by_room: BTreeMap<u32, Expression> = BTreeMap::new();
                 for c in range {
-                    by_room.entry(problem.candidates[c].room).or_default().push(c);
+                    by_room.entry(problem.candidates[c].room).or_default().add_mul(1.0, var_of(c));
                 }
-                for (room, cs) in by_room {
-                    let yi = y.partition_point(|&(ys, yr, _)| (ys, yr) < (s, room));
-                    let mut row: LinearExpr = cs.iter().map(|&c| (var_of(c), 1.0)).collect();
-                    row.add(y[yi].2, -1.0);
-                    lp.add_constraint(row, ComparisonOp::Le, 0.0);
+                for (room, taken) in by_room {
+                    lp.add_constraint(constraint!(taken <= y_of(s, room)));
                 }
             }
         }
-        for &(s, zs) in &z {
-            let mut row: LinearExpr = y.iter().filter(|&&(ys, _, _)| ys == s).map(|&(_, _, v)| (v, -1.0)).collect();
-            row.add(zs, 1.0);
-            lp.add_constraint(row, ComparisonOp::Le, 0.0);
+        for (&s, &zs) in z.iter().zip(&z_vars) {
+            let first = y.partition_point(|&(ys, _)| ys < s);
+            let last = y.partition_point(|&(ys, _)| ys <= s);
+            let rooms_used: Expression = y_vars[first..last].iter().sum();
+            lp.add_constraint(constraint!(zs <= rooms_used));
         }
 
         for clique in clique_rows(problem, &candidates) {
-            let row: LinearExpr = clique.iter().map(|&c| (var_of(c), 1.0)).collect();
-            lp.add_constraint(row, ComparisonOp::Le, 1.0);
+            let taken: Expression = clique.iter().map(|&c| var_of(c)).sum();
+            lp.add_constraint(constraint!(taken <= 1));
         }
         let constant = w.unresolved * part.affected.len() as i64;
-        Model { lp, candidates, x, y, z, constant }
+        Model { lp, candidates, y, z, handles, constant }
     }
 
     /// The values of every variable for a plan, for microlp's warm start.
-    fn warm_start(&self, problem: &Problem, plan: &Plan) -> Vec<(Variable, f64)> {
+    fn warm_start(&self, problem: &Problem, plan: &Plan) -> Vec<(microlp::Variable, f64)> {
         let chosen: HashSet<usize> = plan.chosen.iter().flatten().copied().collect();
         let mut used = HashSet::new();
-        let mut values: Vec<(Variable, f64)> = Vec::new();
-        for (&c, &v) in self.candidates.iter().zip(&self.x) {
+        let mut values = Vec::with_capacity(self.handles.len());
+        for &c in &self.candidates {
             let on = chosen.contains(&c);
-            values.push((v, if on { 1.0 } else { 0.0 }));
+            values.push(f64::from(u8::from(on)));
             let cand = &problem.candidates[c];
             if let (true, Some(s)) = (on, problem.affected[cand.affected as usize].series) {
                 used.insert((s, cand.room));
             }
         }
-        for &(s, r, v) in &self.y {
-            values.push((v, if used.contains(&(s, r)) { 1.0 } else { 0.0 }));
-        }
-        for &(s, v) in &self.z {
-            values.push((v, if used.iter().any(|&(us, _)| us == s) { 1.0 } else { 0.0 }));
-        }
-        values
+        values.extend(self.y.iter().map(|key| f64::from(u8::from(used.contains(key)))));
+        values.extend(self.z.iter().map(|&s| f64::from(u8::from(used.iter().any(|&(us, _)| us == s)))));
+        self.handles.iter().copied().zip(values).collect()
     }
 
     /// Reads the chosen candidates back, per booking of the part.
@@ -150,7 +166,7 @@ impl Model {
         let mut at = 0;
         for (i, &a) in part.affected.iter().enumerate() {
             for _ in problem.candidates_of(a) {
-                if solution.var_value_raw(self.x[at]) > 0.5 {
+                if solution.var_value_raw(self.handles[at]) > 0.5 {
                     if chosen[i].is_some() {
                         return None;
                     }
@@ -161,6 +177,18 @@ impl Model {
         }
         is_conflict_free(problem, &chosen).then(|| Plan::new(problem, chosen))
     }
+}
+
+/// microlp's handles of the first `count` variables of any problem. good_lp does not expose the
+/// handles it got, but a microlp variable is nothing but its creation index (`Variable::idx`), so
+/// the variables of a scratch problem built the same number of times are the same handles.
+/// A wrong mapping could not produce a wrong answer: plans read back are re-checked for clashes
+/// and costed from scratch.
+fn microlp_handles(count: usize) -> Vec<microlp::Variable> {
+    let mut scratch = microlp::Problem::new(microlp::OptimizationDirection::Minimize);
+    let handles: Vec<microlp::Variable> = (0..count).map(|_| scratch.add_var(0.0, (0.0, 0.0))).collect();
+    debug_assert!(handles.iter().enumerate().all(|(i, h)| h.idx() == i));
+    handles
 }
 
 /// One row per resource and maximal set of the part's candidates that overlap on it, kept only
@@ -203,13 +231,17 @@ pub(crate) fn improve(
         best.optimal = best.bound >= best.plan.cost;
         return best;
     }
+    let t0 = Instant::now();
     let model = Model::build(problem, part);
+    let t_build = t0.elapsed();
     let mut options = SolveOptions::default();
     options.node_limit = Some(NODES_PER_CHUNK);
     options.time_limit = Some(limits.remaining());
     options.warm_start = Some(model.warm_start(problem, &best.plan));
-    let mut outcome = catch_unwind(AssertUnwindSafe(|| model.lp.solve_with(options)));
+    let mut outcome = catch_unwind(AssertUnwindSafe(|| model.lp.as_inner().solve_with(options)));
     let mut nodes = 0;
+    let t_first = t0.elapsed();
+    if std::env::var("SF_DEBUG").is_ok() { eprintln!("part n={} cands={} build={:?} first={:?} greedy={}", part.affected.len(), model.candidates.len(), t_build, t_first, best.plan.cost); }
     loop {
         let current: SolveOutcome = match outcome {
             Ok(Ok(current)) => current,
@@ -245,6 +277,7 @@ pub(crate) fn improve(
         resume.time_limit = Some(limits.remaining());
         outcome = catch_unwind(AssertUnwindSafe(|| current.resume_with(resume)));
     }
+    if std::env::var("SF_DEBUG").is_ok() { eprintln!("  done n={} nodes={} total={:?} cost={} bound={}", part.affected.len(), nodes, t0.elapsed(), best.plan.cost, best.bound); }
     best.bound = best.bound.min(best.plan.cost);
     best
 }

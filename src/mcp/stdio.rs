@@ -48,9 +48,15 @@ pub async fn serve_lines(
     let reader = tokio::spawn(forward_requests(input, to_sdk, lines_out));
 
     let (sdk_read, sdk_write) = tokio::io::split(sdks);
-    let running = server.serve((sdk_read, sdk_write)).await?;
-    let reason = running.waiting().await?;
-    tracing::info!(?reason, "stdio session ended");
+    match server.serve((sdk_read, sdk_write)).await {
+        Ok(running) => {
+            let reason = running.waiting().await?;
+            tracing::info!(?reason, "stdio session ended");
+        }
+        // Input that ends before any request is a client that went away: a normal end.
+        Err(e) if reader.is_finished() => tracing::info!(error = %e, "stdin closed before any request"),
+        Err(e) => return Err(e.into()),
+    }
     reader.await??;
     forward_replies.await.ok();
     writer.await??;

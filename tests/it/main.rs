@@ -2,6 +2,8 @@
 //! the store's rules on real SQLite files, the reflow bridge, and the real `studioflow` binary.
 
 mod cli;
+mod mcp;
+mod mcp_client;
 mod reflow;
 mod store;
 mod support;

@@ -1,0 +1,231 @@
+//! A minimal MCP client for tests: the real `studioflow serve` binary driven over stdio (lines on
+//! its stdin and stdout) or over HTTP (raw HTTP/1.1 on a TCP socket), with the per-request `_meta`
+//! of protocol 2026-07-28 added to every request.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+pub const VERSION: &str = "2026-07-28";
+
+/// The `_meta` of a request, with the given client capabilities.
+pub fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "studioflow-tests", "version": "1.0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+/// Something that answers one JSON-RPC request with one response.
+pub trait Mcp {
+    /// Sends a complete message and returns the response to it.
+    fn send(&mut self, message: &Value) -> Value;
+
+    fn next_id(&mut self) -> u64;
+
+    /// A request with `_meta` added to its params; returns the whole response.
+    fn request(&mut self, method: &str, mut params: Value) -> Value {
+        let id = self.next_id();
+        params["_meta"] = meta(json!({}));
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+    }
+
+    /// Calls a tool and returns its result (panics on a JSON-RPC error).
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let response = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        assert!(response.get("error").is_none(), "{tool}: {response}");
+        response["result"].clone()
+    }
+
+    /// Calls a tool that must succeed and returns its structured content.
+    fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+        let result = self.call(tool, arguments.clone());
+        assert_ne!(result["isError"], json!(true), "{tool} {arguments}: {result}");
+        assert!(result["content"][0]["text"].as_str().is_some_and(|t| !t.is_empty()), "{tool}: no summary");
+        result["structuredContent"].clone()
+    }
+
+    /// Calls a tool that must fail with `isError` and returns its message.
+    fn refused(&mut self, tool: &str, arguments: Value) -> String {
+        let result = self.call(tool, arguments.clone());
+        assert_eq!(result["isError"], json!(true), "{tool} {arguments} should fail: {result}");
+        result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    }
+}
+
+/// `studioflow serve` on stdio.
+pub struct StdioServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    id: u64,
+}
+
+pub fn stdio(db: &Path, extra: &[&str]) -> StdioServer {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
+        .args(["serve", "--db", db.to_str().unwrap()])
+        .args(extra)
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    StdioServer { child, stdin, stdout, id: 0 }
+}
+
+impl StdioServer {
+    /// Writes raw bytes as one line and returns the next line the server writes.
+    pub fn raw(&mut self, line: &str) -> Value {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        self.read_line()
+    }
+
+    fn read_line(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line:?}"))
+    }
+
+    /// Writes a notification (no answer expected).
+    pub fn notify(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Closes stdin and waits for the server to exit; returns whether it exited cleanly.
+    pub fn close(mut self) -> bool {
+        drop(self.stdin.take());
+        self.child.wait().unwrap().success()
+    }
+}
+
+impl Mcp for StdioServer {
+    fn send(&mut self, message: &Value) -> Value {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+        // Skip notifications and answers to anything else.
+        loop {
+            let answer = self.read_line();
+            if answer.get("id") == message.get("id") {
+                return answer;
+            }
+        }
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.id += 1;
+        self.id
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `studioflow serve --http 127.0.0.1:0`.
+pub struct HttpServer {
+    child: Child,
+    pub address: SocketAddr,
+    id: u64,
+}
+
+pub fn http(db: &Path, extra: &[&str]) -> HttpServer {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
+        .args(["serve", "--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"])
+        .args(extra)
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server says where it listens on stderr: "studioflow: serving MCP at http://ADDR/mcp".
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let address = loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server exited before listening");
+        if let Some(rest) = line.trim().strip_prefix("studioflow: serving MCP at http://") {
+            break rest.trim_end_matches("/mcp").parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    HttpServer { child, address, id: 0 }
+}
+
+/// An HTTP answer: status and body.
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+}
+
+impl HttpServer {
+    /// Sends one HTTP/1.1 request with the given method, extra headers and body.
+    pub fn raw(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut stream = TcpStream::connect(self.address).unwrap();
+        let mut request = format!("{method} /mcp HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+            request += &format!("Host: {}\r\n", self.address);
+        }
+        for (name, value) in headers {
+            request += &format!("{name}: {value}\r\n");
+        }
+        request += "\r\n";
+        request += body;
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status = head.lines().next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+        Answer { status, body: body.to_owned() }
+    }
+
+    /// POSTs a JSON-RPC message with the transport's headers.
+    pub fn post(&self, message: &Value, extra: &[(&str, &str)]) -> Answer {
+        let method = message["method"].as_str().unwrap_or_default().to_owned();
+        let name = message["params"]["name"].as_str().unwrap_or_default().to_owned();
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", VERSION),
+            ("Mcp-Method", method.as_str()),
+        ];
+        if !name.is_empty() {
+            headers.push(("Mcp-Name", name.as_str()));
+        }
+        headers.extend_from_slice(extra);
+        self.raw("POST", &headers, &message.to_string())
+    }
+}
+
+impl Mcp for HttpServer {
+    fn send(&mut self, message: &Value) -> Value {
+        let answer = self.post(message, &[]);
+        serde_json::from_str(&answer.body).unwrap_or_else(|e| panic!("HTTP {}: not JSON ({e}): {}", answer.status, answer.body))
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.id += 1;
+        self.id
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
