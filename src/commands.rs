@@ -3,11 +3,11 @@
 //! failures into the caller's fault and ours, which `main` turns into exit codes.
 
 use crate::demo;
-use crate::domain::{BookingId, RoomId, Status, StudioTz};
+use crate::domain::{RoomId, Status, StudioTz};
 use crate::reflow::{self, Month, ReflowError, ReflowPlan, ReflowRequest, DEFAULT_MAX_SHIFT};
 use crate::store::{Store, StoreError};
 use anyhow::{anyhow, Context};
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -198,8 +198,13 @@ pub fn demo(db: &Path) -> CommandResult {
 
     eprintln!("Reflowing {}...", request.month);
     let started = Instant::now();
-    let progress: Arc<dyn Fn(solver::Progress) + Send + Sync> = Arc::new(|p: solver::Progress| {
-        eprintln!("  {} of {} parts solved", p.parts_done, p.parts_total);
+    // A line per quarter of the parts is enough to show it moving.
+    let quarter = std::sync::atomic::AtomicUsize::new(0);
+    let progress: Arc<dyn Fn(solver::Progress) + Send + Sync> = Arc::new(move |p: solver::Progress| {
+        let reached = (4 * p.parts_done).checked_div(p.parts_total).unwrap_or(4);
+        if quarter.fetch_max(reached, std::sync::atomic::Ordering::Relaxed) < reached {
+            eprintln!("  {} of {} parts solved", p.parts_done, p.parts_total);
+        }
     });
     let options = solver::Options { progress: Some(progress), ..solver::Options::default() };
     let plan = reflow::plan_reflow(&store, &request, &options)?;
@@ -277,7 +282,6 @@ fn print_plan(
             println!("      {}", u.reason);
         }
     }
-    let _ = (Duration::zero(), BookingId::new(""));
     Ok(())
 }
 

@@ -202,6 +202,19 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
             chosen[a as usize] = c;
         }
     }
+    if std::env::var("SF_DEBUG").is_ok() {
+        let mut hist = std::collections::BTreeMap::new();
+        for (i, c) in chosen.iter().enumerate() {
+            if let Some(c) = c {
+                let r = problem.candidates_of(i as u32);
+                let cost = problem.candidates[*c].cost;
+                let rank = problem.candidates[r.clone()].iter().filter(|d| d.cost < cost).count();
+                *hist.entry((rank / 10) * 10).or_insert(0) += 1;
+            }
+        }
+        let per: Vec<usize> = problem.affected.iter().map(|a| a.candidates.len()).collect();
+        eprintln!("rank-of-cost hist {:?} mean cands {}", hist, per.iter().sum::<usize>() / per.len().max(1));
+    }
     let unplaceable = problem.affected.iter().filter(|a| a.candidates.is_empty()).count() as i64;
     lower_bound += unplaceable * problem.weights.unresolved;
     let solution = assemble(instance, &problem, &chosen);
