@@ -4,7 +4,8 @@
 
 use crate::demo;
 use crate::domain::{RoomId, Status, StudioTz};
-use crate::reflow::{self, Month, ReflowError, ReflowPlan, ReflowRequest, DEFAULT_MAX_SHIFT};
+use crate::reflow::{self, Month, ReflowError, ReflowRequest, DEFAULT_MAX_SHIFT};
+use crate::store::ReflowRecord;
 use crate::store::{Store, StoreError};
 use anyhow::{anyhow, Context};
 use chrono::{DateTime, Utc};
@@ -196,23 +197,43 @@ pub fn demo(db: &Path) -> CommandResult {
     }
     let before = month_counts(&store, month_start, month_end)?;
 
-    eprintln!("Reflowing {}...", request.month);
+    // The reflow runs as a durable task, through the same runner the MCP server uses; its status
+    // messages are the progress shown here.
+    drop(store);
+    let pool = Arc::new(crate::store::Pool::open(db, 2).map_err(|e| CommandError::Failed(e.into()))?);
+    let config = crate::tasks::TaskConfig {
+        ttl: std::time::Duration::from_secs(86_400),
+        solver_threads: solver::Options::default().threads,
+        solver_time_limit: std::time::Duration::from_secs(10),
+        test_delay_per_part: None,
+    };
+    let tasks = crate::tasks::Tasks::new(pool.clone(), config, Arc::new(crate::mcp::ToolRender));
+    let job = crate::tasks::ReflowJob { request, dry_run: false, require_approval: false };
     let started = Instant::now();
-    // A line per quarter of the parts is enough to show it moving.
-    let quarter = std::sync::atomic::AtomicUsize::new(0);
-    let progress: Arc<dyn Fn(solver::Progress) + Send + Sync> = Arc::new(move |p: solver::Progress| {
-        let reached = (4 * p.parts_done).checked_div(p.parts_total).unwrap_or(4);
-        if quarter.fetch_max(reached, std::sync::atomic::Ordering::Relaxed) < reached {
-            eprintln!("  {} of {} parts solved", p.parts_done, p.parts_total);
+    let mut task = tasks.start_reflow(&job).map_err(|e| CommandError::Failed(e.into()))?;
+    eprintln!("Task {} created.", task.id);
+    let mut shown = String::new();
+    loop {
+        let message = task.status_message.clone().unwrap_or_default();
+        if message != shown {
+            eprintln!("  [{}] {message}", task.status.as_str());
+            shown = message;
         }
-    });
-    let options = solver::Options { progress: Some(progress), ..solver::Options::default() };
-    let plan = reflow::plan_reflow(&store, &request, &options)?;
-    let reflow_id = reflow::apply_plan(&mut store, &plan, false)?;
+        if task.status.is_final() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        task = tasks.get(&task.id).map_err(|e| CommandError::Failed(e.into()))?;
+    }
     let elapsed = started.elapsed();
+    let reflow_id = match (task.status, &task.reflow_id) {
+        (crate::store::TaskStatus::Completed, Some(id)) => id.clone(),
+        _ => return Err(CommandError::Failed(anyhow!("the reflow task ended {}: {shown}", task.status.as_str()))),
+    };
+    let store = Store::open(db).map_err(|e| CommandError::Failed(e.into()))?;
+    let record = store.reflow(&reflow_id)?.ok_or_else(|| CommandError::Failed(anyhow!("reflow {reflow_id} is missing")))?;
     let after = month_counts(&store, month_start, month_end)?;
-
-    print_plan(&store, &tz, &plan, &reflow_id, &before, &after)?;
+    print_reflow(&store, &tz, &record, &before, &after)?;
     eprintln!("Solved and applied in {:.2} s.", elapsed.as_secs_f64());
     Ok(())
 }
@@ -234,29 +255,32 @@ fn month_counts(store: &Store, from: DateTime<Utc>, to: DateTime<Utc>) -> Result
     Ok(counts)
 }
 
-fn print_plan(
+fn print_reflow(
     store: &Store,
     tz: &StudioTz,
-    plan: &ReflowPlan,
-    reflow_id: &str,
+    reflow: &ReflowRecord,
     before: &BTreeMap<RoomId, usize>,
     after: &BTreeMap<RoomId, usize>,
 ) -> CommandResult {
-    let quality = if plan.proven_optimal { "proven optimal".to_owned() } else { format!("lower bound {}", plan.lower_bound) };
+    let quality = match reflow.lower_bound {
+        Some(bound) if bound >= reflow.cost => "proven optimal".to_owned(),
+        Some(bound) => format!("lower bound {bound}"),
+        None => "no bound recorded".to_owned(),
+    };
     println!();
     println!(
-        "Reflow {reflow_id}: {} affected bookings; moved {}, unresolved {}. Cost {} ({quality}).",
-        plan.affected, plan.moves.len(), plan.unresolved.len(), plan.cost
+        "Reflow {}: {} affected bookings; moved {}, unresolved {}. Cost {} ({quality}).",
+        reflow.id, reflow.affected, reflow.moves.len(), reflow.unresolved.len(), reflow.cost
     );
-    let same_room = plan.moves.iter().filter(|m| m.to_room == m.from_room).count();
-    let shifted = plan.moves.iter().filter(|m| m.to_start != m.from_start).count();
+    let same_room = reflow.moves.iter().filter(|m| m.to_room == m.from_room).count();
+    let shifted = reflow.moves.iter().filter(|m| m.to_start != m.from_start).count();
     println!(
         "  {} moved to another room, {} kept their room at a new time; {} start at a different time.",
-        plan.moves.len() - same_room, same_room, shifted
+        reflow.moves.len() - same_room, same_room, shifted
     );
-
+    let month = &reflow.month;
     println!();
-    println!("Bookings per room in {} (before -> after):", plan.request.month);
+    println!("Bookings per room in {month} (before -> after):");
     for (room, n) in before {
         let m = after.get(room).copied().unwrap_or(0);
         let delta = m as i64 - *n as i64;
@@ -264,22 +288,22 @@ fn print_plan(
         println!("  {:<12} {:>4} -> {:>4}{delta}", room.as_str(), n, m);
     }
 
-    if !plan.unresolved.is_empty() {
+    if !reflow.unresolved.is_empty() {
         println!();
         println!("Unresolved, left where they are:");
         let clients: HashMap<_, _> = store.clients()?.into_iter().map(|c| (c.id, c.name)).collect();
-        for u in &plan.unresolved {
-            let Some(b) = store.booking(&u.booking)? else { continue };
+        for (booking, reason) in &reflow.unresolved {
+            let Some(b) = store.booking(booking)? else { continue };
             println!(
                 "  {}  {}-{}  {}  {} (party of {})",
-                u.booking,
+                booking,
                 show(tz, b.start),
                 tz.local(b.end).format("%H:%M"),
                 b.room,
                 clients.get(&b.client).map_or(b.client.as_str(), String::as_str),
                 b.party_size
             );
-            println!("      {}", u.reason);
+            println!("      {reason}");
         }
     }
     Ok(())
@@ -294,6 +318,10 @@ pub struct ServeConfig {
     pub allow_origins: Vec<String>,
     pub solver_threads: Option<usize>,
     pub solver_time_limit: f64,
+    /// Seconds a task is kept after it is created.
+    pub task_ttl: f64,
+    /// Tests only: a pause per solved part, to stop a process in the middle of a solve.
+    pub test_solve_delay_ms: Option<u64>,
 }
 
 /// `serve`: the MCP server on stdio (until stdin closes) or on HTTP (until SIGTERM or Ctrl-C).
@@ -316,14 +344,44 @@ pub fn serve(config: ServeConfig) -> CommandResult {
             Ok(())
         })??;
     }
-    let ctx = crate::mcp::Ctx {
-        pool: Arc::new(pool),
-        solver_threads: config.solver_threads.unwrap_or(solver::Options::default().threads),
-        solver_time_limit: std::time::Duration::from_secs_f64(config.solver_time_limit),
+    if !(config.task_ttl >= 1.0 && config.task_ttl <= crate::tasks::MAX_TTL.as_secs_f64()) {
+        return Err(CommandError::Input(anyhow!("--task-ttl must be 1 second to 7 days (604800 seconds)")));
+    }
+    let pool = Arc::new(pool);
+    let solver_threads = config.solver_threads.unwrap_or(solver::Options::default().threads);
+    let solver_time_limit = std::time::Duration::from_secs_f64(config.solver_time_limit);
+    let ttl = std::time::Duration::from_secs_f64(config.task_ttl);
+    let task_config = crate::tasks::TaskConfig {
+        ttl,
+        solver_threads,
+        solver_time_limit,
+        test_delay_per_part: config.test_solve_delay_ms.map(std::time::Duration::from_millis),
     };
-    let server = crate::mcp::StudioServer::new(ctx);
+    let tasks = crate::tasks::Tasks::new(pool.clone(), task_config, Arc::new(crate::mcp::ToolRender));
+    // Work a killed process left behind is redone before anyone asks about it.
+    let resumed = tasks.resume()?;
+    if resumed > 0 {
+        tracing::info!(resumed, "resumed reflow tasks left working");
+    }
+    let ctx = crate::mcp::Ctx { pool, solver_threads, solver_time_limit };
+    let server = crate::mcp::StudioServer::new(ctx, tasks.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let outcome = runtime.block_on(async move {
+        // The sweeper deletes expired tasks a few times per time to live, at least once a minute.
+        let every = (ttl / 4).clamp(std::time::Duration::from_millis(250), std::time::Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                let tasks = tasks.clone();
+                match tokio::task::spawn_blocking(move || tasks.sweep()).await {
+                    Ok(Ok(0)) => {}
+                    Ok(Ok(n)) => tracing::info!(deleted = n, "deleted expired tasks"),
+                    Ok(Err(e)) => tracing::warn!(error = %e, "sweeping expired tasks failed"),
+                    Err(_) => break,
+                }
+            }
+        });
         match config.http {
             None => crate::mcp::serve_stdio(server).await,
             Some(address) => {

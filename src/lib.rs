@@ -11,5 +11,6 @@ pub mod store;
 pub mod demo;
 pub mod reflow;
 pub mod calendar;
+pub mod tasks;
 pub mod commands;
 pub mod mcp;

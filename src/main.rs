@@ -82,6 +82,12 @@ enum Command {
         /// Seconds a reflow may spend improving its plan.
         #[arg(long, default_value_t = 10.0)]
         solver_time_limit: f64,
+        /// Seconds a reflow task is kept after it is created (at most 7 days).
+        #[arg(long, default_value_t = 86_400.0)]
+        task_ttl: f64,
+        /// Tests only: pause this long after each solved part.
+        #[arg(long, hide = true)]
+        test_solve_delay_ms: Option<u64>,
     },
     /// Create a fresh demo database and run its scenario end to end: studio-b goes offline for a
     /// fortnight of September 2026 and the month is reflowed.
@@ -110,8 +116,18 @@ fn main() -> ExitCode {
         }
         Command::Solve { file, threads, time_limit } => commands::solve(&file, threads, time_limit),
         Command::Demo { db } => commands::demo(&db),
-        Command::Serve { db, http, demo, allow_hosts, allow_origins, solver_threads, solver_time_limit } => {
-            commands::serve(commands::ServeConfig { db, http, demo, allow_hosts, allow_origins, solver_threads, solver_time_limit })
+        Command::Serve { db, http, demo, allow_hosts, allow_origins, solver_threads, solver_time_limit, task_ttl, test_solve_delay_ms } => {
+            commands::serve(commands::ServeConfig {
+                db,
+                http,
+                demo,
+                allow_hosts,
+                allow_origins,
+                solver_threads,
+                solver_time_limit,
+                task_ttl,
+                test_solve_delay_ms,
+            })
         }
     };
     match outcome {

@@ -4,11 +4,10 @@
 //! It owns the conversions; the solver never sees a timestamp and the store never sees a minute.
 
 use crate::domain::{Booking, BookingId, Lock, RoomId, Status, StudioTz};
-use crate::store::{Store, StoreError};
+use crate::store::{NewReflow, Store, StoreError, Writer};
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
-use rusqlite::params;
-use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::fmt;
 use studioflow_solver as solver;
 
@@ -55,9 +54,9 @@ impl fmt::Display for Month {
 }
 
 /// What to reflow.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReflowRequest {
-    #[serde(serialize_with = "as_text")]
+    #[serde(serialize_with = "as_text", deserialize_with = "from_text")]
     pub month: Month,
     pub offline_rooms: Vec<RoomId>,
     pub max_shift_minutes: i64,
@@ -65,6 +64,11 @@ pub struct ReflowRequest {
 
 fn as_text<S: serde::Serializer>(month: &Month, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(month)
+}
+
+fn from_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Month, D::Error> {
+    let text = String::deserialize(d)?;
+    Month::parse(&text).map_err(serde::de::Error::custom)
 }
 
 /// The default largest shift of a booking's start, in minutes.
@@ -272,8 +276,9 @@ pub struct ReflowPlan {
     /// The solver's lower bound on the cost; equal to `cost` when the plan is proven optimal.
     pub lower_bound: i64,
     pub proven_optimal: bool,
-    /// The affected bookings of each room before the reflow, in instance order, for summaries.
-    pub before: BTreeMap<RoomId, usize>,
+    /// The request as recorded with the reflow, and its month as text.
+    request_json: serde_json::Value,
+    month_label: String,
 }
 
 /// How the solver should run.
@@ -322,10 +327,6 @@ impl Export {
             };
             unresolved.push(Unplaced { booking: id, reason });
         }
-        let mut before = BTreeMap::new();
-        for b in self.affected_bookings() {
-            *before.entry(b.room.clone()).or_insert(0) += 1;
-        }
         ReflowPlan {
             request: request.clone(),
             affected: moves.len() + unresolved.len(),
@@ -334,7 +335,8 @@ impl Export {
             cost: solution.cost,
             lower_bound,
             proven_optimal,
-            before,
+            request_json: serde_json::to_value(request).expect("a request always serialises"),
+            month_label: request.month.to_string(),
         }
     }
 
@@ -352,55 +354,88 @@ impl Export {
 }
 
 /// Records a plan and, unless `dry_run`, applies its moves, all in one transaction. A plan whose
-/// bookings have changed since it was made is refused whole.
+/// bookings have changed since it was made is refused whole. Returns the reflow's id.
 pub fn apply_plan(store: &mut Store, plan: &ReflowPlan, dry_run: bool) -> Result<String, ReflowError> {
+    apply_plan_with(store, plan, dry_run, |_, _| Ok(())).map(|(id, ())| id)
+}
+
+/// [`apply_plan`], with `also` run in the same transaction after the moves (a task writes its
+/// final state there, so that moves and state commit together or not at all).
+pub fn apply_plan_with<T>(
+    store: &mut Store,
+    plan: &ReflowPlan,
+    dry_run: bool,
+    also: impl FnOnce(&mut Writer<'_>, &str) -> Result<T, StoreError>,
+) -> Result<(String, T), ReflowError> {
     let result = store.write_with(|w| {
-        let id = next_reflow_id(w.conn())?;
         if !dry_run {
-            for m in &plan.moves {
-                let now = w.booking(&m.booking)?;
-                let unchanged = now.as_ref().is_some_and(|b| {
-                    b.is_active() && b.room == m.from_room && b.start == m.from_start && b.end == m.from_end
-                });
-                if !unchanged {
-                    return Err(StoreError::Invalid(format!("{} is no longer where the plan found it", m.booking)));
-                }
-            }
-            let moves: Vec<_> = plan.moves.iter().map(|m| (m.booking.clone(), m.to_room.clone(), m.to_start, m.to_end)).collect();
-            w.apply_moves(&moves)?;
+            let moves: Vec<_> = plan.moves.iter().map(|m| (m.booking.clone(), m.from_room.clone(), m.from_start, m.from_end, m.to_room.clone(), m.to_start, m.to_end)).collect();
+            apply_moves_checked(w, &moves)?;
         }
-        let conn = w.conn();
-        let request = serde_json::to_string(&plan.request).expect("a request always serialises");
-        conn.execute(
-            "INSERT INTO reflows (id, month, request, created_at, applied, affected, moved, unresolved, cost) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            params![id, plan.request.month.to_string(), request, Utc::now().timestamp(), !dry_run, plan.affected, plan.moves.len(), plan.unresolved.len(), plan.cost],
-        )?;
-        for m in &plan.moves {
-            conn.execute(
-                "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                params![id, m.booking.as_str(), m.from_room.as_str(), m.from_start.timestamp(), m.from_end.timestamp(), m.to_room.as_str(), m.to_start.timestamp(), m.to_end.timestamp()],
-            )?;
-        }
-        for u in &plan.unresolved {
-            conn.execute(
-                "INSERT INTO reflow_unresolved (reflow_id, booking_id, reason) VALUES (?, ?, ?)",
-                params![id, u.booking.as_str(), u.reason],
-            )?;
-        }
-        Ok(id)
+        let id = w.record_reflow(&plan.to_record(!dry_run))?;
+        let extra = also(w, &id)?;
+        Ok((id, extra))
     });
-    // A booking that moved, went or met a new neighbour since the plan was made: the month changed.
-    result.map_err(|e| match e {
+    result.map_err(stale)
+}
+
+/// Applies a recorded (not yet applied) plan, with `also` in the same transaction.
+pub fn apply_recorded_with<T>(
+    store: &mut Store,
+    reflow_id: &str,
+    also: impl FnOnce(&mut Writer<'_>) -> Result<T, StoreError>,
+) -> Result<T, ReflowError> {
+    let result = store.write_with(|w| {
+        let moves: Vec<_> = w
+            .reflow_moves(reflow_id)?
+            .into_iter()
+            .map(|m| (m.booking, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end))
+            .collect();
+        apply_moves_checked(w, &moves)?;
+        w.mark_reflow_applied(reflow_id)?;
+        also(w)
+    });
+    result.map_err(stale)
+}
+
+type PlannedMove = (BookingId, RoomId, DateTime<Utc>, DateTime<Utc>, RoomId, DateTime<Utc>, DateTime<Utc>);
+
+/// Checks that every booking is still where the plan found it, then moves them all.
+fn apply_moves_checked(w: &mut Writer<'_>, moves: &[PlannedMove]) -> Result<(), StoreError> {
+    for (booking, from_room, from_start, from_end, ..) in moves {
+        let now = w.booking(booking)?;
+        let unchanged = now
+            .as_ref()
+            .is_some_and(|b| b.is_active() && &b.room == from_room && b.start == *from_start && b.end == *from_end);
+        if !unchanged {
+            return Err(StoreError::Invalid(format!("{booking} is no longer where the plan found it")));
+        }
+    }
+    let targets: Vec<_> = moves.iter().map(|(b, _, _, _, room, start, end)| (b.clone(), room.clone(), *start, *end)).collect();
+    w.apply_moves(&targets)
+}
+
+/// A booking that moved, went or met a new neighbour since the plan was made: the month changed.
+fn stale(e: StoreError) -> ReflowError {
+    match e {
         StoreError::Invalid(why) => ReflowError::Stale(why),
         StoreError::UnknownBooking(id) => ReflowError::Stale(format!("{id} was cancelled")),
         StoreError::Refused(why) => ReflowError::Stale(why.to_string()),
         other => ReflowError::Store(other),
-    })
+    }
 }
 
-fn next_reflow_id(conn: &rusqlite::Connection) -> Result<String, StoreError> {
-    let n: i64 = conn.query_row("SELECT COUNT(*) FROM reflows", [], |row| row.get(0))?;
-    Ok(format!("rf_{:04}", n + 1))
+impl ReflowPlan {
+    fn to_record(&self, applied: bool) -> NewReflow<'_> {
+        NewReflow {
+            month: &self.month_label,
+            request: &self.request_json,
+            applied,
+            affected: self.affected,
+            cost: self.cost,
+            lower_bound: self.lower_bound,
+            moves: self.moves.iter().map(|m| (&m.booking, &m.from_room, m.from_start, m.from_end, &m.to_room, m.to_start, m.to_end)).collect(),
+            unresolved: self.unresolved.iter().map(|u| (&u.booking, u.reason.as_str())).collect(),
+        }
+    }
 }

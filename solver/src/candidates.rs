@@ -38,13 +38,22 @@ pub(crate) enum Blocked {
     Pinned,
     /// Rule 2: no room is big enough and has every required feature.
     NoCompatibleRoom,
-    /// Rule 3: each compatible room (indices) is closed or offline at every allowed start.
-    Closed(Vec<u32>),
-    /// Rule 4: each compatible room (indices) is closed or taken by a fixed booking at every allowed start.
-    RoomsBusy(Vec<u32>),
+    /// Rules 3-4: no compatible room is free at any allowed start; why, room by room (indices).
+    RoomsUnavailable(Vec<(u32, RoomState)>),
     /// Rule 5: at every start where a room is free, the client or the engineer is at a fixed booking.
     /// The flags say which of them alone is busy at all such starts.
     PeopleBusy { client: bool, engineer: bool },
+}
+
+/// Why a compatible room takes an affected booking at none of its allowed starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum RoomState {
+    /// Offline at every allowed start where it is open (rule 3).
+    Offline,
+    /// Open at no allowed start (rule 3).
+    Closed,
+    /// Taken by fixed bookings at every allowed start where it is open and online (rule 4).
+    Busy,
 }
 
 /// An affected booking, with its candidates or the reason it has none.
@@ -251,22 +260,29 @@ impl Generator<'_> {
         let busy = |t: Option<&Timeline>, s, e, pad| t.is_some_and(|t| t.clashes(s, e, pad));
         let client_timeline = timeline(Resource::Client(a.client));
         let engineer_timeline = a.engineer.and_then(|e| timeline(Resource::Engineer(e)));
-        let (mut any_open, mut any_room_free) = (false, false);
+        let mut states = Vec::with_capacity(compatible.len());
         let (mut client_free_somewhere, mut engineer_free_somewhere) = (false, false);
         let before = out.len();
         for &r in &compatible {
             let room = &inst.rooms[r as usize];
             let room_timeline = timeline(Resource::Room(r));
+            // How far this room got through rules 3 and 4 at its best start, for the reason:
+            // 0 closed, 1 open but offline, 2 online but taken, 3 free.
+            let mut reached = 0u8;
             for &(k, s) in &starts {
                 let e = s + duration;
-                if !is_open(&self.open[r as usize], s, e) || room.is_offline_during(s, e) {
+                if !is_open(&self.open[r as usize], s, e) {
                     continue;
                 }
-                any_open = true;
+                if room.is_offline_during(s, e) {
+                    reached = reached.max(1);
+                    continue;
+                }
+                reached = reached.max(2);
                 if busy(room_timeline, s, e, inst.buffer_minutes) {
                     continue;
                 }
-                any_room_free = true;
+                reached = 3;
                 let client_busy = busy(client_timeline, s, e, 0);
                 let engineer_busy = busy(engineer_timeline, s, e, 0);
                 client_free_somewhere |= !client_busy;
@@ -277,13 +293,17 @@ impl Generator<'_> {
                 let cost = inst.weights.shift_step * k.abs() + inst.weights.room_change * i64::from(own_room != Some(r));
                 out.push(Candidate { affected: index, room: r, start: s, end: e, cost });
             }
+            states.push((r, reached));
         }
         if out.len() > before {
             None
-        } else if !any_open {
-            Some(Blocked::Closed(compatible))
-        } else if !any_room_free {
-            Some(Blocked::RoomsBusy(compatible))
+        } else if states.iter().all(|&(_, reached)| reached < 3) {
+            let state = |reached| match reached {
+                0 => RoomState::Closed,
+                1 => RoomState::Offline,
+                _ => RoomState::Busy,
+            };
+            Some(Blocked::RoomsUnavailable(states.into_iter().map(|(r, reached)| (r, state(reached))).collect()))
         } else {
             Some(Blocked::PeopleBusy { client: !client_free_somewhere, engineer: !engineer_free_somewhere })
         }

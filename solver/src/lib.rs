@@ -27,7 +27,8 @@
 //! - `candidates`: every placement rules 1-5 allow against fixed bookings, or why there is none.
 //! - `split`: independent parts of the month (connected by time clashes and series).
 //! - `plan`, `greedy`: a part's choice and its exact cost; the greedy incumbent.
-//! - `model`: the integer program of a part, solved with microlp from the greedy start.
+//! - `model`: the integer program of a part, written with good_lp and searched with microlp from
+//!   the greedy start (on big parts over each booking's cheapest candidates only).
 //! - `reasons`: plain words for unresolved bookings.
 //! - `solve`: [`solve`] and [`solve_with_report`]: parallel parts, limits, cancel, progress.
 //! - `validate`: [`validate`] and [`cost`], an independent judge of any solution.

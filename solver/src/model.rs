@@ -9,7 +9,7 @@
 //! microlp's own `solve_with`, which alone has a node limit (a deterministic budget), resumable
 //! solves (so a stop flag is seen between chunks) and the proven bound.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -72,9 +72,9 @@ struct Model {
 }
 
 impl Model {
-    fn build(problem: &Problem, part: &Part) -> Model {
+    /// The model over `candidates`, some of the part's candidates in ascending order.
+    fn build(problem: &Problem, part: &Part, candidates: Vec<usize>) -> Model {
         let w = &problem.weights;
-        let candidates: Vec<usize> = part.affected.iter().flat_map(|&a| problem.candidates_of(a)).collect();
         let mut vars = ProblemVariables::new();
         let x: Vec<good_lp::Variable> = candidates.iter().map(|_| vars.add(variable().binary())).collect();
         let var_of = |c: usize| x[candidates.partition_point(|&d| d < c)];
@@ -112,14 +112,17 @@ impl Model {
 
         for &a in &part.affected {
             let range = problem.candidates_of(a);
+            let first = candidates.partition_point(|&c| c < range.start);
+            let last = candidates.partition_point(|&c| c < range.end);
+            let range = &candidates[first..last];
             if range.len() > 1 {
-                let taken: Expression = range.clone().map(var_of).sum();
+                let taken: Expression = range.iter().map(|&c| var_of(c)).sum();
                 lp.add_constraint(constraint!(taken <= 1));
             }
             // y[s, r] >= sum of this booking's candidates in room r (it takes at most one of them).
             if let Some(s) = problem.affected[a as usize].series {
                 let mut by_room: BTreeMap<u32, Expression> = BTreeMap::new();
-                for c in range {
+                for &c in range {
                     by_room.entry(problem.candidates[c].room).or_default().add_mul(1.0, var_of(c));
                 }
                 for (room, taken) in by_room {
@@ -163,16 +166,13 @@ impl Model {
     /// Reads the chosen candidates back, per booking of the part.
     fn plan(&self, problem: &Problem, part: &Part, solution: &microlp::Solution) -> Option<Plan> {
         let mut chosen = vec![None; part.affected.len()];
-        let mut at = 0;
-        for (i, &a) in part.affected.iter().enumerate() {
-            for _ in problem.candidates_of(a) {
-                if solution.var_value_raw(self.handles[at]) > 0.5 {
-                    if chosen[i].is_some() {
-                        return None;
-                    }
-                    chosen[i] = Some(self.candidates[at]);
+        for (&c, &handle) in self.candidates.iter().zip(&self.handles) {
+            if solution.var_value_raw(handle) > 0.5 {
+                let i = part.affected.binary_search(&problem.candidates[c].affected).ok()?;
+                if chosen[i].is_some() {
+                    return None;
                 }
-                at += 1;
+                chosen[i] = Some(c);
             }
         }
         is_conflict_free(problem, &chosen).then(|| Plan::new(problem, chosen))
@@ -219,10 +219,15 @@ fn clique_rows(problem: &Problem, candidates: &[usize]) -> Vec<Vec<usize>> {
 
 /// Improves a part's plan with the ILP, reporting each better plan as it is found.
 /// Never returns anything worse than `incumbent`; a microlp error or panic just ends the search.
+///
+/// With `thin`, the model keeps only each booking's `thin` cheapest candidates (and the
+/// incumbent's): the program's size then grows with the bookings, not with bookings times rooms.
+/// Its proofs are then about the thinned model only, so the bound stays the trivial one.
 pub(crate) fn improve(
     problem: &Problem,
     part: &Part,
     incumbent: Plan,
+    thin: Option<usize>,
     limits: &Limits,
     mut report: impl FnMut(&PartOutcome),
 ) -> PartOutcome {
@@ -231,17 +236,21 @@ pub(crate) fn improve(
         best.optimal = best.bound >= best.plan.cost;
         return best;
     }
-    let t0 = Instant::now();
-    let model = Model::build(problem, part);
-    let t_build = t0.elapsed();
+    // Candidates are sorted cheapest first within a booking, and a booking's ranges ascend with
+    // the part's bookings, so the set below is in ascending order as `Model::build` needs.
+    let kept: BTreeSet<usize> = part
+        .affected
+        .iter()
+        .flat_map(|&a| problem.candidates_of(a).take(thin.unwrap_or(usize::MAX)))
+        .chain(best.plan.chosen.iter().flatten().copied())
+        .collect();
+    let model = Model::build(problem, part, kept.into_iter().collect());
     let mut options = SolveOptions::default();
     options.node_limit = Some(NODES_PER_CHUNK);
     options.time_limit = Some(limits.remaining());
     options.warm_start = Some(model.warm_start(problem, &best.plan));
     let mut outcome = catch_unwind(AssertUnwindSafe(|| model.lp.as_inner().solve_with(options)));
     let mut nodes = 0;
-    let t_first = t0.elapsed();
-    if std::env::var("SF_DEBUG").is_ok() { eprintln!("part n={} cands={} build={:?} first={:?} greedy={}", part.affected.len(), model.candidates.len(), t_build, t_first, best.plan.cost); }
     loop {
         let current: SolveOutcome = match outcome {
             Ok(Ok(current)) => current,
@@ -255,7 +264,9 @@ pub(crate) fn improve(
             best.plan = plan;
             report(&best);
         }
-        if let Some(bound) = current.stats().best_bound {
+        if let Some(bound) = current.stats().best_bound
+            && thin.is_none()
+        {
             // The cost is an integer, so a fractional bound rounds up.
             let bound = (bound - 1e-6).ceil() as i64 + model.constant;
             best.bound = best.bound.max(bound);
@@ -264,7 +275,7 @@ pub(crate) fn improve(
             best.optimal = true;
             break;
         }
-        // A finished proof whose answer did not read back keeps the greedy plan and the bound.
+        // A finished proof (of the thinned model, or whose answer did not read back) ends the search.
         if current.is_optimal() {
             break;
         }
@@ -277,7 +288,6 @@ pub(crate) fn improve(
         resume.time_limit = Some(limits.remaining());
         outcome = catch_unwind(AssertUnwindSafe(|| current.resume_with(resume)));
     }
-    if std::env::var("SF_DEBUG").is_ok() { eprintln!("  done n={} nodes={} total={:?} cost={} bound={}", part.affected.len(), nodes, t0.elapsed(), best.plan.cost, best.bound); }
     best.bound = best.bound.min(best.plan.cost);
     best
 }

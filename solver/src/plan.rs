@@ -2,7 +2,7 @@
 //! integer cost of that choice. Both the greedy and the ILP produce plans, and plans are compared
 //! only through [`plan_cost`], so "better" means the REFLOW.md cost everywhere.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::candidates::{Candidate, Problem, Resource};
 use crate::instance::Minute;
@@ -77,13 +77,35 @@ pub(crate) fn is_conflict_free(problem: &Problem, chosen: &[Option<usize>]) -> b
     true
 }
 
-/// A lower bound on the part's cost: each booking alone at its cheapest, with no series split.
+/// A lower bound on the part's cost: each booking alone at its cheapest, plus what each series
+/// must pay on top. A series whose occurrences have no room in common needs two rooms; `k`
+/// occurrences with pairwise disjoint rooms need `k`. Each room beyond the first costs a split,
+/// unless an occurrence is left unresolved instead, which costs more than its cheapest placement.
 pub(crate) fn trivial_bound(problem: &Problem, part: &Part) -> i64 {
-    part.affected
-        .iter()
-        .map(|&a| {
-            let cheapest = problem.candidates_of(a).map(|c| problem.candidates[c].cost).min();
-            cheapest.unwrap_or(i64::MAX).min(problem.weights.unresolved)
+    let w = &problem.weights;
+    let cheapest = |a: u32| problem.candidates_of(a).map(|c| problem.candidates[c].cost).min();
+    let alone: i64 = part.affected.iter().map(|&a| cheapest(a).unwrap_or(i64::MAX).min(w.unresolved)).sum();
+    // Per series: rooms common to all occurrences, rooms of a disjoint packing and its size, and
+    // the least that leaving one occurrence unresolved costs beyond its cheapest placement.
+    let mut series: BTreeMap<u32, (HashSet<u32>, HashSet<u32>, i64, i64)> = BTreeMap::new();
+    for &a in &part.affected {
+        let Some(s) = problem.affected[a as usize].series else { continue };
+        let rooms: HashSet<u32> = problem.candidates_of(a).map(|c| problem.candidates[c].room).collect();
+        let giving_up = (w.unresolved - cheapest(a).unwrap_or(w.unresolved)).max(0);
+        let entry = series.entry(s).or_insert_with(|| (rooms.clone(), HashSet::new(), 0, giving_up));
+        entry.0.retain(|r| rooms.contains(r));
+        if entry.1.is_disjoint(&rooms) {
+            entry.1.extend(rooms);
+            entry.2 += 1;
+        }
+        entry.3 = entry.3.min(giving_up);
+    }
+    let forced: i64 = series
+        .values()
+        .map(|(common, _, packed, least)| {
+            let rooms_needed = (*packed).max(if common.is_empty() { 2 } else { 1 });
+            (rooms_needed - 1) * w.series_split.min(*least)
         })
-        .sum()
+        .sum();
+    alone + forced
 }

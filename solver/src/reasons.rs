@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::candidates::{Blocked, Problem};
+use crate::candidates::{Blocked, Problem, RoomState};
 use crate::instance::{Booking, Instance};
 
 /// The longest list a reason spells out before it says "and N more".
@@ -15,43 +15,75 @@ const LISTED: usize = 5;
 pub(crate) fn reason(instance: &Instance, problem: &Problem, affected: usize, chosen: &[Option<usize>]) -> String {
     let a = &problem.affected[affected];
     let b = &instance.bookings[a.booking];
-    let room_name = |r: &u32| instance.rooms[*r as usize].id.clone();
     let window = format!("within ±{} minutes on that day", instance.max_shift_minutes);
     match &a.blocked {
         Some(Blocked::Pinned) => {
             "pinned: it cannot be moved (locked by staff, already started or inside the notice period)".to_string()
         }
-        Some(Blocked::NoCompatibleRoom) if b.requires.is_empty() => {
-            format!("no room with capacity >= {}", b.party_size)
-        }
-        Some(Blocked::NoCompatibleRoom) => {
-            format!("no room with capacity >= {} and features [{}]", b.party_size, b.requires.join(", "))
-        }
-        Some(Blocked::Closed(rooms)) => format!(
-            "every compatible room ({}) is closed or offline at every start {window}",
-            list(rooms.iter().map(room_name))
-        ),
-        Some(Blocked::RoomsBusy(rooms)) => format!(
-            "every compatible room ({}) is busy or closed {window}",
-            list(rooms.iter().map(room_name))
-        ),
-        Some(Blocked::PeopleBusy { client, engineer }) => people_busy(b, *client, *engineer),
-        None => contention(instance, problem, affected, chosen),
+        Some(Blocked::NoCompatibleRoom) => format!("no room with {}", needs(b)),
+        Some(Blocked::RoomsUnavailable(rooms)) => rooms_unavailable(instance, b, rooms, &window),
+        Some(Blocked::PeopleBusy { client, engineer }) => people_busy(b, *client, *engineer, &window),
+        None => contention(instance, problem, affected, chosen, &window),
     }
 }
 
-fn people_busy(b: &Booking, client: bool, engineer: bool) -> String {
+/// What the booking needs of a room (rule 2), as the reasons spell it.
+fn needs(b: &Booking) -> String {
+    if b.requires.is_empty() {
+        format!("capacity >= {}", b.party_size)
+    } else {
+        format!("capacity >= {} and features [{}]", b.party_size, b.requires.join(", "))
+    }
+}
+
+/// Every compatible room is offline, closed or taken at every allowed start. When they all fail
+/// the same way, one sentence says so; otherwise the rooms are grouped by what stopped them.
+fn rooms_unavailable(instance: &Instance, b: &Booking, rooms: &[(u32, RoomState)], window: &str) -> String {
+    let words = |state: RoomState| match state {
+        RoomState::Offline => "offline then".to_string(),
+        RoomState::Closed => format!("closed at every start {window}"),
+        RoomState::Busy => format!("taken by other bookings at every start {window}"),
+    };
+    let named = |state: RoomState| {
+        let names = rooms.iter().filter(|&&(_, s)| s == state).map(|&(r, _)| instance.rooms[r as usize].id.clone());
+        list(names.collect::<Vec<_>>().into_iter())
+    };
+    let first = rooms.first().map(|&(_, s)| s);
+    match first {
+        Some(state) if rooms.iter().all(|&(_, s)| s == state) => {
+            if rooms.len() == 1 {
+                format!("the only room with {} is {}, which is {}", needs(b), named(state), words(state))
+            } else {
+                format!("the only rooms with {} are {}, which are all {}", needs(b), named(state), words(state))
+            }
+        }
+        _ => {
+            let mut groups = Vec::new();
+            for (state, label) in
+                [(RoomState::Offline, "offline"), (RoomState::Closed, "closed"), (RoomState::Busy, "taken by other bookings")]
+            {
+                if rooms.iter().any(|&(_, s)| s == state) {
+                    groups.push(format!("{label}: {}", named(state)));
+                }
+            }
+            format!("every room with {} is unavailable at every start {window} ({})", needs(b), groups.join("; "))
+        }
+    }
+}
+
+fn people_busy(b: &Booking, client: bool, engineer: bool, window: &str) -> String {
     let eng = b.engineer.as_deref().unwrap_or("-");
+    let when = format!("whenever a suitable room is free {window}");
     match (client, engineer) {
-        (true, false) => format!("client {} is busy at every free time", b.client),
-        (false, true) => format!("engineer {eng} is busy at every free time"),
-        (true, true) => format!("client {} and engineer {eng} are busy at every free time", b.client),
-        (false, false) => format!("client {} and engineer {eng} are never free together at a free time", b.client),
+        (true, false) => format!("client {} has another booking {when}", b.client),
+        (false, true) => format!("engineer {eng} has another booking {when}"),
+        (true, true) => format!("client {} and engineer {eng} both have other bookings {when}", b.client),
+        (false, false) => format!("client {} or engineer {eng} has another booking {when}", b.client),
     }
 }
 
 /// A booking that had places but did not get one: name the moved bookings that took them.
-fn contention(instance: &Instance, problem: &Problem, affected: usize, chosen: &[Option<usize>]) -> String {
+fn contention(instance: &Instance, problem: &Problem, affected: usize, chosen: &[Option<usize>], window: &str) -> String {
     let candidates = problem.candidates_of(affected as u32);
     let rooms: BTreeSet<u32> = candidates.clone().map(|c| problem.candidates[c].room).collect();
     let mut takers = BTreeSet::new();
@@ -70,15 +102,19 @@ fn contention(instance: &Instance, problem: &Problem, affected: usize, chosen: &
         some_free |= free;
     }
     if some_free {
-        return "leaving it unresolved costs less than its cheapest free placement under these weights".to_string();
+        return format!(
+            "placing it costs more than leaving it unresolved (weight {}) under these weights",
+            problem.weights.unresolved
+        );
     }
-    format!(
-        "its {} possible placements (in {} within ±{} minutes) were all taken by other moved bookings: {}",
-        candidates.len(),
-        list(rooms.iter().map(|&r| instance.rooms[r as usize].id.clone())),
-        instance.max_shift_minutes,
-        list(takers.iter().map(|&t| instance.bookings[t].id.clone()))
-    )
+    let whom = if takers.len() == 1 { "another moved booking" } else { "other moved bookings" };
+    let rooms = list(rooms.iter().map(|&r| instance.rooms[r as usize].id.clone()));
+    let takers = list(takers.iter().map(|&t| instance.bookings[t].id.clone()));
+    if candidates.len() == 1 {
+        format!("the only place it could go (in {rooms}, {window}) went to {whom}: {takers}")
+    } else {
+        format!("all {} places it could go (in {rooms}, {window}) went to {whom}: {takers}", candidates.len())
+    }
 }
 
 /// `a, b, c` or `a, b, c, d, e and 3 more`.

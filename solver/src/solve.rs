@@ -76,11 +76,20 @@ pub struct Strategy {
     /// than a time budget makes the answer the same on any machine. Large parts get fewer nodes
     /// (see [`Strategy::nodes_for`]), since each node of theirs costs more and gains less.
     pub node_budget: u64,
+    /// Parts with more candidates than this are solved over each booking's [`Strategy::thin_to`]
+    /// cheapest candidates: the integer program then grows with the bookings rather than with
+    /// bookings times rooms, but proves nothing about the full model. `usize::MAX` keeps every
+    /// part exact.
+    pub thin_above: usize,
+    /// How many candidates per booking a thinned part keeps (the incumbent's are always kept).
+    pub thin_to: usize,
 }
 
 impl Default for Strategy {
+    /// Measured in BENCHMARKS.md: parts up to 6,000 candidates (every part of the studio and the
+    /// 40-room chain) stay exact; bigger ones keep 32 candidates per booking.
     fn default() -> Self {
-        Strategy { split: true, ilp: true, node_budget: 5_000 }
+        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 6_000, thin_to: 32 }
     }
 }
 
@@ -160,7 +169,9 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     let pool = rayon::ThreadPoolBuilder::new().num_threads(options.threads.max(1)).build().ok().map(Arc::new);
     let prepare = || {
         let problem = Problem::build(instance);
-        let parts = split(&problem, !strategy.split);
+        // A cancel before the split keeps the month whole: the greedy answer is the same (parts
+        // do not interact, and the greedy keeps each part's order), and the split is skipped.
+        let parts = split(&problem, !strategy.split || cancelled());
         (problem, parts)
     };
     let (problem, parts) = match &pool {
@@ -201,19 +212,6 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
         for (&a, c) in part.affected.iter().zip(plan.chosen) {
             chosen[a as usize] = c;
         }
-    }
-    if std::env::var("SF_DEBUG").is_ok() {
-        let mut hist = std::collections::BTreeMap::new();
-        for (i, c) in chosen.iter().enumerate() {
-            if let Some(c) = c {
-                let r = problem.candidates_of(i as u32);
-                let cost = problem.candidates[*c].cost;
-                let rank = problem.candidates[r.clone()].iter().filter(|d| d.cost < cost).count();
-                *hist.entry((rank / 10) * 10).or_insert(0) += 1;
-            }
-        }
-        let per: Vec<usize> = problem.affected.iter().map(|a| a.candidates.len()).collect();
-        eprintln!("rank-of-cost hist {:?} mean cands {}", hist, per.iter().sum::<usize>() / per.len().max(1));
     }
     let unplaceable = problem.affected.iter().filter(|a| a.candidates.is_empty()).count() as i64;
     lower_bound += unplaceable * problem.weights.unresolved;
@@ -279,7 +277,8 @@ fn improve_parts(
                     // The receiver may have stopped listening after a cancel; that is fine.
                     let _ = sender.send(Update { part, outcome: outcome.clone(), last });
                 };
-                let outcome = improve(&problem, &parts[part], start.plan, &limits, |o| send(o, false));
+                let thin = (parts[part].size(&problem) > strategy.thin_above).then_some(strategy.thin_to);
+                let outcome = improve(&problem, &parts[part], start.plan, thin, &limits, |o| send(o, false));
                 send(&outcome, true);
             };
             match pool {

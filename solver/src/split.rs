@@ -30,13 +30,19 @@ pub(crate) fn split(problem: &Problem, whole: bool) -> Vec<Part> {
     if whole {
         return if placeable.is_empty() { Vec::new() } else { vec![Part { affected: placeable }] };
     }
+    components(problem, &placeable)
+}
+
+/// The connected components of `placeable` (ascending, all with candidates) under "some
+/// candidates clash" and "same series".
+fn components(problem: &Problem, placeable: &[u32]) -> Vec<Part> {
     let mut sets = DisjointSets::new(problem.affected.len());
 
     // Candidates clash only through a shared resource at overlapping times: sweep each resource's
     // intervals by start, joining each one to the longest-running interval before it if they overlap.
-    let mut uses: Vec<(Resource, Minute, Minute, u32)> = problem
-        .candidates
+    let mut uses: Vec<(Resource, Minute, Minute, u32)> = placeable
         .iter()
+        .flat_map(|&a| problem.candidates[problem.candidates_of(a)].iter())
         .flat_map(|c| problem.occupies(c).map(move |(r, s, e)| (r, s, e, c.affected)))
         .collect();
     // Only the order by start matters to the sweep; ties may fall either way.
@@ -56,7 +62,7 @@ pub(crate) fn split(problem: &Problem, whole: bool) -> Vec<Part> {
 
     // A series ties its occurrences together, across days.
     let mut first_of_series = vec![None; problem.series_count];
-    for &a in placeable.iter().filter(|_| std::env::var("SF_NOSERIES").is_err()) {
+    for &a in placeable {
         if let Some(s) = problem.affected[a as usize].series {
             match first_of_series[s as usize] {
                 Some(first) => sets.join(first, a),
@@ -67,7 +73,7 @@ pub(crate) fn split(problem: &Problem, whole: bool) -> Vec<Part> {
 
     let mut parts: Vec<Part> = Vec::new();
     let mut part_of_root = std::collections::HashMap::new();
-    for &a in &placeable {
+    for &a in placeable {
         let root = sets.root(a);
         let index = *part_of_root.entry(root).or_insert_with(|| {
             parts.push(Part { affected: Vec::new() });

@@ -49,8 +49,8 @@ mod tests {
         let openings = [(t(600), t(1200)), (t(2040), t(2640))];
         let blocked = vec![(t(700), t(800)), (t(750), t(900)), (t(1100), t(1300)), (t(500), t(610))];
         let free = free_windows(&openings, blocked, Duration::minutes(60));
-        assert_eq!(free, [(t(900), t(1100)), (t(2040), t(2640))]);
-        // The 90-minute gap 610-700 is too short for two hours.
+        assert_eq!(free, [(t(610), t(700)), (t(900), t(1100)), (t(2040), t(2640))]);
+        // Only the second opening is free for two hours.
         let free = free_windows(&openings, vec![(t(700), t(1200))], Duration::minutes(120));
         assert_eq!(free, [(t(2040), t(2640))]);
     }

@@ -5,10 +5,12 @@
 mod http;
 mod server;
 mod stdio;
+mod tasks;
 mod tools;
 mod wire;
 
 pub use http::{serve_http, HttpConfig};
 pub use server::StudioServer;
 pub use stdio::{serve_lines, serve_stdio};
+pub use tasks::ToolRender;
 pub use tools::Ctx;

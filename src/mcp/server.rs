@@ -2,10 +2,14 @@
 //! call's handler on a blocking thread (SQLite and the solver never run on an async worker), and
 //! turns the answer into a `CallToolResult` with structured content and a one-line summary.
 
+use super::tasks::{call_tool_result, detailed, task, task_error};
 use super::tools::{self, Ctx, ToolError, ToolSpec};
+use super::wire::ReflowMonthArgs;
+use crate::tasks::{TaskError, Tasks};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, CreateTaskResult,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -16,11 +20,47 @@ use std::sync::Arc;
 pub struct StudioServer {
     ctx: Arc<Ctx>,
     tools: Arc<Vec<ToolSpec>>,
+    tasks: Arc<Tasks>,
 }
 
 impl StudioServer {
-    pub fn new(ctx: Ctx) -> Self {
-        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools::all()) }
+    pub fn new(ctx: Ctx, tasks: Arc<Tasks>) -> Self {
+        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools::all()), tasks }
+    }
+
+    /// Starts `reflow_month` as a durable task; the row is committed before this returns.
+    async fn start_reflow_task(&self, arguments: rmcp::model::JsonObject) -> Result<CallToolResponse, McpError> {
+        let args: ReflowMonthArgs = match serde_json::from_value(serde_json::Value::Object(arguments)) {
+            Ok(args) => args,
+            Err(e) => {
+                let message = format!("the arguments of reflow_month do not fit its input schema: {e}");
+                return Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(message)])));
+            }
+        };
+        let job = match tools::reflow_job(&args) {
+            Ok(job) => job,
+            Err(e) => return call_tool_result(Err(e)).map(CallToolResponse::Complete),
+        };
+        let tasks = self.tasks.clone();
+        let started = tokio::task::spawn_blocking(move || tasks.start_reflow(&job))
+            .await
+            .map_err(|e| McpError::internal_error(format!("starting the reflow stopped: {e}"), None))?;
+        match started {
+            Ok(record) => {
+                tracing::info!(task_id = %record.id, "reflow task created");
+                Ok(CallToolResponse::Task(CreateTaskResult::new(task(&record))))
+            }
+            Err(TaskError::Refused(message)) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(message)]))),
+            Err(other) => Err(task_error(other)),
+        }
+    }
+
+    async fn blocking<T: Send + 'static>(&self, f: impl FnOnce(&Tasks) -> Result<T, TaskError> + Send + 'static) -> Result<T, McpError> {
+        let tasks = self.tasks.clone();
+        tokio::task::spawn_blocking(move || f(&tasks))
+            .await
+            .map_err(|e| McpError::internal_error(format!("the task request stopped: {e}"), None))?
+            .map_err(task_error)
     }
 
     fn find(&self, name: &str) -> Option<usize> {
@@ -34,29 +74,22 @@ impl StudioServer {
         let outcome = tokio::task::spawn_blocking(move || (this.tools[index].run)(&this.ctx, arguments))
             .await
             .map_err(|e| McpError::internal_error(format!("the {name} handler stopped: {e}"), None))?;
-        match outcome {
-            Ok(reply) => {
-                let mut result = CallToolResult::success(vec![ContentBlock::text(reply.summary)]);
-                result.structured_content = Some(reply.structured);
-                Ok(result)
-            }
-            Err(ToolError::Fix(message)) => Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
-            Err(ToolError::Internal(message)) => {
-                tracing::error!(tool = %name, error = %message, "tool failed");
-                Err(McpError::internal_error(format!("{name} failed inside the server: {message}"), None))
-            }
+        if let Err(ToolError::Internal(message)) = &outcome {
+            tracing::error!(tool = %name, error = %message, "tool failed");
         }
+        call_tool_result(outcome)
     }
 }
 
 impl ServerHandler for StudioServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tasks().build())
             .with_server_info(Implementation::new("studioflow", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "studioflow keeps a studio's bookings. Times are RFC 3339 with an offset, or local \
                  studio time such as 2026-09-07T10:00. Quick tools answer at once; when a room goes \
-                 offline, call set_room_offline and then reflow_month for each month it touches.",
+                 offline, call set_room_offline and then reflow_month for each month it touches; \
+                 clients that declare the tasks extension get the reflow as a task to poll.",
             )
     }
 
@@ -75,12 +108,33 @@ impl ServerHandler for StudioServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let index = self
             .find(&request.name)
             .ok_or_else(|| McpError::invalid_params(format!("unknown tool {:?}: call tools/list to see the tools", request.name), None))?;
+        // Only a month reflow is long work, and only a client that declared the extension may get a task.
+        let wants_task = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+        if request.name == "reflow_month" && wants_task {
+            return self.start_reflow_task(request.arguments.unwrap_or_default()).await;
+        }
         let result = self.run_tool(index, request.arguments.unwrap_or_default()).await?;
         Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn get_task(&self, request: GetTaskParams, _context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
+        let record = self.blocking(move |tasks| tasks.get(&request.task_id)).await?;
+        Ok(GetTaskResult::new(detailed(&record)?))
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        let responses = serde_json::to_value(&request.input_responses).unwrap_or_default();
+        self.blocking(move |tasks| tasks.answer(&request.task_id, &responses)).await?;
+        Ok(())
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.blocking(move |tasks| tasks.cancel(&request.task_id)).await?;
+        Ok(())
     }
 }

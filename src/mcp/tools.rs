@@ -6,6 +6,8 @@ use super::wire::{self, *};
 use crate::calendar::{self, SlotQuery};
 use crate::domain::{BookingId, ClientId, EngineerId, NewBooking, RoomId, SeriesId, Status, StudioTz};
 use crate::reflow::{self, Month, ReflowError, ReflowRequest, DEFAULT_MAX_SHIFT};
+use crate::store::ReflowRecord;
+use crate::tasks::ReflowJob;
 use crate::store::{BookingQuery, CancelScope, Pool, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -417,38 +419,45 @@ fn list_offline_windows(ctx: &Ctx, a: ListOfflineWindowsArgs) -> Result<(Windows
     })
 }
 
-/// Reads and checks a reflow request; shared with the task runner.
-pub fn reflow_request(a: &ReflowMonthArgs) -> Result<ReflowRequest, ToolError> {
+/// Reads a reflow request; shared with the task path.
+pub fn reflow_job(a: &ReflowMonthArgs) -> Result<ReflowJob, ToolError> {
     if a.offline_rooms.is_empty() {
         return Err(ToolError::Fix("offline_rooms: name at least one room, e.g. [\"studio-b\"]".into()));
     }
-    Ok(ReflowRequest {
+    let request = ReflowRequest {
         month: Month::parse(&a.month)?,
         offline_rooms: a.offline_rooms.iter().map(|r| room_id(r)).collect(),
         max_shift_minutes: a.max_shift_minutes.unwrap_or(DEFAULT_MAX_SHIFT),
-    })
+    };
+    Ok(ReflowJob { request, dry_run: a.dry_run, require_approval: a.require_approval })
 }
 
 fn reflow_month(ctx: &Ctx, a: ReflowMonthArgs) -> Result<(ReflowOut, String), ToolError> {
-    let request = reflow_request(&a)?;
+    let job = reflow_job(&a)?;
+    if job.require_approval {
+        return Err(ToolError::Fix(
+            "require_approval needs a client that declares the io.modelcontextprotocol/tasks extension; \
+             without it, run with dry_run: true, review the moves, then run again without dry_run"
+                .into(),
+        ));
+    }
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let options = solver::Options { threads: ctx.solver_threads, time_limit: ctx.solver_time_limit, ..solver::Options::default() };
-        let plan = reflow::plan_reflow(store, &request, &options)?;
-        let id = reflow::apply_plan(store, &plan, a.dry_run)?;
-        let out = wire::reflow(&tz, &plan, &id, !a.dry_run);
-        Ok((out, reflow_summary(&plan, a.dry_run)))
+        let plan = reflow::plan_reflow(store, &job.request, &options)?;
+        let id = reflow::apply_plan(store, &plan, job.dry_run)?;
+        let record = store.reflow(&id)?.ok_or_else(|| ToolError::Internal(format!("reflow {id} was not recorded")))?;
+        Ok((wire::reflow(&tz, &record), reflow_summary(&record)))
     })
 }
 
-/// "Moved 138 bookings; 4 unresolved." with the dry-run wording where it applies.
-pub fn reflow_summary(plan: &reflow::ReflowPlan, dry_run: bool) -> String {
-    let verb = if dry_run { "Would move" } else { "Moved" };
-    let mut text = format!("{verb} {}; {} unresolved.", plural(plan.moves.len(), "booking", "bookings"), plan.unresolved.len());
-    if plan.affected == 0 {
-        text = "No booking sits in an offline room in that month: nothing to move.".to_owned();
+/// "Moved 138 bookings; 4 unresolved.", or what a dry run would do.
+pub fn reflow_summary(record: &ReflowRecord) -> String {
+    if record.affected == 0 {
+        return format!("No booking sits in an offline room in {}: nothing to move.", record.month);
     }
-    text
+    let verb = if record.applied { "Moved" } else { "Would move" };
+    format!("{verb} {}; {} unresolved.", plural(record.moves.len(), "booking", "bookings"), record.unresolved.len())
 }
 
 fn get_reflow(ctx: &Ctx, a: GetReflowArgs) -> Result<(StoredReflowOut, String), ToolError> {

@@ -3,7 +3,6 @@
 //! the project never changes the wire by accident.
 
 use crate::domain::{Booking, OfflineWindow, Room, StudioTz};
-use crate::reflow::{Move, ReflowPlan};
 use crate::store::{MoveRecord, ReflowRecord};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -170,6 +169,10 @@ pub struct ReflowMonthArgs {
     /// Plan and record the reflow without moving anything (default false).
     #[serde(default)]
     pub dry_run: bool,
+    /// Solve, then ask before moving anything (needs a client that declares the tasks extension;
+    /// the question comes as an elicitation in the task's inputRequests). Default false.
+    #[serde(default)]
+    pub require_approval: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -320,8 +323,7 @@ pub struct ReflowOut {
     pub unresolved: u32,
     /// The REFLOW.md cost of the plan (lower is better).
     pub cost: i64,
-    /// A proven lower bound on the cost; equal to `cost` when the plan is optimal. Null for a
-    /// stored reflow, which keeps only its cost.
+    /// A proven lower bound on the cost; equal to `cost` when the plan is optimal.
     pub lower_bound: Option<i64>,
     pub unresolved_bookings: Vec<UnresolvedOut>,
     pub moves: Vec<MoveOut>,
@@ -397,66 +399,38 @@ pub fn history(tz: &StudioTz, m: &MoveRecord) -> HistoryOut {
     }
 }
 
-fn move_out(tz: &StudioTz, m: &Move) -> MoveOut {
-    MoveOut {
-        booking: m.booking.0.clone(),
-        from_room: m.from_room.0.clone(),
-        from_start: tz.format(m.from_start),
-        to_room: m.to_room.0.clone(),
-        to_start: tz.format(m.to_start),
-        to_end: tz.format(m.to_end),
-    }
-}
-
-pub fn reflow(tz: &StudioTz, plan: &ReflowPlan, reflow_id: &str, applied: bool) -> ReflowOut {
+/// A stored reflow as `reflow_month` answers it: the synchronous call and the task both answer
+/// from the record, so the two answers are the same document.
+pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
     ReflowOut {
-        reflow_id: reflow_id.to_owned(),
-        month: plan.request.month.to_string(),
-        applied,
-        affected: plan.affected as u32,
-        moved: plan.moves.len() as u32,
-        unresolved: plan.unresolved.len() as u32,
-        cost: plan.cost,
-        lower_bound: Some(plan.lower_bound),
-        unresolved_bookings: plan
+        reflow_id: r.id.clone(),
+        month: r.month.clone(),
+        applied: r.applied,
+        affected: r.affected as u32,
+        moved: r.moves.len() as u32,
+        unresolved: r.unresolved.len() as u32,
+        cost: r.cost,
+        lower_bound: r.lower_bound,
+        unresolved_bookings: r
             .unresolved
             .iter()
-            .map(|u| UnresolvedOut { booking: u.booking.0.clone(), reason: u.reason.clone() })
+            .map(|(b, reason)| UnresolvedOut { booking: b.0.clone(), reason: reason.clone() })
             .collect(),
-        moves: plan.moves.iter().map(|m| move_out(tz, m)).collect(),
+        moves: r
+            .moves
+            .iter()
+            .map(|m| MoveOut {
+                booking: m.booking.0.clone(),
+                from_room: m.from_room.0.clone(),
+                from_start: tz.format(m.from_start),
+                to_room: m.to_room.0.clone(),
+                to_start: tz.format(m.to_start),
+                to_end: tz.format(m.to_end),
+            })
+            .collect(),
     }
 }
 
 pub fn stored_reflow(tz: &StudioTz, r: &ReflowRecord) -> StoredReflowOut {
-    StoredReflowOut {
-        reflow: ReflowOut {
-            reflow_id: r.id.clone(),
-            month: r.month.clone(),
-            applied: r.applied,
-            affected: r.affected as u32,
-            moved: r.moves.len() as u32,
-            unresolved: r.unresolved.len() as u32,
-            cost: r.cost,
-            lower_bound: None,
-            unresolved_bookings: r
-                .unresolved
-                .iter()
-                .map(|(b, reason)| UnresolvedOut { booking: b.0.clone(), reason: reason.clone() })
-                .collect(),
-            moves: r
-                .moves
-                .iter()
-                .map(|m| MoveOut {
-                    booking: m.booking.0.clone(),
-                    from_room: m.from_room.0.clone(),
-                    from_start: tz.format(m.from_start),
-                    to_room: m.to_room.0.clone(),
-                    to_start: tz.format(m.to_start),
-                    to_end: tz.format(m.to_end),
-                })
-                .collect(),
-        },
-        request: r.request.clone(),
-        created_at: tz.format(r.created_at),
-    }
+    StoredReflowOut { reflow: reflow(tz, r), request: r.request.clone(), created_at: tz.format(r.created_at) }
 }

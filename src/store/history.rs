@@ -1,7 +1,7 @@
 //! Reflow records and idempotency keys: what each reflow planned and moved, the reflows that
 //! touched a booking, and the answers remembered for retried writes.
 
-use super::{instant, Result, Store};
+use super::{instant, Result, Store, Writer};
 use crate::domain::{BookingId, RoomId};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -17,6 +17,8 @@ pub struct ReflowRecord {
     pub applied: bool,
     pub affected: usize,
     pub cost: i64,
+    /// The solver's proven lower bound on the cost, when it was recorded.
+    pub lower_bound: Option<i64>,
     pub moves: Vec<MoveRecord>,
     pub unresolved: Vec<(BookingId, String)>,
 }
@@ -60,17 +62,25 @@ fn finish_move((mut m, [a, b, c, d]): (MoveRecord, [i64; 4])) -> Result<MoveReco
 
 impl Store {
     pub fn reflow(&self, id: &str) -> Result<Option<ReflowRecord>> {
-        let conn = self.conn();
+        reflow_in(self.conn(), id)
+    }
+}
+
+fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
+    {
         let head = conn
             .query_row(
-                "SELECT id, month, request, created_at, applied, affected, cost FROM reflows WHERE id = ?",
+                "SELECT id, month, request, created_at, applied, affected, cost, lower_bound FROM reflows WHERE id = ?",
                 [id],
                 |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, i64>(3)?, row.get::<_, bool>(4)?, row.get::<_, i64>(5)?, row.get::<_, i64>(6)?))
+                    Ok((
+                        (row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?),
+                        (row.get::<_, i64>(3)?, row.get::<_, bool>(4)?, row.get::<_, i64>(5)?, row.get::<_, i64>(6)?, row.get::<_, Option<i64>>(7)?),
+                    ))
                 },
             )
             .optional()?;
-        let Some((id, month, request, created_at, applied, affected, cost)) = head else { return Ok(None) };
+        let Some(((id, month, request), (created_at, applied, affected, cost, lower_bound))) = head else { return Ok(None) };
         let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
         let moves = collect_moves(conn, &sql, [&id])?;
         let mut stmt = conn.prepare_cached("SELECT booking_id, reason FROM reflow_unresolved WHERE reflow_id = ? ORDER BY booking_id")?;
@@ -85,11 +95,14 @@ impl Store {
             applied,
             affected: affected as usize,
             cost,
+            lower_bound,
             moves,
             unresolved,
         }))
     }
+}
 
+impl Store {
     /// Every stored reflow move of a booking, oldest first.
     pub fn booking_history(&self, booking: &BookingId) -> Result<Vec<MoveRecord>> {
         let sql = format!(
@@ -126,4 +139,81 @@ pub(super) fn remember(conn: &Connection, key: &str, request: &str, ids: &[Booki
         params![key, text, Utc::now().timestamp()],
     )?;
     Ok(())
+}
+
+/// A reflow to record: its summary, and its moves and unresolved bookings.
+pub struct NewReflow<'a> {
+    pub month: &'a str,
+    pub request: &'a serde_json::Value,
+    pub applied: bool,
+    pub affected: usize,
+    pub cost: i64,
+    pub lower_bound: i64,
+    /// (booking, from room, from start, from end, to room, to start, to end)
+    pub moves: Vec<(&'a BookingId, &'a RoomId, DateTime<Utc>, DateTime<Utc>, &'a RoomId, DateTime<Utc>, DateTime<Utc>)>,
+    pub unresolved: Vec<(&'a BookingId, &'a str)>,
+}
+
+impl Writer<'_> {
+    /// Records a reflow and returns its id (`rf_0001`, ...).
+    pub fn record_reflow(&mut self, reflow: &NewReflow<'_>) -> Result<String> {
+        let conn = self.conn();
+        let n: i64 = conn.query_row("SELECT COUNT(*) FROM reflows", [], |row| row.get(0))?;
+        let id = format!("rf_{:04}", n + 1);
+        conn.execute(
+            "INSERT INTO reflows (id, month, request, created_at, applied, affected, moved, unresolved, cost, lower_bound) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            params![
+                id,
+                reflow.month,
+                reflow.request.to_string(),
+                Utc::now().timestamp(),
+                reflow.applied,
+                reflow.affected,
+                reflow.moves.len(),
+                reflow.unresolved.len(),
+                reflow.cost,
+                reflow.lower_bound
+            ],
+        )?;
+        let mut insert_move = conn.prepare_cached(
+            "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )?;
+        for (booking, from_room, from_start, from_end, to_room, to_start, to_end) in &reflow.moves {
+            insert_move.execute(params![
+                id,
+                booking.as_str(),
+                from_room.as_str(),
+                from_start.timestamp(),
+                from_end.timestamp(),
+                to_room.as_str(),
+                to_start.timestamp(),
+                to_end.timestamp()
+            ])?;
+        }
+        let mut insert_unresolved =
+            conn.prepare_cached("INSERT INTO reflow_unresolved (reflow_id, booking_id, reason) VALUES (?, ?, ?)")?;
+        for (booking, reason) in &reflow.unresolved {
+            insert_unresolved.execute(params![id, booking.as_str(), reason])?;
+        }
+        Ok(id)
+    }
+
+    /// Marks a recorded reflow as applied (its moves were written in this transaction).
+    pub fn mark_reflow_applied(&mut self, id: &str) -> Result<()> {
+        self.conn().execute("UPDATE reflows SET applied = 1 WHERE id = ?", [id])?;
+        Ok(())
+    }
+
+    /// A recorded reflow, as this transaction sees it.
+    pub fn reflow_record(&self, id: &str) -> Result<ReflowRecord> {
+        reflow_in(self.conn(), id)?.ok_or_else(|| super::StoreError::Corrupt(format!("reflow {id} is missing")))
+    }
+
+    /// The moves of a recorded reflow, as this transaction sees them.
+    pub fn reflow_moves(&self, id: &str) -> Result<Vec<MoveRecord>> {
+        let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
+        collect_moves(self.conn(), &sql, [id])
+    }
 }

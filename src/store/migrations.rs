@@ -100,6 +100,35 @@ pub const MIGRATIONS: &[&str] = &[
         created_at  INTEGER NOT NULL
     );
     "#,
+    // 3: durable tasks (a month reflow run as an MCP task). A task in a final state never changes
+    // again, and only one reflow per month is live at a time: the database itself holds both rules.
+    r#"
+    CREATE TABLE tasks (
+        id               TEXT    PRIMARY KEY,
+        kind             TEXT    NOT NULL,
+        request          TEXT    NOT NULL,  -- JSON: the tool's arguments
+        month            TEXT,
+        status           TEXT    NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+        status_message   TEXT,
+        created_ms       INTEGER NOT NULL,  -- unix milliseconds
+        updated_ms       INTEGER NOT NULL,
+        ttl_ms           INTEGER,           -- NULL: kept until deleted
+        poll_interval_ms INTEGER NOT NULL,
+        reflow_id        TEXT,              -- the plan awaiting approval, then the applied one
+        input_requests   TEXT,              -- JSON, while input_required
+        result           TEXT,              -- JSON, when completed
+        error            TEXT               -- JSON, when failed
+    );
+    CREATE UNIQUE INDEX tasks_one_live_reflow_per_month ON tasks (month)
+        WHERE status IN ('working', 'input_required') AND month IS NOT NULL;
+    CREATE INDEX tasks_expiry ON tasks (created_ms) WHERE ttl_ms IS NOT NULL;
+    ALTER TABLE reflows ADD COLUMN lower_bound INTEGER;  -- the solver's proven bound on the cost
+    CREATE TRIGGER tasks_final_states_never_change BEFORE UPDATE ON tasks
+        WHEN OLD.status IN ('completed', 'failed', 'cancelled')
+    BEGIN
+        SELECT RAISE(ABORT, 'a task in a final state never changes');
+    END;
+    "#,
 ];
 
 /// The schema version this build writes.

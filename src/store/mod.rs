@@ -7,12 +7,14 @@ mod history;
 mod migrations;
 mod pool;
 mod read;
+mod tasks;
 mod write;
 
 pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
-pub use history::{MoveRecord, ReflowRecord};
+pub use history::{MoveRecord, NewReflow, ReflowRecord};
 pub use pool::Pool;
 pub use read::BookingQuery;
+pub use tasks::{NewTask, TaskChange, TaskRecord, TaskStatus};
 pub use write::{CancelScope, Writer};
 
 use crate::domain::{
@@ -58,6 +60,9 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
     #[error("the database holds a value this studioflow cannot read: {0}")]
     Corrupt(String),
+    /// A task ended or went away while a write for it was being prepared; the write rolls back.
+    #[error("the task is no longer live")]
+    TaskGone,
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -43,6 +43,11 @@ impl<'c> Writer<'c> {
         self.studio.as_ref().ok_or(StoreError::NoStudio)
     }
 
+    /// The studio's time zone, for writes that format times.
+    pub fn studio_tz(&self) -> Result<crate::domain::StudioTz> {
+        Ok(self.studio()?.tz)
+    }
+
     /// Reads inside the transaction see its own writes.
     pub fn conn(&self) -> &Connection {
         &self.tx

@@ -82,26 +82,19 @@ async def run(binary, db):
         check(len(rooms) == 7, f"list_rooms: {len(rooms)} rooms, expected 7: {sorted(room_ids)}")
         check({"studio-a", "studio-b", "podcast-1"} <= room_ids, f"list_rooms: unexpected ids {sorted(room_ids)}")
 
-        # query_bookings, paged: follow next_cursor until it ends; pages must not overlap or repeat.
-        window = {"from": "2026-09-01T00:00", "to": "2026-10-01T00:00", "limit": 25}
-        first = await call_ok(client, "query_bookings", window)
+        # query_bookings, paged: small pages and big pages must give the same bookings in the same order.
+        window = {"from": "2026-09-01T00:00", "to": "2026-10-01T00:00"}
+        first = await call_ok(client, "query_bookings", window | {"limit": 25})
         check(len(first["bookings"]) == 25 and first["next_cursor"],
               f"query_bookings: expected a full first page of 25 with a next_cursor, got "
               f"{len(first['bookings'])} and {first['next_cursor']!r}")
-        seen, page, pages = [], first, 1
-        while True:
-            seen.extend(b["id"] for b in page["bookings"])
-            if not page["next_cursor"]:
-                break
-            check(pages < 100, "query_bookings: more than 100 pages; the cursor does not advance")
-            page = await call_ok(client, "query_bookings", window | {"cursor": page["next_cursor"]})
-            pages += 1
+        seen, pages = await read_all(client, window | {"limit": 25})
         check(len(seen) == len(set(seen)), "query_bookings: a booking came back on two pages")
-        whole = await call_ok(client, "query_bookings", window | {"limit": 500})
-        check([b["id"] for b in whole["bookings"]] == seen,
-              f"query_bookings: {pages} pages of 25 gave {len(seen)} bookings, one page of 500 gave "
-              f"{len(whole['bookings'])}, or a different order")
         check(len(seen) > 100, f"query_bookings: only {len(seen)} bookings in September 2026")
+        big, big_pages = await read_all(client, window | {"limit": 500})
+        check(big == seen, f"query_bookings: {pages} pages of 25 gave {len(seen)} bookings, {big_pages} pages "
+                           f"of 500 gave {len(big)}, or another order")
+        whole = await call_ok(client, "query_bookings", window | {"limit": 500})
         starts = [b["start"] for b in whole["bookings"]]
         check(starts == sorted(starts), "query_bookings: not in start order")
         in_room = await call_ok(client, "query_bookings", window | {"room": "studio-a", "limit": 500})
@@ -121,7 +114,10 @@ async def run(binary, db):
         drum_rooms = {r["id"] for r in rooms if "drums" in r["features"] and r["capacity"] >= 4}
         for s in slots:
             check(s["room"] in drum_rooms, f"find_free_slots: {s['room']} has no drums or is too small")
-            check(s["start"] <= s["latest_start"] < s["end"], f"find_free_slots: inconsistent slot {s}")
+            start, end, latest = (datetime.fromisoformat(s[k]) for k in ("start", "end", "latest_start"))
+            # `end` is where a session starting at `start` ends; `latest_start` is the window's last fit.
+            check(end - start == timedelta(minutes=120) and start <= latest,
+                  f"find_free_slots: inconsistent slot {s}")
 
         # create_booking in the first free slot, then the same slot again: refused, naming the first booking.
         slot = slots[0]
@@ -161,6 +157,30 @@ async def run(binary, db):
                 f"affected {reflow['affected']} (moved {reflow['moved']}, unresolved {reflow['unresolved']})")
 
 
+async def read_all(client, arguments):
+    """Every booking id that query_bookings gives for these arguments, following next_cursor; and the page count."""
+    ids, pages, cursor = [], 0, None
+    while True:
+        page = await call_ok(client, "query_bookings", arguments | ({"cursor": cursor} if cursor else {}))
+        ids.extend(b["id"] for b in page["bookings"])
+        pages += 1
+        cursor = page["next_cursor"]
+        if not cursor:
+            return ids, pages
+        check(pages < 1000, "query_bookings: more than 1000 pages; the cursor does not advance")
+
+
+def first_failure(error):
+    """The CheckFailed inside an exception group (the SDK runs calls in anyio task groups), if any."""
+    if isinstance(error, CheckFailed):
+        return error
+    for inner in getattr(error, "exceptions", ()):
+        found = first_failure(inner)
+        if found is not None:
+            return found
+    return None
+
+
 def two_hours_after(slot):
     """The end of a two-hour session starting at the slot's start, as the server writes times.
 
@@ -181,10 +201,12 @@ def main():
     with tempfile.TemporaryDirectory(prefix="studioflow-interop-") as tmp:
         try:
             summary = anyio.run(run, binary, os.path.join(tmp, "studio.db"))
-        except CheckFailed as e:
-            print(f"interop: FAILED: {e}", file=sys.stderr)
-            return 1
-        except Exception as e:  # an SDK error (schema validation, JSON-RPC error, timeout) is a failure too
+        except Exception as e:
+            failure = first_failure(e)
+            if failure is not None:
+                print(f"interop: FAILED: {failure}", file=sys.stderr)
+                return 1
+            # An SDK error (schema validation, JSON-RPC error, timeout) fails too, with its traceback.
             print(f"interop: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
             raise
     print(f"interop: mcp 2.3.0 over stdio, protocol {PROTOCOL}: {summary}")

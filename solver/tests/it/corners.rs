@@ -30,7 +30,11 @@ fn room_closed_all_day() {
                       {"id": "b", "capacity": 4, "open": [[1440, 2880]]}],
             "bookings": [{"id": "x", "room": "a", "start": 600, "end": 660, "client": "c1"}]}"#,
     );
-    assert_eq!(reason, "every compatible room (a, b) is closed or offline at every start within ±120 minutes on that day");
+    assert_eq!(
+        reason,
+        "every room with capacity >= 1 is unavailable at every start within ±120 minutes on that day \
+         (offline: a; closed: b)"
+    );
 }
 
 #[test]
@@ -54,7 +58,11 @@ fn compatible_room_busy() {
             "bookings": [{"id": "x", "room": "a", "start": 600, "end": 660, "client": "c1"},
                          {"id": "f", "room": "b", "start": 300, "end": 1000, "client": "c2"}]}"#,
     );
-    assert_eq!(reason, "every compatible room (a, b) is busy or closed within ±120 minutes on that day");
+    assert_eq!(
+        reason,
+        "every room with capacity >= 1 is unavailable at every start within ±120 minutes on that day \
+         (offline: a; taken by other bookings: b)"
+    );
 }
 
 #[test]
@@ -68,7 +76,7 @@ fn client_busy_elsewhere() {
             "bookings": [{"id": "x", "room": "a", "start": 600, "end": 660, "client": "c1", "engineer": "e1"},
                          {"id": "f", "room": "c", "start": 300, "end": 1000, "client": "c1"}]}"#,
     );
-    assert_eq!(reason, "client c1 is busy at every free time");
+    assert_eq!(reason, "client c1 has another booking whenever a suitable room is free within ±120 minutes on that day");
 }
 
 #[test]
@@ -81,7 +89,59 @@ fn engineer_busy_elsewhere() {
             "bookings": [{"id": "x", "room": "a", "start": 600, "end": 660, "client": "c1", "engineer": "e1"},
                          {"id": "f", "room": "c", "start": 300, "end": 1000, "client": "c2", "engineer": "e1"}]}"#,
     );
-    assert_eq!(reason, "engineer e1 is busy at every free time");
+    assert_eq!(reason, "engineer e1 has another booking whenever a suitable room is free within ±120 minutes on that day");
+}
+
+#[test]
+fn only_compatible_room_is_the_offline_one() {
+    // Only A has the organ, and A is the room going offline: nothing to try elsewhere.
+    let reason = only_reason(
+        r#"{"version": 1, "month": "2026-09",
+            "rooms": [{"id": "a", "capacity": 6, "features": ["hammond-organ"], "open": [[0, 1440]], "offline": [[0, 1440]]},
+                      {"id": "b", "capacity": 8, "open": [[0, 1440]]}],
+            "bookings": [{"id": "x", "room": "a", "start": 600, "end": 660, "client": "c1",
+                          "party_size": 5, "requires": ["hammond-organ"]}]}"#,
+    );
+    assert_eq!(reason, "the only room with capacity >= 5 and features [hammond-organ] is a, which is offline then");
+}
+
+#[test]
+fn every_compatible_room_taken_the_same_way() {
+    // X has outgrown A (offline anyway); B and C hold fixed bookings all day; D is too small.
+    let reason = only_reason(
+        r#"{"version": 1, "month": "2026-09",
+            "rooms": [{"id": "a", "capacity": 2, "open": [[0, 1440]], "offline": [[0, 1440]]},
+                      {"id": "b", "capacity": 6, "open": [[0, 1440]]},
+                      {"id": "c", "capacity": 6, "open": [[0, 1440]]},
+                      {"id": "d", "capacity": 2, "open": [[0, 1440]]}],
+            "bookings": [{"id": "x", "room": "a", "start": 600, "end": 660, "client": "c1", "party_size": 4},
+                         {"id": "fb", "room": "b", "start": 300, "end": 1000, "client": "c2"},
+                         {"id": "fc", "room": "c", "start": 300, "end": 1000, "client": "c3"}]}"#,
+    );
+    assert_eq!(
+        reason,
+        "the only rooms with capacity >= 4 are b, c, which are all taken by other bookings at every start \
+         within ±120 minutes on that day"
+    );
+}
+
+#[test]
+fn client_and_engineer_never_free_together() {
+    // B is free all day. The client is busy until 600 and the engineer from 660, so at every
+    // start one of them is away, though neither is away at all of them. No shift allowed.
+    let reason = only_reason(
+        r#"{"version": 1, "month": "2026-09", "max_shift_minutes": 60,
+            "rooms": [{"id": "a", "capacity": 4, "open": [[0, 1440]], "offline": [[0, 1440]]},
+                      {"id": "b", "capacity": 4, "open": [[0, 1440]]},
+                      {"id": "c", "capacity": 4, "open": [[0, 1440]]}],
+            "bookings": [{"id": "x", "room": "a", "start": 600, "end": 660, "client": "c1", "engineer": "e1"},
+                         {"id": "f1", "room": "c", "start": 480, "end": 630, "client": "c1"},
+                         {"id": "f2", "room": "c", "start": 630, "end": 800, "client": "c2", "engineer": "e1"}]}"#,
+    );
+    assert_eq!(
+        reason,
+        "client c1 or engineer e1 has another booking whenever a suitable room is free within ±60 minutes on that day"
+    );
 }
 
 #[test]

@@ -79,6 +79,20 @@ fn series_split_when_no_room_is_free_both_weeks() {
 }
 
 #[test]
+fn a_series_without_a_common_room_is_bounded_by_its_split() {
+    // Same instance, greedy only (no search): x0 can only use B and x7 only C, so any answer
+    // that places both pays a split. The cheap bound knows: 1 + 1 for the room changes + 20.
+    let blockers = r#", {"id": "busy-b7", "room": "b", "start": 10440, "end": 10980, "client": "c2"},
+                         {"id": "busy-c0", "room": "c", "start": 360, "end": 900, "client": "c3"}"#;
+    let inst = instance(&SERIES.replace("BLOCKERS", blockers));
+    let options = studioflow_solver::Options { threads: 1, ..Default::default() };
+    let greedy = studioflow_solver::Strategy { ilp: false, ..Default::default() };
+    let report = studioflow_solver::solve_with_strategy(&inst, &options, greedy);
+    assert_eq!((report.solution.cost, report.lower_bound), (22, 22));
+    assert!(report.proven_optimal);
+}
+
+#[test]
 fn series_prefers_a_shift_to_a_split() {
     // C is busy on day 0 only until 690: x0 can take C at 690 (+90 min, 6 steps, 12), so both stay
     // in C: 12 + 2 room changes = 14, which beats splitting B/C (22). B is busy all day 7 morning.
@@ -134,6 +148,6 @@ fn contention_leaves_the_loser_with_names() {
     assert_eq!(placements(&report.solution), [("x", "b", 600)]);
     assert_eq!(
         report.solution.unresolved_bookings[0].reason,
-        "its 1 possible placements (in b within ±0 minutes) were all taken by other moved bookings: x"
+        "the only place it could go (in b, within ±0 minutes on that day) went to another moved booking: x"
     );
 }

@@ -1,0 +1,227 @@
+//! Durable tasks: a row per task, written before anyone hears of the task, and moved between
+//! states only by guarded updates. The database refuses to change a finished task (a trigger) and
+//! to hold two live reflows of one month (a unique index), so no code path can break either rule.
+
+use super::{Result, Store, StoreError, Writer};
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+/// Where a task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskStatus {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    fn parse(s: &str) -> Option<TaskStatus> {
+        [TaskStatus::Working, TaskStatus::InputRequired, TaskStatus::Completed, TaskStatus::Failed, TaskStatus::Cancelled]
+            .into_iter()
+            .find(|t| t.as_str() == s)
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
+    }
+}
+
+/// A task as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    pub id: String,
+    pub kind: String,
+    /// The tool's arguments, as JSON.
+    pub request: serde_json::Value,
+    pub month: Option<String>,
+    pub status: TaskStatus,
+    pub status_message: Option<String>,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    pub ttl_ms: Option<i64>,
+    pub poll_interval_ms: i64,
+    pub reflow_id: Option<String>,
+    pub input_requests: Option<serde_json::Value>,
+    pub result: Option<serde_json::Value>,
+    pub error: Option<serde_json::Value>,
+}
+
+impl TaskRecord {
+    /// Whether its time to live has run out at `now_ms`.
+    pub fn expired(&self, now_ms: i64) -> bool {
+        self.ttl_ms.is_some_and(|ttl| self.created_ms.saturating_add(ttl) <= now_ms)
+    }
+}
+
+/// A new task, before it is written.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub id: String,
+    pub kind: String,
+    pub request: serde_json::Value,
+    pub month: Option<String>,
+    pub status_message: String,
+    pub now_ms: i64,
+    pub ttl_ms: Option<i64>,
+    pub poll_interval_ms: i64,
+}
+
+/// How a task ends, or what it waits for.
+#[derive(Debug, Clone)]
+pub enum TaskChange {
+    /// Still working: a new status message.
+    Progress(String),
+    /// Waits for the client: the questions, and the plan they are about.
+    AwaitInput { message: String, input_requests: serde_json::Value, reflow_id: String },
+    Completed { message: String, result: serde_json::Value, reflow_id: Option<String> },
+    Failed { message: String, error: serde_json::Value },
+    Cancelled { message: String },
+}
+
+const COLUMNS: &str = "id, kind, request, month, status, status_message, created_ms, updated_ms, ttl_ms, \
+     poll_interval_ms, reflow_id, input_requests, result, error";
+
+fn task_from_row(row: &Row<'_>) -> rusqlite::Result<TaskRecord> {
+    fn json(column: usize, text: Option<String>) -> rusqlite::Result<Option<serde_json::Value>> {
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(e)))
+        })
+        .transpose()
+    }
+    let status: String = row.get(4)?;
+    Ok(TaskRecord {
+        id: row.get(0)?,
+        kind: row.get(1)?,
+        request: json(2, Some(row.get(2)?))?.unwrap_or_default(),
+        month: row.get(3)?,
+        status: TaskStatus::parse(&status).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, format!("task status {status:?}").into())
+        })?,
+        status_message: row.get(5)?,
+        created_ms: row.get(6)?,
+        updated_ms: row.get(7)?,
+        ttl_ms: row.get(8)?,
+        poll_interval_ms: row.get(9)?,
+        reflow_id: row.get(10)?,
+        input_requests: json(11, row.get(11)?)?,
+        result: json(12, row.get(12)?)?,
+        error: json(13, row.get(13)?)?,
+    })
+}
+
+fn task_in(conn: &Connection, id: &str) -> Result<Option<TaskRecord>> {
+    Ok(conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?"))?.query_row([id], task_from_row).optional()?)
+}
+
+impl Store {
+    pub fn task(&self, id: &str) -> Result<Option<TaskRecord>> {
+        task_in(self.conn(), id)
+    }
+
+    /// Tasks still in `status`, oldest first (for resuming work after a restart).
+    pub fn tasks_in(&self, status: TaskStatus) -> Result<Vec<TaskRecord>> {
+        let mut stmt = self.conn().prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE status = ? ORDER BY created_ms, id"))?;
+        let rows = stmt.query_map([status.as_str()], task_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Deletes the tasks whose time to live ran out before `now_ms`; returns how many went.
+    pub fn delete_expired_tasks(&mut self, now_ms: i64) -> Result<usize> {
+        self.write_with(|w| {
+            Ok(w.conn().execute("DELETE FROM tasks WHERE ttl_ms IS NOT NULL AND created_ms + ttl_ms <= ?", [now_ms])?)
+        })
+    }
+}
+
+impl Writer<'_> {
+    /// Writes a new working task. A live reflow of the same month already there is refused,
+    /// naming it.
+    pub fn create_task(&mut self, task: &NewTask) -> Result<()> {
+        if let Some(month) = &task.month {
+            let live: Option<String> = self
+                .conn()
+                .query_row(
+                    "SELECT id FROM tasks WHERE month = ? AND status IN ('working', 'input_required')",
+                    [month],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if let Some(other) = live {
+                return Err(StoreError::Invalid(format!(
+                    "a reflow of {month} is already under way as task {other}: poll it with tasks/get, or cancel it \
+                     with tasks/cancel before starting another"
+                )));
+            }
+        }
+        self.conn().execute(
+            &format!("INSERT INTO tasks ({COLUMNS}) VALUES (?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)"),
+            params![
+                task.id,
+                task.kind,
+                task.request.to_string(),
+                task.month,
+                task.status_message,
+                task.now_ms,
+                task.now_ms,
+                task.ttl_ms,
+                task.poll_interval_ms
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn task(&self, id: &str) -> Result<Option<TaskRecord>> {
+        task_in(self.conn(), id)
+    }
+
+    /// Moves a task from one of `from` to a new state; returns false (and changes nothing) when the
+    /// task is no longer in any of them, e.g. because it was cancelled meanwhile.
+    pub fn change_task(&mut self, id: &str, from: &[TaskStatus], change: &TaskChange, now_ms: i64) -> Result<bool> {
+        let current = match self.task(id)? {
+            Some(t) => t,
+            None => return Ok(false),
+        };
+        if !from.contains(&current.status) {
+            return Ok(false);
+        }
+        let (status, message, input_requests, reflow_id, result, error) = match change {
+            TaskChange::Progress(m) => (TaskStatus::Working, m, None, current.reflow_id.clone(), None, None),
+            TaskChange::AwaitInput { message, input_requests, reflow_id } => {
+                (TaskStatus::InputRequired, message, Some(input_requests.to_string()), Some(reflow_id.clone()), None, None)
+            }
+            TaskChange::Completed { message, result, reflow_id } => {
+                (TaskStatus::Completed, message, None, reflow_id.clone().or(current.reflow_id.clone()), Some(result.to_string()), None)
+            }
+            TaskChange::Failed { message, error } => (TaskStatus::Failed, message, None, current.reflow_id.clone(), None, Some(error.to_string())),
+            TaskChange::Cancelled { message } => (TaskStatus::Cancelled, message, None, current.reflow_id.clone(), None, None),
+        };
+        let placeholders = vec!["?"; from.len()].join(", ");
+        let sql = format!(
+            "UPDATE tasks SET status = ?, status_message = ?, updated_ms = ?, input_requests = ?, reflow_id = ?, \
+             result = ?, error = ? WHERE id = ? AND status IN ({placeholders})"
+        );
+        let mut args: Vec<rusqlite::types::Value> = vec![
+            status.as_str().to_owned().into(),
+            message.clone().into(),
+            now_ms.into(),
+            input_requests.into(),
+            reflow_id.into(),
+            result.into(),
+            error.into(),
+            id.to_owned().into(),
+        ];
+        args.extend(from.iter().map(|s| rusqlite::types::Value::from(s.as_str().to_owned())));
+        Ok(self.conn().execute(&sql, rusqlite::params_from_iter(args))? == 1)
+    }
+}
