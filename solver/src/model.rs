@@ -7,7 +7,8 @@
 //! The objective is the REFLOW.md cost minus a constant, so "optimal" means the contract's optimum.
 //! good_lp builds the model; the search then runs on the `microlp::Problem` good_lp made, through
 //! microlp's own `solve_with`, which alone has a node limit (a deterministic budget), resumable
-//! solves (so a stop flag is seen between chunks) and the proven bound.
+//! solves (so a stop flag is seen between chunks) and the proven bound. Big parts may be thinned
+//! to each booking's cheapest candidates, which keeps the program's size linear in the bookings.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};

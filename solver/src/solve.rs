@@ -25,8 +25,9 @@ pub struct Options {
     pub threads: usize,
     /// Wall time for the whole solve; at the limit the best plan so far is returned.
     pub time_limit: Duration,
-    /// Set it to stop: `solve` returns within 100 ms (under 50 ms measured on the 80-room chain)
-    /// with the best valid plan so far, the greedy one at worst. Workers still inside a chunk of
+    /// Set it to stop: `solve` returns within 100 ms on an idle machine (see BENCHMARKS.md; set
+    /// before the candidates are built, it waits for them and the greedy) with the best valid
+    /// plan so far, the greedy one at worst. Workers still inside a chunk of
     /// branch and bound finish that chunk in the background, then stop.
     pub cancel: Option<Arc<AtomicBool>>,
     /// Called on the calling thread whenever a part finishes.

@@ -7,3 +7,4 @@ mod mcp_client;
 mod reflow;
 mod store;
 mod support;
+mod tasks;

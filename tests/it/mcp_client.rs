@@ -27,9 +27,19 @@ pub trait Mcp {
     fn next_id(&mut self) -> u64;
 
     /// A request with `_meta` added to its params; returns the whole response.
-    fn request(&mut self, method: &str, mut params: Value) -> Value {
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.request_as(json!({}), method, params)
+    }
+
+    /// A request from a client that declares the tasks extension.
+    fn tasks_request(&mut self, method: &str, params: Value) -> Value {
+        self.request_as(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}), method, params)
+    }
+
+    /// A request from a client with the given capabilities.
+    fn request_as(&mut self, capabilities: Value, method: &str, mut params: Value) -> Value {
         let id = self.next_id();
-        params["_meta"] = meta(json!({}));
+        params["_meta"] = meta(capabilities);
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
     }
 
@@ -105,6 +115,12 @@ impl StdioServer {
     pub fn close(mut self) -> bool {
         drop(self.stdin.take());
         self.child.wait().unwrap().success()
+    }
+
+    /// Kills the process outright (SIGKILL), as a crash or `kill -9` would.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
     }
 }
 
