@@ -48,29 +48,28 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
     }
     rooms.retain(|r| r.capacity >= q.party_size && r.missing_features(&q.requires).is_empty());
 
-    // Bookings that reach into the search, padded by a day for sessions that began before it.
-    let active = |query: BookingQuery| -> Result<Vec<Booking>, StoreError> {
-        let query = BookingQuery {
-            from: Some(q.from - Duration::days(1)),
-            to: Some(q.to + Duration::days(1)),
-            statuses: Some(vec![Status::Confirmed, Status::Tentative]),
-            limit: 1_000_000,
-            ..query
-        };
-        Ok(store.query_bookings(&query)?.into_iter().map(|(b, _)| b).collect())
+    // One read of the bookings and one of the offline windows for the whole search, grouped by
+    // room here: the reads, not the interval arithmetic, are what a search costs. The day of
+    // padding catches sessions that began before the search and reach into it.
+    let query = BookingQuery {
+        from: Some(q.from - Duration::days(1)),
+        to: Some(q.to + Duration::days(1)),
+        statuses: Some(vec![Status::Confirmed, Status::Tentative]),
+        limit: usize::MAX >> 1,
+        ..Default::default()
     };
-    let mut people = Vec::new();
-    if let Some(client) = &q.client {
-        people.extend(active(BookingQuery { client: Some(client.clone()), ..Default::default() })?);
-    }
-    if let Some(engineer) = &q.engineer {
-        people.extend(active(BookingQuery { engineer: Some(engineer.clone()), ..Default::default() })?);
-    }
+    let bookings: Vec<Booking> = store.query_bookings(&query)?.into_iter().map(|(b, _)| b).collect();
+    let windows = store.offline_windows(None, q.from, q.to + Duration::days(1))?;
+    // The client's and engineer's other sessions block every room.
+    let people: Vec<(DateTime<Utc>, DateTime<Utc>)> = bookings
+        .iter()
+        .filter(|b| q.client.as_ref() == Some(&b.client) || (q.engineer.is_some() && q.engineer == b.engineer))
+        .map(|b| (b.start, b.end))
+        .collect();
 
+    let (first, last) = (tz.local(q.from).date() - Duration::days(1), tz.local(q.to).date());
     let mut slots = Vec::new();
     for room in &rooms {
-        let first = tz.local(q.from).date() - Duration::days(1);
-        let last = tz.local(q.to).date();
         let openings: Vec<_> = room
             .hours
             .openings(&tz, first, last)
@@ -78,12 +77,13 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
             .map(|(o, c)| (o.max(q.from), c))
             .filter(|(o, c)| o < c)
             .collect();
-        let mut blocked: Vec<_> = active(BookingQuery { room: Some(room.id.clone()), ..Default::default() })?
+        let mut blocked: Vec<_> = bookings
             .iter()
+            .filter(|b| b.room == room.id)
             .map(|b| (b.start - room.buffer, b.end + room.buffer))
             .collect();
-        blocked.extend(store.offline_windows(Some(&room.id), q.from, q.to + Duration::days(1))?.iter().map(|w| (w.from, w.to)));
-        blocked.extend(people.iter().map(|b| (b.start, b.end)));
+        blocked.extend(windows.iter().filter(|w| w.room == room.id).map(|w| (w.from, w.to)));
+        blocked.extend(people.iter().copied());
         for (open, close) in free_windows(&openings, blocked, q.length) {
             let start = align_up(open, GRID);
             let latest = close - q.length;

@@ -3,6 +3,7 @@
 //! moves, which is applied in one transaction after every booking is checked once more.
 //! It owns the conversions; the solver never sees a timestamp and the store never sees a minute.
 
+pub use crate::domain::Move;
 use crate::domain::{Booking, BookingId, Lock, RoomId, Status, StudioTz};
 use crate::store::{NewReflow, Store, StoreError, Writer};
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
@@ -246,18 +247,6 @@ fn subtract(intervals: &[[i64; 2]], holes: &[[i64; 2]]) -> Vec<[i64; 2]> {
     out
 }
 
-/// One booking's move: from where it was to where the reflow puts it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Move {
-    pub booking: BookingId,
-    pub from_room: RoomId,
-    pub from_start: DateTime<Utc>,
-    pub from_end: DateTime<Utc>,
-    pub to_room: RoomId,
-    pub to_start: DateTime<Utc>,
-    pub to_end: DateTime<Utc>,
-}
-
 /// A booking the reflow could not place, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unplaced {
@@ -369,8 +358,7 @@ pub fn apply_plan_with<T>(
 ) -> Result<(String, T), ReflowError> {
     let result = store.write_with(|w| {
         if !dry_run {
-            let moves: Vec<_> = plan.moves.iter().map(|m| (m.booking.clone(), m.from_room.clone(), m.from_start, m.from_end, m.to_room.clone(), m.to_start, m.to_end)).collect();
-            apply_moves_checked(w, &moves)?;
+            apply_moves_checked(w, &plan.moves)?;
         }
         let id = w.record_reflow(&plan.to_record(!dry_run))?;
         let extra = also(w, &id)?;
@@ -386,11 +374,7 @@ pub fn apply_recorded_with<T>(
     also: impl FnOnce(&mut Writer<'_>) -> Result<T, StoreError>,
 ) -> Result<T, ReflowError> {
     let result = store.write_with(|w| {
-        let moves: Vec<_> = w
-            .reflow_moves(reflow_id)?
-            .into_iter()
-            .map(|m| (m.booking, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end))
-            .collect();
+        let moves: Vec<Move> = w.reflow_moves(reflow_id)?.iter().map(|m| m.to_move()).collect();
         apply_moves_checked(w, &moves)?;
         w.mark_reflow_applied(reflow_id)?;
         also(w)
@@ -398,21 +382,18 @@ pub fn apply_recorded_with<T>(
     result.map_err(stale)
 }
 
-type PlannedMove = (BookingId, RoomId, DateTime<Utc>, DateTime<Utc>, RoomId, DateTime<Utc>, DateTime<Utc>);
-
 /// Checks that every booking is still where the plan found it, then moves them all.
-fn apply_moves_checked(w: &mut Writer<'_>, moves: &[PlannedMove]) -> Result<(), StoreError> {
-    for (booking, from_room, from_start, from_end, ..) in moves {
-        let now = w.booking(booking)?;
+fn apply_moves_checked(w: &mut Writer<'_>, moves: &[Move]) -> Result<(), StoreError> {
+    for m in moves {
+        let now = w.booking(&m.booking)?;
         let unchanged = now
             .as_ref()
-            .is_some_and(|b| b.is_active() && &b.room == from_room && b.start == *from_start && b.end == *from_end);
+            .is_some_and(|b| b.is_active() && b.room == m.from_room && b.start == m.from_start && b.end == m.from_end);
         if !unchanged {
-            return Err(StoreError::Invalid(format!("{booking} is no longer where the plan found it")));
+            return Err(StoreError::Invalid(format!("{} is no longer where the plan found it", m.booking)));
         }
     }
-    let targets: Vec<_> = moves.iter().map(|(b, _, _, _, room, start, end)| (b.clone(), room.clone(), *start, *end)).collect();
-    w.apply_moves(&targets)
+    w.apply_moves(moves)
 }
 
 /// A booking that moved, went or met a new neighbour since the plan was made: the month changed.
@@ -434,7 +415,7 @@ impl ReflowPlan {
             affected: self.affected,
             cost: self.cost,
             lower_bound: self.lower_bound,
-            moves: self.moves.iter().map(|m| (&m.booking, &m.from_room, m.from_start, m.from_end, &m.to_room, m.to_start, m.to_end)).collect(),
+            moves: &self.moves,
             unresolved: self.unresolved.iter().map(|u| (&u.booking, u.reason.as_str())).collect(),
         }
     }

@@ -188,6 +188,18 @@ pub struct Series {
     pub template: NewBooking,
 }
 
+/// One booking's move: from where it was to where a reflow puts it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move {
+    pub booking: BookingId,
+    pub from_room: RoomId,
+    pub from_start: DateTime<Utc>,
+    pub from_end: DateTime<Utc>,
+    pub to_room: RoomId,
+    pub to_start: DateTime<Utc>,
+    pub to_end: DateTime<Utc>,
+}
+
 /// A room out of use over `[from, to)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OfflineWindow {

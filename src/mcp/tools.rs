@@ -183,11 +183,10 @@ fn query_bookings(ctx: &Ctx, a: QueryBookingsArgs) -> Result<(BookingsOut, Strin
         let tz = store.studio()?.tz;
         let from = a.from.as_deref().map(|t| time(&tz, "from", t)).transpose()?;
         let to = a.to.as_deref().map(|t| time(&tz, "to", t)).transpose()?;
-        if let (Some(from), Some(to)) = (from, to) {
-            if to <= from {
+        if let (Some(from), Some(to)) = (from, to)
+            && to <= from {
                 return Err(ToolError::Fix("to must be after from".into()));
             }
-        }
         let query = BookingQuery {
             from,
             to,
@@ -289,11 +288,10 @@ fn find_free_slots(ctx: &Ctx, a: FindFreeSlotsArgs) -> Result<(SlotsOut, String)
 }
 
 fn create_booking(ctx: &Ctx, a: CreateBookingArgs) -> Result<(CreatedOut, String), ToolError> {
-    if let Some(key) = &a.idempotency_key {
-        if key.is_empty() || key.len() > 200 {
+    if let Some(key) = &a.idempotency_key
+        && (key.is_empty() || key.len() > 200) {
             return Err(ToolError::Fix("idempotency_key must be 1 to 200 characters".into()));
         }
-    }
     let request = serde_json::to_string(&a).map_err(|e| ToolError::Internal(e.to_string()))?;
     ctx.with(|store| {
         let tz = store.studio()?.tz;
@@ -310,12 +308,11 @@ fn create_booking(ctx: &Ctx, a: CreateBookingArgs) -> Result<(CreatedOut, String
             pinned: false,
         };
         let (bookings, series, replayed) = store.write_with(|w| {
-            if let Some(key) = &a.idempotency_key {
-                if let Some(earlier) = w.idempotent_replay(key, &request)? {
+            if let Some(key) = &a.idempotency_key
+                && let Some(earlier) = w.idempotent_replay(key, &request)? {
                     let series = earlier.first().and_then(|b| b.series.clone());
                     return Ok((earlier, series, true));
                 }
-            }
             let (bookings, series) = match &a.recurrence {
                 Some(rule) => {
                     let (series, sessions) = w.create_series(None, rule, &new)?;

@@ -2,7 +2,7 @@
 //! touched a booking, and the answers remembered for retried writes.
 
 use super::{instant, Result, Store, Writer};
-use crate::domain::{BookingId, RoomId};
+use crate::domain::{BookingId, Move, RoomId};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -35,6 +35,21 @@ pub struct MoveRecord {
     pub to_start: DateTime<Utc>,
     pub to_end: DateTime<Utc>,
     pub applied: bool,
+}
+
+impl MoveRecord {
+    /// The move itself, without the reflow it belongs to.
+    pub fn to_move(&self) -> Move {
+        Move {
+            booking: self.booking.clone(),
+            from_room: self.from_room.clone(),
+            from_start: self.from_start,
+            from_end: self.from_end,
+            to_room: self.to_room.clone(),
+            to_start: self.to_start,
+            to_end: self.to_end,
+        }
+    }
 }
 
 const MOVE_COLUMNS: &str = "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied";
@@ -149,8 +164,7 @@ pub struct NewReflow<'a> {
     pub affected: usize,
     pub cost: i64,
     pub lower_bound: i64,
-    /// (booking, from room, from start, from end, to room, to start, to end)
-    pub moves: Vec<(&'a BookingId, &'a RoomId, DateTime<Utc>, DateTime<Utc>, &'a RoomId, DateTime<Utc>, DateTime<Utc>)>,
+    pub moves: &'a [Move],
     pub unresolved: Vec<(&'a BookingId, &'a str)>,
 }
 
@@ -180,16 +194,16 @@ impl Writer<'_> {
             "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end) \
              VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         )?;
-        for (booking, from_room, from_start, from_end, to_room, to_start, to_end) in &reflow.moves {
+        for m in reflow.moves {
             insert_move.execute(params![
                 id,
-                booking.as_str(),
-                from_room.as_str(),
-                from_start.timestamp(),
-                from_end.timestamp(),
-                to_room.as_str(),
-                to_start.timestamp(),
-                to_end.timestamp()
+                m.booking.as_str(),
+                m.from_room.as_str(),
+                m.from_start.timestamp(),
+                m.from_end.timestamp(),
+                m.to_room.as_str(),
+                m.to_start.timestamp(),
+                m.to_end.timestamp()
             ])?;
         }
         let mut insert_unresolved =

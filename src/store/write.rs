@@ -6,7 +6,7 @@ use super::read::{self, booking_from_row, MAX_BOOKING, BOOKING_COLUMNS};
 use super::{to_json_list, Result, StoreError};
 use crate::domain::{
     expand_series, is_slug, normalize_features, overlaps, Booking, BookingId, BufferNote, Client,
-    Engineer, NewBooking, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio,
+    Engineer, Move, NewBooking, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio,
 };
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
@@ -243,16 +243,16 @@ impl<'c> Writer<'c> {
 
     /// Moves many bookings at once (a reflow), then checks each in its new place against everything
     /// else, so that two bookings may trade places. The first broken rule refuses the whole set.
-    pub fn apply_moves(&mut self, moves: &[(BookingId, RoomId, DateTime<Utc>, DateTime<Utc>)]) -> Result<()> {
-        for (id, room, start, end) in moves {
-            if read::booking(&self.tx, id)?.is_none_or(|b| b.status == Status::Cancelled) {
-                return Err(StoreError::UnknownBooking(id.clone()));
+    pub fn apply_moves(&mut self, moves: &[Move]) -> Result<()> {
+        for m in moves {
+            if read::booking(&self.tx, &m.booking)?.is_none_or(|b| b.status == Status::Cancelled) {
+                return Err(StoreError::UnknownBooking(m.booking.clone()));
             }
-            self.set_place(id, room, *start, *end)?;
+            self.set_place(&m.booking, &m.to_room, m.to_start, m.to_end)?;
         }
-        for (id, ..) in moves {
-            let booking = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
-            self.check(&new_from(&booking), Some(id))?;
+        for m in moves {
+            let booking = read::booking(&self.tx, &m.booking)?.ok_or_else(|| StoreError::UnknownBooking(m.booking.clone()))?;
+            self.check(&new_from(&booking), Some(&m.booking))?;
         }
         Ok(())
     }
@@ -383,11 +383,10 @@ fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &NewBooking, igno
     if !read::exists(conn, "clients", new.client.as_str())? {
         return Err(StoreError::UnknownClient(new.client.clone()));
     }
-    if let Some(engineer) = &new.engineer {
-        if !read::exists(conn, "engineers", engineer.as_str())? {
+    if let Some(engineer) = &new.engineer
+        && !read::exists(conn, "engineers", engineer.as_str())? {
             return Err(StoreError::UnknownEngineer(engineer.clone()));
         }
-    }
     let (from, to) = (tz.format(new.start), tz.format(new.end));
     if new.party_size > room.capacity {
         return Err(Refusal::TooSmall { room: room.id, capacity: room.capacity, party_size: new.party_size }.into());
@@ -432,12 +431,11 @@ fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &NewBooking, igno
         let (from, to) = (tz.format(other.start), tz.format(other.end));
         return Err(Refusal::ClientBusy { client: new.client.clone(), other: other.id, from, to }.into());
     }
-    if let Some(engineer) = &new.engineer {
-        if let Some(other) = first(conn, &clash_sql("engineer_id"), params![engineer.as_str(), ignore, back, until, after])? {
+    if let Some(engineer) = &new.engineer
+        && let Some(other) = first(conn, &clash_sql("engineer_id"), params![engineer.as_str(), ignore, back, until, after])? {
             let (from, to) = (tz.format(other.start), tz.format(other.end));
             return Err(Refusal::EngineerBusy { engineer: engineer.clone(), other: other.id, from, to }.into());
         }
-    }
     Ok(())
 }
 

@@ -131,7 +131,7 @@ impl Tasks {
                 StoreError::Invalid(why) => TaskError::Refused(why),
                 other => TaskError::Store(other),
             })?;
-            Ok(store.task(&id)?.ok_or(TaskError::Unknown(id))?)
+            store.task(&id)?.ok_or(TaskError::Unknown(id))
         })??;
         self.spawn(record.id.clone());
         Ok(record)

@@ -2,6 +2,7 @@
 //! the store's rules on real SQLite files, the reflow bridge, and the real `studioflow` binary.
 
 mod cli;
+mod interop;
 mod mcp;
 mod mcp_client;
 mod reflow;
