@@ -304,4 +304,6 @@ fn http_serves_tools_and_guards_its_endpoint() {
     let mut other = slot.clone();
     other["client"] = json!("client-005");
     assert!(h.refused("create_booking", other).contains(won["bookings"][0]["id"].as_str().unwrap()));
+
+    assert!(h.terminate(std::time::Duration::from_secs(10)), "SIGTERM stops the server cleanly");
 }

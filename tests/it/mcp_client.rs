@@ -209,6 +209,20 @@ impl HttpServer {
         Answer { status, body: body.to_owned() }
     }
 
+    /// Sends SIGTERM and waits for the process; returns whether it exited cleanly within `limit`.
+    pub fn terminate(mut self, limit: std::time::Duration) -> bool {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let started = std::time::Instant::now();
+        while started.elapsed() < limit {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    }
+
     /// POSTs a JSON-RPC message with the transport's headers.
     pub fn post(&self, message: &Value, extra: &[(&str, &str)]) -> Answer {
         let method = message["method"].as_str().unwrap_or_default().to_owned();
