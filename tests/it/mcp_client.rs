@@ -226,7 +226,9 @@ impl HttpServer {
     /// POSTs a JSON-RPC message with the transport's headers.
     pub fn post(&self, message: &Value, extra: &[(&str, &str)]) -> Answer {
         let method = message["method"].as_str().unwrap_or_default().to_owned();
-        let name = message["params"]["name"].as_str().unwrap_or_default().to_owned();
+        // Mcp-Name is the tool's name, or the task's id for tasks/*.
+        let params = &message["params"];
+        let name = params["name"].as_str().or(params["taskId"].as_str()).unwrap_or_default().to_owned();
         let mut headers = vec![
             ("Content-Type", "application/json"),
             ("Accept", "application/json, text/event-stream"),

@@ -298,3 +298,24 @@ fn a_final_state_cannot_change_even_by_hand() {
     let err = conn.execute("UPDATE tasks SET status = 'working' WHERE id = ?", [&id]).unwrap_err();
     assert!(err.to_string().contains("never changes"), "{err}");
 }
+
+#[test]
+fn tasks_work_over_http_too() {
+    let (db, before) = demo_db();
+    let mut h = crate::mcp_client::http(&db.path, &[]);
+    let created = h.tasks_request("tools/call", september(json!({})));
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    let task = loop {
+        let task = h.tasks_request("tasks/get", json!({"taskId": id}))["result"].clone();
+        if task["status"] != "working" || started.elapsed() > Duration::from_secs(60) {
+            break task;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_applied_once(&db, &before, &task["result"]);
+    let without = h.request("tasks/get", json!({"taskId": id}));
+    assert_eq!(without["error"]["code"], -32021, "{without}");
+}
