@@ -58,8 +58,14 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
         limit: usize::MAX >> 1,
         ..Default::default()
     };
-    let bookings: Vec<Booking> = store.query_bookings(&query)?.into_iter().map(|(b, _)| b).collect();
-    let windows = store.offline_windows(None, q.from, q.to + Duration::days(1))?;
+    let windows = store.offline_windows(None, q.from - Duration::days(1), q.to + Duration::days(1))?;
+    // Displaced bookings (in their room while it is offline) hold nothing, as the store rules say.
+    let bookings: Vec<Booking> = store
+        .query_bookings(&query)?
+        .into_iter()
+        .map(|(b, _)| b)
+        .filter(|b| !windows.iter().any(|w| w.room == b.room && w.from < b.end && b.start < w.to))
+        .collect();
     // The client's and engineer's other sessions block every room.
     let people: Vec<(DateTime<Utc>, DateTime<Utc>)> = bookings
         .iter()

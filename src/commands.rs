@@ -272,8 +272,8 @@ fn print_reflow(
         "Reflow {}: {} affected bookings; moved {}, unresolved {}. Cost {} ({quality}).",
         reflow.id, reflow.affected, reflow.moves.len(), reflow.unresolved.len(), reflow.cost
     );
-    let same_room = reflow.moves.iter().filter(|m| m.to_room == m.from_room).count();
-    let shifted = reflow.moves.iter().filter(|m| m.to_start != m.from_start).count();
+    let same_room = reflow.moves.iter().filter(|m| m.moved.to_room == m.moved.from_room).count();
+    let shifted = reflow.moves.iter().filter(|m| m.moved.to_start != m.moved.from_start).count();
     println!(
         "  {} moved to another room, {} kept their room at a new time; {} start at a different time.",
         reflow.moves.len() - same_room, same_room, shifted

@@ -87,6 +87,27 @@ pub enum ReflowError {
     Stale(String),
 }
 
+/// Refuses to move bookings out of a room that has no offline window in the month. The contract
+/// reads such a room as offline the whole month, which is right for a preview (`dry_run`) but
+/// too easy to apply by mistake (a wrong month would move every session of the room).
+pub fn require_windows(store: &Store, request: &ReflowRequest) -> Result<(), ReflowError> {
+    let tz = store.studio()?.tz;
+    let (from, to) = (tz.start_of_day(request.month.first_day()), tz.start_of_day(request.month.next_first_day()));
+    for room in &request.offline_rooms {
+        if store.room(room)?.is_none() {
+            return Err(StoreError::UnknownRoom(room.clone()).into());
+        }
+        if store.offline_windows(Some(room), from, to)?.is_empty() {
+            return Err(ReflowError::Invalid(format!(
+                "{room} has no offline window in {}: take it offline first with set_room_offline (from, to, reason), \
+                 or preview the whole month with dry_run",
+                request.month
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A month of the store as a solver instance, with what is needed to read the answer back.
 pub struct Export {
     pub instance: solver::Instance,
@@ -374,7 +395,7 @@ pub fn apply_recorded_with<T>(
     also: impl FnOnce(&mut Writer<'_>) -> Result<T, StoreError>,
 ) -> Result<T, ReflowError> {
     let result = store.write_with(|w| {
-        let moves: Vec<Move> = w.reflow_moves(reflow_id)?.iter().map(|m| m.to_move()).collect();
+        let moves: Vec<Move> = w.reflow_moves(reflow_id)?.into_iter().map(|m| m.moved).collect();
         apply_moves_checked(w, &moves)?;
         w.mark_reflow_applied(reflow_id)?;
         also(w)

@@ -6,6 +6,8 @@
 use super::StudioServer;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -45,7 +47,8 @@ pub async fn serve_lines(
         }
     });
     // The SDK reads the first message before `serve` returns, so the input runs on its own task.
-    let reader = tokio::spawn(forward_requests(input, to_sdk, lines_out));
+    let forwarded = Arc::new(AtomicUsize::new(0));
+    let reader = tokio::spawn(forward_requests(input, to_sdk, lines_out, forwarded.clone()));
 
     let (sdk_read, sdk_write) = tokio::io::split(sdks);
     match server.serve((sdk_read, sdk_write)).await {
@@ -53,8 +56,8 @@ pub async fn serve_lines(
             let reason = running.waiting().await?;
             tracing::info!(?reason, "stdio session ended");
         }
-        // Input that ends before any request is a client that went away: a normal end.
-        Err(e) if reader.is_finished() => tracing::info!(error = %e, "stdin closed before any request"),
+        // Input that ends before any request reached the SDK is a client that went away: a normal end.
+        Err(e) if forwarded.load(Ordering::SeqCst) == 0 => tracing::info!(error = %e, "stdin closed before any request"),
         Err(e) => return Err(e.into()),
     }
     reader.await??;
@@ -68,6 +71,7 @@ async fn forward_requests(
     input: impl AsyncRead + Unpin,
     mut to_sdk: impl AsyncWrite + Unpin,
     lines_out: mpsc::Sender<String>,
+    forwarded: Arc<AtomicUsize>,
 ) -> anyhow::Result<()> {
     let mut input = BufReader::new(input);
     let mut buffer = Vec::new();
@@ -91,6 +95,7 @@ async fn forward_requests(
         }
         match check(text) {
             Ok(()) => {
+                forwarded.fetch_add(1, Ordering::SeqCst);
                 to_sdk.write_all(text.as_bytes()).await?;
                 to_sdk.write_all(b"\n").await?;
             }

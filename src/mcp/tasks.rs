@@ -57,7 +57,7 @@ impl Render for ToolRender {
             reflow.month,
             reflow.cost
         );
-        for m in reflow.moves.iter().take(MOVES_SHOWN) {
+        for m in reflow.moves.iter().take(MOVES_SHOWN).map(|record| &record.moved) {
             let from = tz.local(m.from_start);
             let to = tz.local(m.to_start);
             message += &format!(

@@ -440,6 +440,9 @@ fn reflow_month(ctx: &Ctx, a: ReflowMonthArgs) -> Result<(ReflowOut, String), To
     }
     ctx.with(|store| {
         let tz = store.studio()?.tz;
+        if !job.dry_run {
+            reflow::require_windows(store, &job.request)?;
+        }
         let options = solver::Options { threads: ctx.solver_threads, time_limit: ctx.solver_time_limit, ..solver::Options::default() };
         let plan = reflow::plan_reflow(store, &job.request, &options)?;
         let id = reflow::apply_plan(store, &plan, job.dry_run)?;

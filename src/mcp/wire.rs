@@ -388,10 +388,11 @@ pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
     }
 }
 
-pub fn history(tz: &StudioTz, m: &MoveRecord) -> HistoryOut {
+pub fn history(tz: &StudioTz, record: &MoveRecord) -> HistoryOut {
+    let m = &record.moved;
     HistoryOut {
-        reflow_id: m.reflow.clone(),
-        applied: m.applied,
+        reflow_id: record.reflow.clone(),
+        applied: record.applied,
         from_room: m.from_room.0.clone(),
         from_start: tz.format(m.from_start),
         to_room: m.to_room.0.clone(),
@@ -419,6 +420,7 @@ pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
         moves: r
             .moves
             .iter()
+            .map(|record| &record.moved)
             .map(|m| MoveOut {
                 booking: m.booking.0.clone(),
                 from_room: m.from_room.0.clone(),

@@ -27,52 +27,33 @@ pub struct ReflowRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MoveRecord {
     pub reflow: String,
-    pub booking: BookingId,
-    pub from_room: RoomId,
-    pub from_start: DateTime<Utc>,
-    pub from_end: DateTime<Utc>,
-    pub to_room: RoomId,
-    pub to_start: DateTime<Utc>,
-    pub to_end: DateTime<Utc>,
+    /// Whether the reflow was applied (a dry run or an unanswered plan was not).
     pub applied: bool,
-}
-
-impl MoveRecord {
-    /// The move itself, without the reflow it belongs to.
-    pub fn to_move(&self) -> Move {
-        Move {
-            booking: self.booking.clone(),
-            from_room: self.from_room.clone(),
-            from_start: self.from_start,
-            from_end: self.from_end,
-            to_room: self.to_room.clone(),
-            to_start: self.to_start,
-            to_end: self.to_end,
-        }
-    }
+    pub moved: Move,
 }
 
 const MOVE_COLUMNS: &str = "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied";
 
-fn move_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(MoveRecord, [i64; 4])> {
-    let times = [row.get(3)?, row.get(4)?, row.get(6)?, row.get(7)?];
-    let record = MoveRecord {
-        reflow: row.get(0)?,
-        booking: BookingId(row.get(1)?),
-        from_room: RoomId(row.get(2)?),
-        from_start: DateTime::UNIX_EPOCH,
-        from_end: DateTime::UNIX_EPOCH,
-        to_room: RoomId(row.get(5)?),
-        to_start: DateTime::UNIX_EPOCH,
-        to_end: DateTime::UNIX_EPOCH,
-        applied: row.get(8)?,
+fn move_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MoveRecord> {
+    let at = |column: usize| -> rusqlite::Result<DateTime<Utc>> {
+        let seconds: i64 = row.get(column)?;
+        DateTime::from_timestamp(seconds, 0).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Integer, format!("timestamp {seconds}").into())
+        })
     };
-    Ok((record, times))
-}
-
-fn finish_move((mut m, [a, b, c, d]): (MoveRecord, [i64; 4])) -> Result<MoveRecord> {
-    (m.from_start, m.from_end, m.to_start, m.to_end) = (instant(a)?, instant(b)?, instant(c)?, instant(d)?);
-    Ok(m)
+    Ok(MoveRecord {
+        reflow: row.get(0)?,
+        applied: row.get(8)?,
+        moved: Move {
+            booking: BookingId(row.get(1)?),
+            from_room: RoomId(row.get(2)?),
+            from_start: at(3)?,
+            from_end: at(4)?,
+            to_room: RoomId(row.get(5)?),
+            to_start: at(6)?,
+            to_end: at(7)?,
+        },
+    })
 }
 
 impl Store {
@@ -131,7 +112,7 @@ impl Store {
 fn collect_moves(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Vec<MoveRecord>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map(args, move_from_row)?;
-    rows.map(|row| finish_move(row?)).collect()
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// The answer remembered for an idempotency key: the request it answered and the bookings it wrote.

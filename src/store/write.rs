@@ -407,13 +407,19 @@ fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &NewBooking, igno
 
     // Each query asks for the first clash directly; the bound on start_at lets the
     // (resource, start_at) index do the work, since no booking lasts more than a day.
+    // A displaced booking (one that sits in its room while the room is offline) holds neither
+    // its room nor its people until someone moves it: the reflow contract's "unresolved
+    // occupies nothing", kept by the store too.
     let ignore = ignore.map_or("", |id| id.as_str());
     let span = (new.start, new.end);
     let buffer = room.buffer;
     let clash_sql = |column: &str| {
         format!(
-            "SELECT {BOOKING_COLUMNS} FROM bookings WHERE {column} = ?1 AND id != ?2 AND status != 'cancelled' \
-             AND start_at > ?3 AND start_at < ?4 AND end_at > ?5 ORDER BY start_at LIMIT 1"
+            "SELECT {BOOKING_COLUMNS} FROM bookings b WHERE {column} = ?1 AND id != ?2 AND status != 'cancelled' \
+             AND start_at > ?3 AND start_at < ?4 AND end_at > ?5 \
+             AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
+                             AND w.from_at < b.end_at AND w.to_at > b.start_at) \
+             ORDER BY start_at LIMIT 1"
         )
     };
     let window = |pad: Duration| {

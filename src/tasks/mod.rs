@@ -62,8 +62,6 @@ pub enum TaskError {
     /// No such task (or it expired).
     #[error("unknown task {0:?}: it never existed or its time to live ran out")]
     Unknown(String),
-    #[error("{0}")]
-    NotWaiting(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -111,10 +109,14 @@ impl Tasks {
         let ttl = self.config.ttl.min(MAX_TTL);
         let record = self.pool.with(|store| -> Result<TaskRecord, TaskError> {
             // Check the request now, so a bad one is refused at once rather than as a task.
-            reflow::export_instance(store, &job.request).map_err(|e| match e {
+            let refuse = |e: ReflowError| match e {
                 ReflowError::Store(e) => TaskError::Store(e),
                 other => TaskError::Refused(other.to_string()),
-            })?;
+            };
+            reflow::export_instance(store, &job.request).map_err(refuse)?;
+            if !job.dry_run {
+                reflow::require_windows(store, &job.request).map_err(refuse)?;
+            }
             let affected = estimate_affected(store, &job.request)?;
             let id = new_task_id()?;
             let task = NewTask {
@@ -175,17 +177,18 @@ impl Tasks {
 
     /// Answers the approval question of a task waiting for input: accept applies the plan (if
     /// the month has not changed since), decline ends it with nothing applied, cancel cancels it.
+    /// Answers to questions that are not outstanding (an unknown key, a task that is not
+    /// waiting) are ignored, as the Tasks extension asks.
     pub fn answer(&self, id: &str, responses: &serde_json::Value) -> Result<TaskRecord, TaskError> {
         let task = self.get(id)?;
-        if task.status != TaskStatus::InputRequired {
-            return Err(TaskError::NotWaiting(format!("task {id} is {}, not waiting for input", task.status.as_str())));
-        }
+        let Some(approve) = responses.get("approve").filter(|_| task.status == TaskStatus::InputRequired) else {
+            return Ok(task);
+        };
         let reflow_id = task.reflow_id.clone().ok_or_else(|| StoreError::Corrupt(format!("task {id} waits with no plan")))?;
-        let action = responses
-            .get("approve")
-            .and_then(|r| r.get("action"))
+        let action = approve
+            .get("action")
             .and_then(|a| a.as_str())
-            .ok_or_else(|| TaskError::Refused("inputResponses must answer \"approve\" with an action: accept, decline or cancel".into()))?;
+            .ok_or_else(|| TaskError::Refused("the answer to \"approve\" needs an action: accept, decline or cancel".into()))?;
         let waiting = [TaskStatus::InputRequired];
         match action {
             "accept" => {

@@ -158,6 +158,7 @@ fn bad_inputs_get_a_tool_error_that_says_what_to_change() {
         ("reflow_month", json!({"month": "2026-09", "offline_rooms": ["attic"]}), "unknown room"),
         ("reflow_month", json!({"month": "2026-09", "offline_rooms": ["studio-b"], "max_shift_minutes": 9999}), "0 to 720"),
         ("reflow_month", json!({"month": "1999-01", "offline_rooms": ["studio-b"]}), "2000 to 2199"),
+        ("reflow_month", json!({"month": "2026-10", "offline_rooms": ["studio-b"]}), "studio-b has no offline window in 2026-10"),
         ("get_reflow", json!({"reflow_id": "rf_9999"}), "unknown reflow"),
         ("get_reflow", json!({}), "missing field `reflow_id`"),
         ("get_reflow", json!({"reflow_id": 3}), "invalid type"),

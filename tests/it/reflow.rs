@@ -175,3 +175,27 @@ fn a_plan_made_before_the_month_changed_is_refused_whole() {
     assert!(err.to_string().contains("run the reflow again"), "{err}");
     assert_eq!(store.booking(&target.booking).unwrap().unwrap().room, RoomId::new("live"));
 }
+
+#[test]
+fn a_whole_month_offline_applies_with_unresolved_bookings_holding_nothing() {
+    let db = temp_db();
+    let mut store = Store::open(&db.path).unwrap();
+    studioflow::demo::load_demo(&mut store).unwrap();
+    let october = request("2026-10", &["studio-b"]);
+    // Without a window in October the room's bookings are moved only in a preview.
+    assert!(matches!(studioflow::reflow::require_windows(&store, &october), Err(ReflowError::Invalid(_))));
+    store
+        .write_with(|w| w.add_offline_window(&RoomId::new("studio-b"), at("2026-10-01T00:00"), at("2026-11-01T00:00"), "rebuild"))
+        .unwrap();
+    studioflow::reflow::require_windows(&store, &october).unwrap();
+    let plan = plan_reflow(&store, &october, &options()).unwrap();
+    assert!(plan.moves.len() > 100 && !plan.unresolved.is_empty(), "{} moved, {} unresolved", plan.moves.len(), plan.unresolved.len());
+    // A move may overlap an unresolved booking of the same client (a displaced booking occupies
+    // nothing): the store agrees with the contract and applies the whole plan.
+    let count = store.booking_count().unwrap();
+    apply_plan(&mut store, &plan, false).unwrap();
+    assert_eq!(store.booking_count().unwrap(), count);
+    for m in &plan.moves {
+        assert_eq!(store.booking(&m.booking).unwrap().unwrap().room, m.to_room);
+    }
+}

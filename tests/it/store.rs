@@ -134,6 +134,23 @@ fn offline_windows_block_new_bookings() {
 }
 
 #[test]
+fn a_displaced_booking_holds_neither_its_room_nor_its_people() {
+    let db = temp_db();
+    let mut store = small_studio(&db);
+    let mut displaced = session("live", "c1", "2026-09-09T12:00", 120);
+    displaced.engineer = Some(EngineerId::new("e1"));
+    store.write_with(|w| w.create_booking(&displaced)).unwrap();
+    let mut same_people = session("hall", "c1", "2026-09-09T12:30", 60);
+    same_people.engineer = Some(EngineerId::new("e1"));
+    refusal(store.write_with(|w| w.create_booking(&same_people)));
+    // The room goes offline under the booking: until someone moves it, it blocks nobody.
+    store
+        .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T00:00"), at("2026-09-10T00:00"), "leak"))
+        .unwrap();
+    store.write_with(|w| w.create_booking(&same_people)).unwrap();
+}
+
+#[test]
 fn a_weekly_series_keeps_its_local_time_across_the_october_change() {
     let db = temp_db();
     let mut store = small_studio(&db);

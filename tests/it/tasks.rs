@@ -147,6 +147,10 @@ fn accepting_at_the_approval_gate_applies_once_and_a_later_cancel_changes_nothin
     let id = start_task(&mut s, json!({"require_approval": true}));
     let task = settle(&mut s, &id);
     assert_eq!(task["status"], "input_required", "{task}");
+    // An answer to a question nobody asked is acknowledged and ignored.
+    let stray = s.tasks_request("tasks/update", json!({"taskId": id, "inputResponses": {"colour": {"action": "accept"}}}));
+    assert_eq!(stray["result"]["resultType"], "complete", "{stray}");
+    assert_eq!(get(&mut s, &id)["status"], "input_required");
     let ask = &task["inputRequests"]["approve"];
     assert_eq!(ask["method"], "elicitation/create");
     assert_eq!(ask["params"]["mode"], "form");
@@ -167,9 +171,11 @@ fn accepting_at_the_approval_gate_applies_once_and_a_later_cancel_changes_nothin
     assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
     let still = get(&mut s, &id);
     assert_eq!((still["status"].clone(), still["lastUpdatedAt"].clone()), (json!("completed"), done["lastUpdatedAt"].clone()));
-    // Answering again is refused: it is not waiting any more.
+    // Answering again is acknowledged and ignored: nothing is outstanding any more.
     let again = s.tasks_request("tasks/update", json!({"taskId": id, "inputResponses": {"approve": {"action": "accept"}}}));
-    assert_eq!(again["error"]["code"], -32602, "{again}");
+    assert_eq!(again["result"]["resultType"], "complete", "{again}");
+    assert_eq!(get(&mut s, &id)["lastUpdatedAt"], done["lastUpdatedAt"]);
+    assert_applied_once(&db, &before, &done["result"]);
 }
 
 #[test]
@@ -261,11 +267,13 @@ fn task_methods_need_the_extension_and_a_known_id() {
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     assert_eq!(s.tasks_request("tasks/result", json!({"taskId": id}))["error"]["code"], -32601);
     assert_eq!(s.tasks_request("tasks/list", json!({}))["error"]["code"], -32601);
-    // A task that did not ask anything (working, or already done) takes no answer.
-    let unasked = start_task(&mut s, json!({"month": "2026-10"}));
+    // A task that asked nothing (working, or already done) ignores answers; an unknown one is refused.
+    let unasked = start_task(&mut s, json!({"month": "2026-10", "dry_run": true}));
     let update = s.tasks_request("tasks/update", json!({"taskId": unasked, "inputResponses": {"approve": {"action": "accept"}}}));
+    assert_eq!(update["result"]["resultType"], "complete", "{update}");
+    assert_ne!(get(&mut s, &unasked)["status"], "input_required");
+    let update = s.tasks_request("tasks/update", json!({"taskId": "tsk_doesnotexist", "inputResponses": {}}));
     assert_eq!(update["error"]["code"], -32602, "{update}");
-    assert!(update["error"]["message"].as_str().unwrap().contains("not waiting for input"), "{update}");
     // Quick tools never become tasks, whatever the client declares.
     let rooms = s.tasks_request("tools/call", json!({"name": "list_rooms", "arguments": {}}));
     assert_eq!(rooms["result"]["resultType"], "complete");
