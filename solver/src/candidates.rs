@@ -67,6 +67,8 @@ pub(crate) struct Affected {
     pub series: Option<u32>,
     /// Its candidates in [`Problem::candidates`], cheapest first.
     pub candidates: Range<usize>,
+    /// How many candidates it had before pruning: how constrained it is, for the greedy's order.
+    pub options: usize,
     pub blocked: Option<Blocked>,
 }
 
@@ -102,6 +104,7 @@ impl Problem {
                     engineer,
                     series: None,
                     candidates: 0..0,
+                    options: 0,
                     blocked: None,
                 });
                 continue;
@@ -141,6 +144,7 @@ impl Problem {
         for (a, (own, blocked)) in affected.iter_mut().zip(generated) {
             a.blocked = blocked;
             a.candidates = candidates.len()..candidates.len() + own.len();
+            a.options = own.len();
             candidates.extend(own);
         }
 
@@ -183,6 +187,17 @@ impl Problem {
     /// Whether two candidates cannot both be placed (rules 4 and 5).
     pub fn clash(&self, a: &Candidate, b: &Candidate) -> bool {
         self.occupies(a).any(|(r, s, e)| self.occupies(b).any(|(q, t, f)| r == q && s < f && t < e))
+    }
+
+    /// Keeps the candidates whose `keep` is true, in order.
+    pub fn retain(&mut self, keep: &[bool]) {
+        let mut kept = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+        for a in &mut self.affected {
+            let start = kept.len();
+            kept.extend(a.candidates.clone().filter(|&c| keep[c]).map(|c| self.candidates[c]));
+            a.candidates = start..kept.len();
+        }
+        self.candidates = kept;
     }
 
     /// The candidate indices of an affected booking.

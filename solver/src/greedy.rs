@@ -7,9 +7,11 @@ use crate::split::Part;
 
 /// Places the most constrained bookings first (fewest candidates), each at its cheapest free
 /// candidate, where a room its series does not use yet costs the series-split weight extra.
+/// The order counts candidates before pruning: a pruned booking is not more constrained (it has a
+/// free placement), and with that order the greedy picks what it would without pruning.
 pub(crate) fn greedy(problem: &Problem, part: &Part) -> Plan {
     let mut order: Vec<usize> = (0..part.affected.len()).collect();
-    order.sort_by_key(|&i| (problem.candidates_of(part.affected[i]).len(), i));
+    order.sort_by_key(|&i| (problem.affected[part.affected[i] as usize].options, i));
     place(problem, part, vec![None; part.affected.len()], &order)
 }
 

@@ -25,6 +25,7 @@
 //! - [`instance`]: the contract's types, read and written as JSON.
 //! - `check`: [`Instance::check`], which rejects malformed instances.
 //! - `candidates`: every placement rules 1-5 allow against fixed bookings, or why there is none.
+//! - `prune`: candidates that a free placement of the same booking dominates are dropped (exact).
 //! - `split`: independent parts of the month (connected by time clashes and series).
 //! - `plan`, `greedy`: a part's choice and its exact cost; the greedy incumbent.
 //! - `model`: the integer program of a part, written with good_lp and searched with microlp from
@@ -42,6 +43,7 @@ mod greedy;
 pub mod instance;
 mod model;
 mod plan;
+mod prune;
 mod reasons;
 mod solve;
 mod split;

@@ -237,8 +237,8 @@ pub(crate) fn improve(
         best.optimal = best.bound >= best.plan.cost;
         return best;
     }
-    // Candidates are sorted cheapest first within a booking, and a booking's ranges ascend with
-    // the part's bookings, so the set below is in ascending order as `Model::build` needs.
+    // Each booking's candidates are sorted cheapest first, so `take` keeps the cheapest; the set
+    // adds the incumbent's choices without duplicates, in the ascending order `Model::build` needs.
     let kept: BTreeSet<usize> = part
         .affected
         .iter()

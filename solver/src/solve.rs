@@ -15,6 +15,7 @@ use crate::greedy::{complete, greedy};
 use crate::instance::{Assignment, Instance, Solution, Unresolved};
 use crate::model::{Limits, PartOutcome, improve};
 use crate::plan::trivial_bound;
+use crate::prune::prune;
 use crate::reasons::reason;
 use crate::split::{Part, split};
 
@@ -84,13 +85,15 @@ pub struct Strategy {
     pub thin_above: usize,
     /// How many candidates per booking a thinned part keeps (the incumbent's are always kept).
     pub thin_to: usize,
+    /// Remove candidates that a free placement of the same booking dominates (exact; see `prune`).
+    pub prune: bool,
 }
 
 impl Default for Strategy {
     /// Measured in BENCHMARKS.md: parts up to 6,000 candidates (every part of the studio and the
     /// 40-room chain) stay exact; bigger ones keep 32 candidates per booking.
     fn default() -> Self {
-        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 6_000, thin_to: 32 }
+        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 6_000, thin_to: 32, prune: true }
     }
 }
 
@@ -169,7 +172,11 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     // the ILP parts run on it from a background thread.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(options.threads.max(1)).build().ok().map(Arc::new);
     let prepare = || {
-        let problem = Problem::build(instance);
+        let mut problem = Problem::build(instance);
+        // Pruning is exact and shrinks the search; a cancel stops it between rounds.
+        if strategy.prune {
+            prune(&mut problem, cancelled);
+        }
         // A cancel before the split keeps the month whole: the greedy answer is the same (parts
         // do not interact, and the greedy keeps each part's order), and the split is skipped.
         let parts = split(&problem, !strategy.split || cancelled());
