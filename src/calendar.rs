@@ -2,6 +2,7 @@
 //! still fits, and what an offline window would displace. Built on the store's reads; no SQL here.
 
 use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, Room, RoomId, Status};
+use std::collections::HashMap;
 use crate::store::{BookingQuery, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
@@ -51,23 +52,18 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
     // One read of the bookings and one of the offline windows for the whole search, grouped by
     // room here: the reads, not the interval arithmetic, are what a search costs. The day of
     // padding catches sessions that began before the search and reach into it.
-    let query = BookingQuery {
-        from: Some(q.from - Duration::days(1)),
-        to: Some(q.to + Duration::days(1)),
-        statuses: Some(vec![Status::Confirmed, Status::Tentative]),
-        limit: usize::MAX >> 1,
-        ..Default::default()
-    };
-    let windows = store.offline_windows(None, q.from - Duration::days(1), q.to + Duration::days(1))?;
-    // Displaced bookings (in their room while it is offline) hold nothing, as the store rules say.
-    let bookings: Vec<Booking> = store
-        .query_bookings(&query)?
-        .into_iter()
-        .map(|(b, _)| b)
-        .filter(|b| !windows.iter().any(|w| w.room == b.room && w.from < b.end && b.start < w.to))
-        .collect();
+    let (from, to) = (q.from - Duration::days(1), q.to + Duration::days(1));
+    let windows = store.offline_windows(None, from, to)?;
+    let busy = store.busy_between(from, to)?;
+    let mut by_room: HashMap<&RoomId, Vec<(DateTime<Utc>, DateTime<Utc>)>> = HashMap::new();
+    for b in &busy {
+        by_room.entry(&b.room).or_default().push((b.start, b.end));
+    }
+    for w in &windows {
+        by_room.entry(&w.room).or_default().push((w.from, w.to));
+    }
     // The client's and engineer's other sessions block every room.
-    let people: Vec<(DateTime<Utc>, DateTime<Utc>)> = bookings
+    let people: Vec<(DateTime<Utc>, DateTime<Utc>)> = busy
         .iter()
         .filter(|b| q.client.as_ref() == Some(&b.client) || (q.engineer.is_some() && q.engineer == b.engineer))
         .map(|b| (b.start, b.end))
@@ -83,12 +79,14 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
             .map(|(o, c)| (o.max(q.from), c))
             .filter(|(o, c)| o < c)
             .collect();
-        let mut blocked: Vec<_> = bookings
+        // A session needs the room's turnaround free on both sides of it; padding what is taken
+        // by the turnaround says the same. (Padding a window too only trims what is closed anyway.)
+        let mut blocked: Vec<_> = by_room
+            .get(&room.id)
+            .map_or(&[][..], Vec::as_slice)
             .iter()
-            .filter(|b| b.room == room.id)
-            .map(|b| (b.start - room.buffer, b.end + room.buffer))
+            .map(|&(start, end)| (start - room.buffer, end + room.buffer))
             .collect();
-        blocked.extend(windows.iter().filter(|w| w.room == room.id).map(|w| (w.from, w.to)));
         blocked.extend(people.iter().copied());
         for (open, close) in free_windows(&openings, blocked, q.length) {
             let start = align_up(open, GRID);

@@ -322,6 +322,8 @@ pub struct ServeConfig {
     pub task_ttl: f64,
     /// Tests only: a pause per solved part, to stop a process in the middle of a solve.
     pub test_solve_delay_ms: Option<u64>,
+    /// Tests only: also serve the MCP conformance suite's fixture tools.
+    pub conformance_fixtures: bool,
 }
 
 /// `serve`: the MCP server on stdio (until stdin closes) or on HTTP (until SIGTERM or Ctrl-C).
@@ -364,7 +366,11 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         tracing::info!(resumed, "resumed reflow tasks left working");
     }
     let ctx = crate::mcp::Ctx { pool, solver_threads, solver_time_limit };
-    let server = crate::mcp::StudioServer::new(ctx, tasks.clone());
+    let mut server = crate::mcp::StudioServer::new(ctx, tasks.clone());
+    if config.conformance_fixtures {
+        tracing::warn!("serving the conformance suite's fixture tools (--conformance-fixtures): for tests only");
+        server = server.with_conformance_fixtures();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let outcome = runtime.block_on(async move {
         // The sweeper deletes expired tasks a few times per time to live, at least once a minute.

@@ -88,6 +88,9 @@ enum Command {
         /// Tests only: pause this long after each solved part.
         #[arg(long, hide = true)]
         test_solve_delay_ms: Option<u64>,
+        /// Tests only: also serve the MCP conformance suite's fixture tools (tests/conformance/README.md).
+        #[arg(long, hide = true)]
+        conformance_fixtures: bool,
     },
     /// Create a fresh demo database and run its scenario end to end: studio-b goes offline for a
     /// fortnight of September 2026 and the month is reflowed.
@@ -116,7 +119,7 @@ fn main() -> ExitCode {
         }
         Command::Solve { file, threads, time_limit } => commands::solve(&file, threads, time_limit),
         Command::Demo { db } => commands::demo(&db),
-        Command::Serve { db, http, demo, allow_hosts, allow_origins, solver_threads, solver_time_limit, task_ttl, test_solve_delay_ms } => {
+        Command::Serve { db, http, demo, allow_hosts, allow_origins, solver_threads, solver_time_limit, task_ttl, test_solve_delay_ms, conformance_fixtures } => {
             commands::serve(commands::ServeConfig {
                 db,
                 http,
@@ -127,6 +130,7 @@ fn main() -> ExitCode {
                 solver_time_limit,
                 task_ttl,
                 test_solve_delay_ms,
+                conformance_fixtures,
             })
         }
     };

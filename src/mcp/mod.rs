@@ -2,6 +2,7 @@
 //! tools over stdio or Streamable HTTP with the official SDK (rmcp), converting wire types by hand
 //! to and from the domain. Nothing below this module knows the protocol.
 
+mod fixtures;
 mod http;
 mod server;
 mod stdio;

@@ -1,7 +1,10 @@
 //! The MCP server: rmcp's `ServerHandler` over the studio's tools. It lists the tools, runs each
 //! call's handler on a blocking thread (SQLite and the solver never run on an async worker), and
 //! turns the answer into a `CallToolResult` with structured content and a one-line summary.
+//! Under `serve --conformance-fixtures` it also serves the conformance suite's fixture tools, whose
+//! in-memory tasks `tasks/*` reach when the durable store does not know the id.
 
+use super::fixtures::Fixtures;
 use super::tasks::{call_tool_result, detailed, task, task_error};
 use super::tools::{self, Ctx, ToolError, ToolSpec};
 use super::wire::ReflowMonthArgs;
@@ -21,11 +24,25 @@ pub struct StudioServer {
     ctx: Arc<Ctx>,
     tools: Arc<Vec<ToolSpec>>,
     tasks: Arc<Tasks>,
+    /// The conformance suite's fixture tools; `None` (the default) serves none of them.
+    fixtures: Option<Arc<Fixtures>>,
+}
+
+/// Who holds a task: the durable store (with its answer), or the in-memory conformance fixtures.
+enum Holder<'a, T> {
+    Durable(T),
+    Fixture(&'a Fixtures),
 }
 
 impl StudioServer {
     pub fn new(ctx: Ctx, tasks: Arc<Tasks>) -> Self {
-        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools::all()), tasks }
+        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools::all()), tasks, fixtures: None }
+    }
+
+    /// Also lists and serves the conformance suite's fixture tools (tests only).
+    pub fn with_conformance_fixtures(mut self) -> Self {
+        self.fixtures = Some(Arc::new(Fixtures::new()));
+        self
     }
 
     /// Starts `reflow_month` as a durable task; the row is committed before this returns.
@@ -55,12 +72,22 @@ impl StudioServer {
         }
     }
 
-    async fn blocking<T: Send + 'static>(&self, f: impl FnOnce(&Tasks) -> Result<T, TaskError> + Send + 'static) -> Result<T, McpError> {
+    /// Runs `f` on the durable task store, off the async threads. A task id the store does not know
+    /// goes to the conformance fixtures, when they are served.
+    async fn on_task<T: Send + 'static>(
+        &self,
+        id: &str,
+        f: impl FnOnce(&Tasks, &str) -> Result<T, TaskError> + Send + 'static,
+    ) -> Result<Holder<'_, T>, McpError> {
         let tasks = self.tasks.clone();
-        tokio::task::spawn_blocking(move || f(&tasks))
+        let key = id.to_owned();
+        let outcome = tokio::task::spawn_blocking(move || f(&tasks, &key))
             .await
-            .map_err(|e| McpError::internal_error(format!("the task request stopped: {e}"), None))?
-            .map_err(task_error)
+            .map_err(|e| McpError::internal_error(format!("the task request stopped: {e}"), None))?;
+        match (outcome, self.fixtures.as_deref()) {
+            (Err(TaskError::Unknown(_)), Some(fixtures)) => Ok(Holder::Fixture(fixtures)),
+            (outcome, _) => outcome.map(Holder::Durable).map_err(task_error),
+        }
     }
 
     fn find(&self, name: &str) -> Option<usize> {
@@ -98,11 +125,18 @@ impl ServerHandler for StudioServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools.iter().map(|t| t.tool.clone()).collect()))
+        let mut tools: Vec<Tool> = self.tools.iter().map(|t| t.tool.clone()).collect();
+        if let Some(fixtures) = &self.fixtures {
+            tools.extend(fixtures.tools());
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.find(name).map(|i| self.tools[i].tool.clone())
+        match self.find(name) {
+            Some(i) => Some(self.tools[i].tool.clone()),
+            None => self.fixtures.as_ref().and_then(|f| f.tool(name)),
+        }
     }
 
     async fn call_tool(
@@ -110,11 +144,14 @@ impl ServerHandler for StudioServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let index = self
-            .find(&request.name)
-            .ok_or_else(|| McpError::invalid_params(format!("unknown tool {:?}: call tools/list to see the tools", request.name), None))?;
         // Only a month reflow is long work, and only a client that declared the extension may get a task.
         let wants_task = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+        let Some(index) = self.find(&request.name) else {
+            if let Some(fixtures) = self.fixtures.as_ref().filter(|f| f.tool(&request.name).is_some()) {
+                return fixtures.call(request, wants_task).await;
+            }
+            return Err(McpError::invalid_params(format!("unknown tool {:?}: call tools/list to see the tools", request.name), None));
+        };
         if request.name == "reflow_month" && wants_task {
             return self.start_reflow_task(request.arguments.unwrap_or_default()).await;
         }
@@ -123,18 +160,25 @@ impl ServerHandler for StudioServer {
     }
 
     async fn get_task(&self, request: GetTaskParams, _context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
-        let record = self.blocking(move |tasks| tasks.get(&request.task_id)).await?;
-        Ok(GetTaskResult::new(detailed(&record)?))
+        let detailed = match self.on_task(&request.task_id, |tasks, id| tasks.get(id)).await? {
+            Holder::Durable(record) => detailed(&record)?,
+            Holder::Fixture(fixtures) => fixtures.get_task(&request.task_id)?,
+        };
+        Ok(GetTaskResult::new(detailed))
     }
 
     async fn update_task(&self, request: UpdateTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
         let responses = serde_json::to_value(&request.input_responses).unwrap_or_default();
-        self.blocking(move |tasks| tasks.answer(&request.task_id, &responses)).await?;
-        Ok(())
+        match self.on_task(&request.task_id, move |tasks, id| tasks.answer(id, &responses)).await? {
+            Holder::Durable(_) => Ok(()),
+            Holder::Fixture(fixtures) => fixtures.update_task(&request.task_id, request.input_responses),
+        }
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
-        self.blocking(move |tasks| tasks.cancel(&request.task_id)).await?;
-        Ok(())
+        match self.on_task(&request.task_id, |tasks, id| tasks.cancel(id)).await? {
+            Holder::Durable(_) => Ok(()),
+            Holder::Fixture(fixtures) => fixtures.cancel_task(&request.task_id),
+        }
     }
 }

@@ -13,7 +13,7 @@ mod write;
 pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
 pub use history::{MoveRecord, NewReflow, ReflowRecord};
 pub use pool::Pool;
-pub use read::BookingQuery;
+pub use read::{BookingQuery, Busy};
 pub use tasks::{NewTask, TaskChange, TaskRecord, TaskStatus};
 pub use write::{CancelScope, Writer};
 

@@ -58,7 +58,38 @@ pub struct BookingQuery {
     pub limit: usize,
 }
 
+/// When a room, a client and an engineer are taken: the part of a booking that a free-slot
+/// search needs, read without the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Busy {
+    pub room: RoomId,
+    pub client: ClientId,
+    pub engineer: Option<EngineerId>,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+}
+
 impl Store {
+    /// The active bookings that overlap `[from, to)` and hold their places: displaced ones (in
+    /// their room while it is offline) hold nothing and are left out.
+    pub fn busy_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT room_id, client_id, engineer_id, start_at, end_at FROM bookings b \
+             WHERE status != 'cancelled' AND end_at > ?1 AND start_at > ?2 AND start_at < ?3 \
+             AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
+                             AND w.from_at < b.end_at AND w.to_at > b.start_at)",
+        )?;
+        let rows = stmt.query_map(rusqlite::params![from.timestamp(), (from - MAX_BOOKING).timestamp(), to.timestamp()], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?, row.get::<_, i64>(3)?, row.get::<_, i64>(4)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (room, client, engineer, start, end) = row?;
+            out.push(Busy { room: RoomId(room), client: ClientId(client), engineer: engineer.map(EngineerId), start: instant(start)?, end: instant(end)? });
+        }
+        Ok(out)
+    }
+
     pub fn rooms(&self) -> Result<Vec<Room>> {
         rooms(self.conn(), None)
     }
