@@ -1,7 +1,7 @@
 //! Answers about the calendar that take more than one read: where a session of a given length
 //! still fits, and what an offline window would displace. Built on the store's reads; no SQL here.
 
-use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, Room, RoomId, Status};
+use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, RoomId, Status};
 use std::collections::HashMap;
 use crate::store::{BookingQuery, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
@@ -101,9 +101,9 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
     Ok(slots)
 }
 
-/// The windows of a room that have not ended at `now`: the current one and those to come.
-pub fn current_and_upcoming(store: &Store, room: &Room, now: DateTime<Utc>) -> Result<Vec<OfflineWindow>, StoreError> {
-    store.offline_windows(Some(&room.id), now, now + Duration::days(3660))
+/// The offline windows that have not ended at `now`, of every room: the current ones and those to come.
+pub fn current_and_upcoming(store: &Store, now: DateTime<Utc>) -> Result<Vec<OfflineWindow>, StoreError> {
+    store.offline_windows(None, now, now + Duration::days(3660))
 }
 
 /// The active bookings that an offline window over `[from, to)` in `room` touches.

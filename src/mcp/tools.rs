@@ -162,11 +162,15 @@ fn list_rooms(ctx: &Ctx, _: NoArgs) -> Result<(RoomsOut, String), ToolError> {
     ctx.with(|store| {
         let studio = store.studio()?.clone();
         let now = studio.now();
-        let mut rooms = Vec::new();
-        for r in store.rooms()? {
-            let windows = calendar::current_and_upcoming(store, &r, now)?;
-            rooms.push(wire::room(&studio.tz, &r, &windows));
-        }
+        let windows = calendar::current_and_upcoming(store, now)?;
+        let rooms: Vec<_> = store
+            .rooms()?
+            .iter()
+            .map(|r| {
+                let own: Vec<_> = windows.iter().filter(|w| w.room == r.id).cloned().collect();
+                wire::room(&studio.tz, r, &own)
+            })
+            .collect();
         let offline = rooms.iter().filter(|r| !r.offline_windows.is_empty()).count();
         let summary = format!("{} at {}; {} with offline windows.", plural(rooms.len(), "room", "rooms"), studio.name, offline);
         Ok((RoomsOut { rooms }, summary))

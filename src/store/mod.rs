@@ -29,6 +29,9 @@ pub struct Store {
     conn: Connection,
     /// Read once at open (and after a write that changes it): every rule check needs the zone.
     studio: Option<Studio>,
+    /// The rooms as last read, with SQLite's `data_version` then: rooms change rarely and every
+    /// search needs them, so they are read again only after someone has written.
+    rooms: std::cell::RefCell<Option<(i64, Vec<crate::domain::Room>)>>,
 }
 
 /// What went wrong in the store: a refusal the caller can act on, bad input, or a database failure.
@@ -92,7 +95,7 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         migrations::migrate_to(&mut conn, version)?;
-        let mut store = Store { conn, studio: None };
+        let mut store = Store { conn, studio: None, rooms: Default::default() };
         store.studio = store.load_studio()?;
         Ok(store)
     }
@@ -110,6 +113,8 @@ impl Store {
     /// Starts a write transaction. Nothing it does is visible to others until [`Writer::commit`];
     /// dropping it without committing rolls everything back.
     pub fn write(&mut self) -> Result<Writer<'_>> {
+        // `data_version` only moves for other connections' commits: forget our own copy here.
+        self.rooms.borrow_mut().take();
         let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         Ok(Writer::new(tx, self.studio.clone()))
     }
