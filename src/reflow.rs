@@ -125,6 +125,8 @@ enum Pin {
     Lock(Lock),
     /// It starts before the month: the reflow of this month does not move it.
     EarlierMonth,
+    /// It starts after the month, and is in the instance only to keep late sessions off it.
+    LaterMonth,
 }
 
 /// Converts between instants and the instance's wall-clock minutes.
@@ -139,8 +141,10 @@ impl MonthClock {
         (self.tz.local(t) - self.origin).num_minutes()
     }
 
-    fn instant(&self, minute: i64) -> Result<DateTime<Utc>, crate::domain::TimeError> {
-        self.tz.resolve(self.origin + Duration::minutes(minute))
+    /// The instant of a minute; a wall-clock time the clock repeats takes its first instant, and
+    /// one it skips the end of the gap. (The store checks every move again before applying it.)
+    fn instant(&self, minute: i64) -> DateTime<Utc> {
+        self.tz.resolve_boundary(self.origin + Duration::minutes(minute), crate::domain::Pick::Earlier)
     }
 }
 
@@ -205,23 +209,42 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
     }
 
     let now = studio.now();
+    let offline_minutes: HashMap<&str, &Vec<[i64; 2]>> = instance_rooms.iter().map(|r| (r.id.as_str(), &r.offline)).collect();
     let mut bookings = HashMap::new();
     let mut locks = HashMap::new();
     let mut instance_bookings = Vec::new();
-    for b in store.bookings_between(month_start, month_end)? {
+    // Sessions of the next month's first hours are there too, fixed, so that a late session moved
+    // past midnight cannot land on them.
+    for b in store.bookings_between(month_start, horizon_end)? {
         if b.status == Status::Cancelled {
             continue;
         }
-        // A session that begins in the month before belongs to that month's plan: it stays put.
-        let lock = if b.start < month_start { Some(Pin::EarlierMonth) } else { b.lock(now, studio.notice).map(Pin::Lock) };
+        let start = clock.minute(b.start).max(0);
+        // Wall-clock minutes, but never shorter than the real session: across a clock change the
+        // two differ, and the longer keeps every rule on the safe side.
+        let end = clock.minute(b.end).max(start + (b.end - b.start.max(month_start)).num_minutes());
+        let lock = if b.start < month_start {
+            // A session that begins in the month before belongs to that month's plan: it stays put.
+            Some(Pin::EarlierMonth)
+        } else if b.start >= month_end {
+            // One that begins in the next month stays put, and if its room is offline then it is
+            // displaced and holds nothing: leave it out.
+            let displaced = offline_minutes.get(b.room.as_str()).is_some_and(|w| w.iter().any(|&[s, e]| start < e && s < end));
+            if displaced {
+                continue;
+            }
+            Some(Pin::LaterMonth)
+        } else {
+            b.lock(now, studio.notice).map(Pin::Lock)
+        };
         if let Some(lock) = lock {
             locks.insert(b.id.clone(), lock);
         }
         instance_bookings.push(solver::Booking {
             id: b.id.0.clone(),
             room: b.room.0.clone(),
-            start: clock.minute(b.start).max(0),
-            end: clock.minute(b.end),
+            start,
+            end,
             client: b.client.0.clone(),
             engineer: b.engineer.as_ref().map(|e| e.0.clone()),
             party_size: b.party_size,
@@ -310,19 +333,17 @@ impl Export {
         for a in &solution.assignments {
             let id = BookingId(a.booking.clone());
             let Some(b) = self.bookings.get(&id) else { continue };
-            match self.clock.instant(a.start) {
-                Ok(start) => moves.push(Move {
-                    booking: id,
-                    from_room: b.room.clone(),
-                    from_start: b.start,
-                    from_end: b.end,
-                    to_room: RoomId(a.room.clone()),
-                    to_start: start,
-                    // The real length is kept, even where the wall clock jumps.
-                    to_end: start + b.duration(),
-                }),
-                Err(e) => unresolved.push(Unplaced { booking: id, reason: format!("its new time falls on a clock change: {e}") }),
-            }
+            let start = self.clock.instant(a.start);
+            moves.push(Move {
+                booking: id,
+                from_room: b.room.clone(),
+                from_start: b.start,
+                from_end: b.end,
+                to_room: RoomId(a.room.clone()),
+                to_start: start,
+                // The real length is kept, even where the wall clock jumps.
+                to_end: start + b.duration(),
+            });
         }
         for u in &solution.unresolved_bookings {
             let id = BookingId(u.booking.clone());
@@ -333,6 +354,7 @@ impl Export {
                     format!("it starts within the {}-hour notice period: move it by hand with the client", self.notice_hours)
                 }
                 Some(Pin::EarlierMonth) => "it starts in the month before: reflow that month".to_owned(),
+                Some(Pin::LaterMonth) => "it starts in the month after: reflow that month".to_owned(),
                 None => u.reason.clone(),
             };
             unresolved.push(Unplaced { booking: id, reason });

@@ -1,7 +1,7 @@
 //! The bridge between the store and the solver: what a month looks like as an instance, that the
 //! affected set is the store's own view, and that plans apply once, whole, and only while fresh.
 
-use crate::support::{at, session, small_studio, temp_db};
+use crate::support::{at, london, session, small_studio, temp_db};
 use std::collections::BTreeSet;
 use studioflow::domain::{EngineerId, RoomId, Status};
 use studioflow::reflow::{apply_plan, export_instance, plan_reflow, Month, ReflowError, ReflowRequest};
@@ -198,4 +198,54 @@ fn a_whole_month_offline_applies_with_unresolved_bookings_holding_nothing() {
     for m in &plan.moves {
         assert_eq!(store.booking(&m.booking).unwrap().unwrap().room, m.to_room);
     }
+}
+
+#[test]
+fn a_session_across_the_october_clock_change_keeps_its_real_length() {
+    let db = temp_db();
+    let mut store = small_studio(&db);
+    store
+        .write_with(|w| {
+            // 01:20 BST to 01:10 GMT: fifty real minutes that end "before" they start on the wall clock.
+            let mut across = session("live", "c1", "2026-10-24T12:00", 50);
+            across.start = london().parse("2026-10-25T01:20:00+01:00").unwrap();
+            across.end = london().parse("2026-10-25T01:10:00+00:00").unwrap();
+            w.create_booking(&across)?;
+            w.create_booking(&session("live", "c2", "2026-10-24T12:00", 60))?;
+            w.add_offline_window(&RoomId::new("live"), at("2026-10-24T00:00"), at("2026-10-26T00:00"), "wiring")
+        })
+        .unwrap();
+    let export = export_instance(&store, &request("2026-10", &["live"])).unwrap();
+    export.instance.check().unwrap();
+    let across = export.instance.bookings.iter().find(|b| b.start == 24 * 1440 + 80).unwrap();
+    assert_eq!(across.end - across.start, 50, "the longer of wall-clock and real length");
+    let plan = plan_reflow(&store, &request("2026-10", &["live"]), &options()).unwrap();
+    assert_eq!(plan.affected, 2);
+    for m in &plan.moves {
+        let b = store.booking(&m.booking).unwrap().unwrap();
+        assert_eq!(m.to_end - m.to_start, b.end - b.start, "a move keeps the real length");
+    }
+    apply_plan(&mut store, &plan, false).unwrap();
+}
+
+#[test]
+fn the_first_hours_of_the_next_month_are_not_double_booked() {
+    let db = temp_db();
+    let mut store = small_studio(&db);
+    store
+        .write_with(|w| {
+            // A late session in live, which goes offline; hall is taken from midnight.
+            w.create_booking(&session("live", "c1", "2026-09-30T23:00", 105))?;
+            w.create_booking(&session("hall", "c2", "2026-10-01T00:00", 45))?;
+            w.add_offline_window(&RoomId::new("live"), at("2026-09-30T00:00"), at("2026-10-02T00:00"), "leak")
+        })
+        .unwrap();
+    let export = export_instance(&store, &request("2026-09", &["live"])).unwrap();
+    let next = export.instance.bookings.iter().find(|b| b.room == "hall").expect("October's first session is in September's instance");
+    assert!(!next.movable);
+    let plan = plan_reflow(&store, &request("2026-09", &["live"]), &options()).unwrap();
+    assert_eq!((plan.affected, plan.moves.len()), (1, 1), "only September's session is reflowed");
+    let m = &plan.moves[0];
+    assert!(m.to_room.as_str() != "hall" || m.to_end <= at("2026-10-01T00:00"), "{m:?}");
+    apply_plan(&mut store, &plan, false).unwrap();
 }
