@@ -191,7 +191,7 @@ pub fn demo(db: &Path) -> CommandResult {
         offline_rooms: vec![RoomId::new(demo::SCENARIO_ROOM)],
         max_shift_minutes: DEFAULT_MAX_SHIFT,
     };
-    let (month_start, month_end) = (tz.start_of_day(request.month.first_day()), tz.start_of_day(request.month.next_first_day()));
+    let (month_start, month_end) = request.month.bounds(&tz);
     for w in store.offline_windows(Some(&request.offline_rooms[0]), month_start, month_end)? {
         println!("{} is offline from {} to {}: {}.", w.room, show(&tz, w.from), show(&tz, w.to), w.reason);
     }

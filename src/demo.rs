@@ -126,6 +126,16 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
         let naive = NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").with_context(|| format!("reading time {text:?}"))?;
         Ok(tz.resolve(naive)?)
     };
+    // Numbers from a file are checked before they become durations, which refuse to overflow.
+    if !(0..=8760).contains(&s.notice_hours) {
+        bail!("notice_hours must be 0 to 8760 (a year)");
+    }
+    if let Some(r) = studio_file.rooms.iter().find(|r| !(0..=240).contains(&r.buffer_minutes)) {
+        bail!("room {}: buffer_minutes must be 0 to 240", r.id);
+    }
+    if let Some(e) = bookings_file.series.iter().chain(&bookings_file.bookings).find(|e| !(1..=1440).contains(&e.minutes)) {
+        bail!("the session of {} at {} lasts {} minutes: a session lasts 1 to 1440 minutes", e.client, e.start, e.minutes);
+    }
     let studio = Studio {
         name: s.name.clone(),
         tz,

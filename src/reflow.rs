@@ -46,6 +46,11 @@ impl Month {
     pub fn days(&self) -> i64 {
         (self.next_first_day() - self.first).num_days()
     }
+
+    /// The month as instants: from midnight on its first day to midnight on the next month's.
+    pub fn bounds(&self, tz: &StudioTz) -> (DateTime<Utc>, DateTime<Utc>) {
+        (tz.start_of_day(self.first), tz.start_of_day(self.next_first_day()))
+    }
 }
 
 impl fmt::Display for Month {
@@ -91,8 +96,7 @@ pub enum ReflowError {
 /// reads such a room as offline the whole month, which is right for a preview (`dry_run`) but
 /// too easy to apply by mistake (a wrong month would move every session of the room).
 pub fn require_windows(store: &Store, request: &ReflowRequest) -> Result<(), ReflowError> {
-    let tz = store.studio()?.tz;
-    let (from, to) = (tz.start_of_day(request.month.first_day()), tz.start_of_day(request.month.next_first_day()));
+    let (from, to) = request.month.bounds(&store.studio()?.tz);
     for room in &request.offline_rooms {
         if store.room(room)?.is_none() {
             return Err(StoreError::UnknownRoom(room.clone()).into());
@@ -169,8 +173,7 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
     }
     let month = request.month;
     let clock = MonthClock { tz, origin: month.first_day().and_time(NaiveTime::MIN) };
-    let month_start = tz.start_of_day(month.first_day());
-    let month_end = tz.start_of_day(month.next_first_day());
+    let (month_start, month_end) = month.bounds(&tz);
     // Openings and windows may run past the month's end for the last day's late sessions.
     let horizon_end = tz.start_of_day(month.next_first_day() + Duration::days(1));
     let horizon = clock.minute(horizon_end);
@@ -319,13 +322,17 @@ pub type SolveOptions = solver::Options;
 
 /// Exports the month, solves it, and reads the answer back as real moves.
 pub fn plan_reflow(store: &Store, request: &ReflowRequest, options: &SolveOptions) -> Result<ReflowPlan, ReflowError> {
-    let export = export_instance(store, request)?;
-    export.instance.check().map_err(|e| ReflowError::Invalid(format!("the month cannot be reflowed: {e}")))?;
-    let report = solver::solve_with_report(&export.instance, options);
-    Ok(export.read_solution(request, &report.solution, report.lower_bound, report.proven_optimal))
+    export_instance(store, request)?.solve(request, options)
 }
 
 impl Export {
+    /// Solves the exported month and reads the answer back as real moves.
+    pub fn solve(&self, request: &ReflowRequest, options: &SolveOptions) -> Result<ReflowPlan, ReflowError> {
+        self.instance.check().map_err(|e| ReflowError::Invalid(format!("the month cannot be reflowed: {e}")))?;
+        let report = solver::solve_with_report(&self.instance, options);
+        Ok(self.read_solution(request, &report.solution, report.lower_bound, report.proven_optimal))
+    }
+
     /// Turns the solver's minutes back into instants, and its reasons into the studio's words.
     pub fn read_solution(&self, request: &ReflowRequest, solution: &solver::Solution, lower_bound: i64, proven_optimal: bool) -> ReflowPlan {
         let mut moves = Vec::with_capacity(solution.assignments.len());

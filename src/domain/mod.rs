@@ -215,15 +215,6 @@ pub fn overlaps(a: (DateTime<Utc>, DateTime<Utc>), b: (DateTime<Utc>, DateTime<U
     a.0 < b.1 && b.0 < a.1
 }
 
-/// Whether two sessions in one room clash once the room's turnaround is counted on both sides.
-pub fn clash_in_room(
-    a: (DateTime<Utc>, DateTime<Utc>),
-    b: (DateTime<Utc>, DateTime<Utc>),
-    buffer: Duration,
-) -> bool {
-    a.0 < b.1 + buffer && b.0 < a.1 + buffer
-}
-
 /// Sorts and de-duplicates a feature list, the one form the rest of the code compares.
 pub fn normalize_features(mut features: Vec<String>) -> Vec<String> {
     for f in &mut features {

@@ -78,7 +78,11 @@ async fn check_body(request: Request<Body>, next: Next, limit: usize) -> Respons
         Ok(bytes) => bytes,
         Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is over {limit} bytes")).into_response(),
     };
-    if let Err(reply) = super::stdio::check(&String::from_utf8_lossy(&bytes)) {
+    let checked = match std::str::from_utf8(&bytes) {
+        Ok(text) => super::stdio::check(text),
+        Err(_) => Err(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error: the message is not UTF-8"}})),
+    };
+    if let Err(reply) = checked {
         return (StatusCode::BAD_REQUEST, [(axum::http::header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response();
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await

@@ -83,12 +83,13 @@ async fn forward_requests(
         }
         if buffer.len() > MAX_LINE && buffer.last() != Some(&b'\n') {
             lines_out.send(error(Value::Null, -32600, "the message is longer than 4 MiB").to_string()).await.ok();
-            // Skip the rest of the oversized line.
-            let mut rest = Vec::new();
-            input.read_until(b'\n', &mut rest).await?;
+            skip_line(&mut input).await?;
             continue;
         }
-        let text = String::from_utf8_lossy(&buffer);
+        let Ok(text) = std::str::from_utf8(&buffer) else {
+            lines_out.send(error(Value::Null, -32700, "parse error: the message is not UTF-8").to_string()).await.ok();
+            continue;
+        };
         let text = text.trim();
         if text.is_empty() {
             continue;
@@ -107,6 +108,26 @@ async fn forward_requests(
     // End of input: the SDK finishes what it started and ends the session.
     to_sdk.shutdown().await.ok();
     Ok(())
+}
+
+/// Throws away the rest of a line without holding it: a line may be longer than memory.
+async fn skip_line(input: &mut (impl tokio::io::AsyncBufRead + Unpin)) -> std::io::Result<()> {
+    loop {
+        let chunk = input.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                input.consume(end + 1);
+                return Ok(());
+            }
+            None => {
+                let n = chunk.len();
+                input.consume(n);
+            }
+        }
+    }
 }
 
 /// Whether a line is a JSON-RPC message the SDK can read, or the error it gets instead.

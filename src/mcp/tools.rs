@@ -359,9 +359,12 @@ fn move_booking(ctx: &Ctx, a: MoveBookingArgs) -> Result<(MovedOut, String), Too
         let tz = store.studio()?.tz;
         let id = BookingId::new(a.id.trim());
         let start = time(&tz, "start", &a.start)?;
-        let current = store.booking(&id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
-        let room = a.room.as_deref().map_or(current.room, room_id);
-        let moved = store.write_with(|w| w.move_booking(&id, &room, start))?;
+        let moved = store.write_with(|w| {
+            // Read where it is inside the transaction: someone may move it meanwhile.
+            let current = w.booking(&id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+            let room = a.room.as_deref().map_or(current.room, room_id);
+            w.move_booking(&id, &room, start)
+        })?;
         let summary = format!("Moved {} to {} from {} to {}.", moved.id, moved.room, tz.format(moved.start), tz.format(moved.end));
         Ok((MovedOut { booking: wire::booking(&tz, &moved) }, summary))
     })

@@ -226,7 +226,7 @@ fn series(conn: &Connection, id: &SeriesId) -> Result<Option<Series>> {
         .query_row([id.as_str()], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))
         .optional()?;
     let Some((rrule, first_start)) = row else { return Ok(None) };
-    // The template is the first session that is still on the books (or the first ever, if all went).
+    // The template is the series' first session, cancelled or not: it carries the room, people and length.
     let sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings WHERE series_id = ? ORDER BY start_at, seq LIMIT 1");
     let first = conn.prepare_cached(&sql)?.query_row([id.as_str()], booking_from_row).optional()?;
     let Some((b, _)) = first else { return Err(StoreError::Corrupt(format!("series {id} has no sessions"))) };

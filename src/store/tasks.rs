@@ -136,10 +136,14 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Deletes the tasks whose time to live ran out before `now_ms`; returns how many went.
+    /// Deletes the finished tasks whose time to live ran out before `now_ms`; returns how many went.
     pub fn delete_expired_tasks(&mut self, now_ms: i64) -> Result<usize> {
         self.write_with(|w| {
-            Ok(w.conn().execute("DELETE FROM tasks WHERE ttl_ms IS NOT NULL AND created_ms + ttl_ms <= ?", [now_ms])?)
+            Ok(w.conn().execute(
+                "DELETE FROM tasks WHERE ttl_ms IS NOT NULL AND created_ms + ttl_ms <= ? \
+                 AND status IN ('completed', 'failed', 'cancelled')",
+                [now_ms],
+            )?)
         })
     }
 }

@@ -170,13 +170,13 @@ impl<'c> Writer<'c> {
         };
         let starts = expand_series(&tz, rrule, tz.local(template.start))?;
         let length = template.end - template.start;
-        self.tx.execute(
+        // A savepoint keeps a refused series from leaving anything behind, even if the caller goes
+        // on with this transaction.
+        let savepoint = self.tx.savepoint()?;
+        savepoint.execute(
             "INSERT INTO series (id, rrule, first_start) VALUES (?, ?, ?)",
             params![id.as_str(), rrule.trim(), starts[0].timestamp()],
         )?;
-        // A savepoint keeps a refused series from leaving sessions behind, even if the caller goes
-        // on with this transaction.
-        let savepoint = self.tx.savepoint()?;
         let mut booked = Vec::with_capacity(starts.len());
         let mut conflicts = Vec::new();
         for start in &starts {

@@ -142,6 +142,8 @@ impl Tasks {
     /// Redoes the work of tasks that a previous process left `working`. Tasks waiting for input
     /// keep waiting.
     pub fn resume(self: &Arc<Self>) -> Result<usize, StoreError> {
+        // Work whose time to live ran out while no server was up is not redone.
+        self.sweep()?;
         let working = self.pool.with(|store| store.tasks_in(TaskStatus::Working))??;
         for task in &working {
             tracing::info!(task_id = %task.id, "resuming a task left working");
@@ -198,14 +200,19 @@ impl Tasks {
                         let record = w.reflow_record(&reflow_id)?;
                         let tz = w.studio_tz()?;
                         let change = TaskChange::Completed { message: done_message(&record), result: render.finished(&tz, &record), reflow_id: None };
-                        if w.change_task(id, &waiting, &change, now_ms())? { Ok(()) } else { Err(StoreError::Invalid(format!("task {id} is no longer waiting"))) }
+                        if w.change_task(id, &waiting, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
                     })
                 })?;
-                if let Err(e) = outcome {
+                match outcome {
+                    Ok(()) | Err(ReflowError::Store(StoreError::TaskGone)) => {}
                     // The month changed since the plan was made: refuse, never apply blindly.
-                    let message = e.to_string();
-                    let change = TaskChange::Completed { message: message.clone(), result: self.render.refused(&message), reflow_id: None };
-                    self.pool.with(|store| store.write_with(|w| w.change_task(id, &waiting, &change, now_ms())))??;
+                    Err(e @ (ReflowError::Stale(_) | ReflowError::Invalid(_))) => {
+                        let message = e.to_string();
+                        let change = TaskChange::Completed { message: message.clone(), result: self.render.refused(&message), reflow_id: None };
+                        self.pool.with(|store| store.write_with(|w| w.change_task(id, &waiting, &change, now_ms())))??;
+                    }
+                    // Our failure (a busy or broken database): the question keeps waiting for a retry.
+                    Err(ReflowError::Store(e)) => return Err(e.into()),
                 }
             }
             "decline" => {
@@ -226,8 +233,22 @@ impl Tasks {
     }
 
     /// Deletes expired tasks; their ids are unknown afterwards.
+    /// A live task whose time ran out is cancelled first, so that no solve still running can
+    /// apply its moves afterwards.
     pub fn sweep(&self) -> Result<usize, StoreError> {
-        self.pool.with(|store| store.delete_expired_tasks(now_ms()))?
+        let now = now_ms();
+        self.pool.with(|store| {
+            for status in [TaskStatus::Working, TaskStatus::InputRequired] {
+                for task in store.tasks_in(status)?.into_iter().filter(|t| t.expired(now)) {
+                    if let Some(flag) = self.live.lock().unwrap_or_else(|e| e.into_inner()).get(&task.id) {
+                        flag.store(true, Ordering::Relaxed);
+                    }
+                    let change = TaskChange::Cancelled { message: "Expired: its time to live ran out; nothing was moved.".into() };
+                    store.write_with(|w| w.change_task(&task.id, &[status], &change, now))?;
+                }
+            }
+            store.delete_expired_tasks(now)
+        })?
     }
 
     fn spawn(self: &Arc<Self>, id: String) {
@@ -328,7 +349,7 @@ impl Tasks {
             cancel: Some(cancel.clone()),
             progress: Some(progress),
         };
-        reflow::plan_reflow(store, &job.request, &options)
+        export.solve(&job.request, &options)
     }
 
     fn end_refused(&self, id: &str, message: &str) -> Result<(), StoreError> {
@@ -345,8 +366,7 @@ fn done_message(record: &ReflowRecord) -> String {
 
 /// Bookings in the listed rooms' windows of the month: cheap, for the poll interval and the queue message.
 fn estimate_affected(store: &Store, request: &ReflowRequest) -> Result<usize, StoreError> {
-    let tz = store.studio()?.tz;
-    let (from, to) = (tz.start_of_day(request.month.first_day()), tz.start_of_day(request.month.next_first_day()));
+    let (from, to) = request.month.bounds(&store.studio()?.tz);
     let mut count = 0;
     for room in &request.offline_rooms {
         let windows = store.offline_windows(Some(room), from, to)?;

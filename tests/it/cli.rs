@@ -97,6 +97,22 @@ fn a_failed_init_from_files_leaves_no_database_behind() {
 }
 
 #[test]
+fn numbers_out_of_range_in_a_studio_file_are_refused_not_crashed_on() {
+    let db = temp_db();
+    let studio = db.path.with_extension("toml");
+    let text = demo_studio_with_notice_hours("99999999999999");
+    std::fs::write(&studio, text).unwrap();
+    let out = studioflow(&["init", "--db", db.path.to_str().unwrap(), "--studio", studio.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("notice_hours must be 0 to 8760"), "{}", stderr(&out));
+}
+
+/// The demo studio file with another notice period.
+fn demo_studio_with_notice_hours(hours: &str) -> String {
+    studioflow::demo::STUDIO_TOML.replace("notice_hours = 48", &format!("notice_hours = {hours}"))
+}
+
+#[test]
 fn the_demo_reflows_the_fortnight_and_prints_the_same_summary_every_time() {
     let db = temp_db();
     let path = db.path.to_str().unwrap();

@@ -255,6 +255,8 @@ fn protocol_errors_carry_their_codes() {
     assert_eq!(unknown_tool["error"]["code"], -32602, "{unknown_tool}");
     let no_meta = s.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "list_rooms", "arguments": {}}}));
     assert_eq!(no_meta["error"]["code"], -32602, "{no_meta}");
+    let huge = format!("{{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": \"tools/list\", \"params\": {{\"pad\": \"{}\"}}}}", "x".repeat(5 << 20));
+    assert_eq!(s.raw(&huge)["error"]["code"], -32600, "a line over 4 MiB is refused without being held");
     // The server is still there after all of that, and exits cleanly at end of input.
     assert!(s.request("tools/list", json!({}))["result"]["tools"].is_array());
     assert!(s.close());
