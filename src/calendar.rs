@@ -1,7 +1,7 @@
 //! Answers about the calendar that take more than one read: where a session of a given length
 //! still fits, and what an offline window would displace. Built on the store's reads; no SQL here.
 
-use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, RoomId, Status};
+use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, RoomId, Span, Status};
 use std::collections::HashMap;
 use crate::store::{BookingQuery, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
@@ -55,7 +55,7 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
     let (from, to) = (q.from - Duration::days(1), q.to + Duration::days(1));
     let windows = store.offline_windows(None, from, to)?;
     let busy = store.busy_between(from, to)?;
-    let mut by_room: HashMap<&RoomId, Vec<(DateTime<Utc>, DateTime<Utc>)>> = HashMap::new();
+    let mut by_room: HashMap<&RoomId, Vec<Span>> = HashMap::new();
     for b in &busy {
         by_room.entry(&b.room).or_default().push((b.start, b.end));
     }
@@ -63,7 +63,7 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
         by_room.entry(&w.room).or_default().push((w.from, w.to));
     }
     // The client's and engineer's other sessions block every room.
-    let people: Vec<(DateTime<Utc>, DateTime<Utc>)> = busy
+    let people: Vec<Span> = busy
         .iter()
         .filter(|b| q.client.as_ref() == Some(&b.client) || (q.engineer.is_some() && q.engineer == b.engineer))
         .map(|b| (b.start, b.end))

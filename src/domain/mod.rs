@@ -12,7 +12,7 @@ pub use hours::{DaySpan, WeeklyHours};
 pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
 pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
-pub use slots::{align_up, free_windows};
+pub use slots::{align_up, free_windows, Span};
 pub use time::{Pick, StudioTz, TimeError};
 
 use chrono::{DateTime, Duration, Utc};

@@ -3,7 +3,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-type Span = (DateTime<Utc>, DateTime<Utc>);
+/// A half-open time span `[start, end)`.
+pub type Span = (DateTime<Utc>, DateTime<Utc>);
 
 /// The parts of `openings` that no span of `blocked` touches, sorted, keeping only those at least
 /// `length` long. Blocked spans may overlap each other and need not be sorted.

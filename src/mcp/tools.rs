@@ -75,7 +75,10 @@ enum Effect {
     Change { idempotent: bool },
 }
 
-fn spec<A, O>(name: &'static str, title: &str, description: &str, effect: Effect, run: fn(&Ctx, A) -> Result<(O, String), ToolError>) -> ToolSpec
+/// A tool's handler: its arguments in, its answer and summary out.
+type Run<A, O> = fn(&Ctx, A) -> Result<(O, String), ToolError>;
+
+fn spec<A, O>(name: &'static str, title: &str, description: &str, effect: Effect, run: Run<A, O>) -> ToolSpec
 where
     A: DeserializeOwned + JsonSchema + 'static,
     O: Serialize + JsonSchema + 'static,

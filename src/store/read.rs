@@ -92,10 +92,10 @@ impl Store {
 
     pub fn rooms(&self) -> Result<Vec<Room>> {
         let version: i64 = self.conn().query_row("PRAGMA data_version", [], |row| row.get(0))?;
-        if let Some((seen, rooms)) = &*self.rooms.borrow() {
-            if *seen == version {
-                return Ok(rooms.clone());
-            }
+        if let Some((seen, rooms)) = &*self.rooms.borrow()
+            && *seen == version
+        {
+            return Ok(rooms.clone());
         }
         let fresh = rooms(self.conn(), None)?;
         *self.rooms.borrow_mut() = Some((version, fresh.clone()));

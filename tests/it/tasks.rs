@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 
 const REFLOW: &str = "reflow_month";
 
+/// Every booking's place: id -> (room, start, end, status).
+type Places = BTreeMap<String, (String, i64, i64, String)>;
+
 fn september(extra: Value) -> Value {
     let mut args = json!({"month": "2026-09", "offline_rooms": ["studio-b"]});
     for (k, v) in extra.as_object().unwrap() {
@@ -18,8 +21,7 @@ fn september(extra: Value) -> Value {
     json!({"name": REFLOW, "arguments": args})
 }
 
-/// Every booking's place: id -> (room, start, end, status).
-fn places(db: &TempDb) -> BTreeMap<String, (String, i64, i64, String)> {
+fn places(db: &TempDb) -> Places {
     let conn = Connection::open(&db.path).unwrap();
     let mut stmt = conn.prepare("SELECT id, room_id, start_at, end_at, status FROM bookings").unwrap();
     stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))))
@@ -44,7 +46,7 @@ fn clashes(db: &TempDb) -> i64 {
 }
 
 /// A fresh demo database, with its bookings' places before any reflow.
-fn demo_db() -> (TempDb, BTreeMap<String, (String, i64, i64, String)>) {
+fn demo_db() -> (TempDb, Places) {
     let db = temp_db();
     assert!(stdio(&db.path, &["--demo"]).close());
     let before = places(&db);
@@ -81,7 +83,7 @@ fn settle(s: &mut StdioServer, id: &str) -> Value {
 }
 
 /// The moves were applied exactly once: same bookings, no clash, and exactly the moved ones changed.
-fn assert_applied_once(db: &TempDb, before: &BTreeMap<String, (String, i64, i64, String)>, result: &Value) {
+fn assert_applied_once(db: &TempDb, before: &Places, result: &Value) {
     let after = places(db);
     assert_eq!(after.len(), before.len(), "no booking appeared or vanished");
     let changed: Vec<&String> = after.keys().filter(|id| after[*id] != before[*id]).collect();
