@@ -70,11 +70,36 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+impl StoreError {
+    /// Whether SQLite gave up on a lock another connection held.
+    fn is_busy(&self) -> bool {
+        let busy = |e: &rusqlite::Error| e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy);
+        match self {
+            StoreError::Sqlite(e) | StoreError::Migration(MigrationError::Sqlite(e)) => busy(e),
+            _ => false,
+        }
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) a database file and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path)?;
-        Store::with_connection(conn, migrations::LATEST)
+        Store::open_retrying(path, migrations::LATEST)
+    }
+
+    /// Two processes creating one file at the same moment can meet a lock that SQLite reports at
+    /// once rather than waiting (switching to WAL, or upgrading a read lock): open again shortly.
+    fn open_retrying(path: &Path, version: i64) -> Result<Store> {
+        let mut attempt = 0;
+        loop {
+            match Store::with_connection(Connection::open(path)?, version) {
+                Err(e) if e.is_busy() && attempt < 50 => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20 * attempt.min(10)));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// A private database that lives as long as the store; for tests and scratch work.
@@ -85,15 +110,16 @@ impl Store {
     /// Opens a file at an older schema version, as an earlier studioflow left it; for upgrade tests.
     #[doc(hidden)]
     pub fn open_at_version(path: &Path, version: i64) -> Result<Store> {
-        Store::with_connection(Connection::open(path)?, version)
+        Store::open_retrying(path, version)
     }
 
     fn with_connection(mut conn: Connection, version: i64) -> Result<Store> {
+        // Wait for other connections first: two processes may open a new file at the same moment.
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
         // WAL lets readers go on while one writer commits; FULL makes a commit survive power loss.
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
         migrations::migrate_to(&mut conn, version)?;
         let mut store = Store { conn, studio: None, rooms: Default::default() };
         store.studio = store.load_studio()?;

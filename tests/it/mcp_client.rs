@@ -171,9 +171,11 @@ pub fn http(db: &Path, extra: &[&str]) -> HttpServer {
     // The server says where it listens on stderr: "studioflow: serving MCP at http://ADDR/mcp".
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
+    let mut said = String::new();
     let address = loop {
         line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server exited before listening");
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server exited before listening: {said}");
+        said += &line;
         if let Some(rest) = line.trim().strip_prefix("studioflow: serving MCP at http://") {
             break rest.trim_end_matches("/mcp").parse().unwrap();
         }
