@@ -64,14 +64,14 @@ fn start_task(s: &mut StdioServer, extra: Value) -> String {
     result["taskId"].as_str().unwrap().to_owned()
 }
 
-fn get(s: &mut StdioServer, id: &str) -> Value {
+fn get(s: &mut impl Mcp, id: &str) -> Value {
     let answer = s.tasks_request("tasks/get", json!({"taskId": id}));
     assert!(answer.get("error").is_none(), "{answer}");
     answer["result"].clone()
 }
 
 /// Polls until the task leaves `working` (or 60 s pass).
-fn settle(s: &mut StdioServer, id: &str) -> Value {
+fn settle(s: &mut impl Mcp, id: &str) -> Value {
     let started = Instant::now();
     loop {
         let task = get(s, id);
@@ -316,14 +316,7 @@ fn tasks_work_over_http_too() {
     let created = h.tasks_request("tools/call", september(json!({})));
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    let started = Instant::now();
-    let task = loop {
-        let task = h.tasks_request("tasks/get", json!({"taskId": id}))["result"].clone();
-        if task["status"] != "working" || started.elapsed() > Duration::from_secs(60) {
-            break task;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let task = settle(&mut h, &id);
     assert_eq!(task["status"], "completed", "{task}");
     assert_applied_once(&db, &before, &task["result"]);
     let without = h.request("tasks/get", json!({"taskId": id}));
