@@ -4,7 +4,6 @@
 //! still live. Work left `working` by a dead process is redone at start-up. What the answers look
 //! like on the wire is the caller's business: a [`Render`] turns outcomes into documents.
 
-use crate::calendar;
 use crate::domain::StudioTz;
 use crate::reflow::{self, ReflowError, ReflowPlan, ReflowRequest};
 use crate::store::{NewTask, Pool, ReflowRecord, Store, StoreError, TaskChange, TaskRecord, TaskStatus};
@@ -113,11 +112,10 @@ impl Tasks {
                 ReflowError::Store(e) => TaskError::Store(e),
                 other => TaskError::Refused(other.to_string()),
             };
-            reflow::export_instance(store, &job.request).map_err(refuse)?;
+            let affected = reflow::export_instance(store, &job.request).map_err(refuse)?.affected_bookings().len();
             if !job.dry_run {
                 reflow::require_windows(store, &job.request).map_err(refuse)?;
             }
-            let affected = estimate_affected(store, &job.request)?;
             let id = new_task_id()?;
             let task = NewTask {
                 id: id.clone(),
@@ -362,22 +360,6 @@ impl Tasks {
 fn done_message(record: &ReflowRecord) -> String {
     let verb = if record.applied { "Moved" } else { "Would move" };
     format!("{verb} {} bookings; {} unresolved.", record.moves.len(), record.unresolved.len())
-}
-
-/// Bookings in the listed rooms' windows of the month: cheap, for the poll interval and the queue message.
-fn estimate_affected(store: &Store, request: &ReflowRequest) -> Result<usize, StoreError> {
-    let (from, to) = request.month.bounds(&store.studio()?.tz);
-    let mut count = 0;
-    for room in &request.offline_rooms {
-        let windows = store.offline_windows(Some(room), from, to)?;
-        if windows.is_empty() {
-            count += calendar::affected_by(store, room, from, to)?.len();
-        }
-        for w in windows {
-            count += calendar::affected_by(store, room, w.from.max(from), w.to.min(to))?.len();
-        }
-    }
-    Ok(count)
 }
 
 /// Poll about five times over the expected solve: ~2 ms per affected booking, from 250 ms to 5 s.
