@@ -64,8 +64,8 @@ enum Command {
         /// The database file; created with an empty schema if missing.
         #[arg(long, env = "STUDIOFLOW_DB", default_value = "studioflow.db")]
         db: PathBuf,
-        /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio.
-        #[arg(long)]
+        /// Serve Streamable HTTP instead of stdio, on ADDR:PORT or on a PORT of 127.0.0.1.
+        #[arg(long, value_parser = http_address)]
         http: Option<std::net::SocketAddr>,
         /// Load the demo studio first, if the database holds no studio yet.
         #[arg(long)]
@@ -99,6 +99,14 @@ enum Command {
         #[arg(long, default_value = "studioflow-demo.db")]
         db: PathBuf,
     },
+}
+
+/// `8080` means `127.0.0.1:8080`: loopback unless an address is given.
+fn http_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    match text.parse::<u16>() {
+        Ok(port) => Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => text.parse().map_err(|_| format!("{text:?} is not PORT or ADDR:PORT (e.g. 8080 or 127.0.0.1:8080)")),
+    }
 }
 
 fn main() -> ExitCode {
