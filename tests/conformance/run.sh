@@ -98,7 +98,7 @@ const [dir, ...scenarios] = process.argv.slice(2);
 const find = (d) => fs.existsSync(d)
   ? fs.readdirSync(d, { recursive: true }).map(String).filter((f) => path.basename(f) === 'checks.json').map((f) => path.join(d, f))
   : [];
-let pass = 0, fail = 0;
+let pass = 0, fail = 0, skip = 0;
 const rows = [], details = [];
 for (const s of scenarios) {
   const files = find(path.join(dir, s));
@@ -112,9 +112,9 @@ for (const s of scenarios) {
   }
   const n = (st) => checks.filter((c) => c.status === st).length;
   const ok = n('FAILURE') === 0;
-  ok ? pass++ : fail++;
-  // A scenario whose only checks were skipped counts as passed (nothing failed) but shows SKIP.
+  // A scenario whose only checks were skipped failed nothing, but is counted as skipped, not passed.
   const shown = !ok ? 'FAIL' : n('SUCCESS') === 0 && n('SKIPPED') > 0 ? 'SKIP' : 'PASS';
+  shown === 'FAIL' ? fail++ : shown === 'SKIP' ? skip++ : pass++;
   rows.push([s, shown, n('SUCCESS'), n('FAILURE'), n('WARNING'), n('SKIPPED')]);
   for (const c of checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO'))
     details.push(`${s}: ${c.status} ${c.id}: ${c.errorMessage ?? ''}`);
@@ -125,7 +125,7 @@ const line = (r) => r.map((c, i) => String(c).padEnd(w[i])).join('  ');
 console.log('\n' + line(head) + '\n' + w.map((x) => '-'.repeat(x)).join('  '));
 rows.forEach((r) => console.log(line(r)));
 if (details.length) console.log('\nFailures and warnings:\n  ' + details.join('\n  '));
-console.log(`\nconformance: ${pass} passed, ${fail} failed`);
+console.log(`\nconformance: ${pass} passed, ${fail} failed, ${skip} skipped`);
 process.exitCode = fail ? 1 : 0;
 EOF
 echo "== scenarios took ${RUN_SECONDS} s; per-scenario logs and checks.json in $RESULTS"
