@@ -25,19 +25,7 @@ pub enum CommandError {
 
 impl From<StoreError> for CommandError {
     fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Refused(_)
-            | StoreError::UnknownRoom(_)
-            | StoreError::UnknownClient(_)
-            | StoreError::UnknownEngineer(_)
-            | StoreError::UnknownBooking(_)
-            | StoreError::UnknownSeries(_)
-            | StoreError::Invalid(_)
-            | StoreError::Series(_)
-            | StoreError::Time(_)
-            | StoreError::NoStudio => CommandError::Input(e.into()),
-            _ => CommandError::Failed(e.into()),
-        }
+        if e.is_ours() { CommandError::Failed(e.into()) } else { CommandError::Input(e.into()) }
     }
 }
 

@@ -40,10 +40,7 @@ pub enum ToolError {
 
 impl From<StoreError> for ToolError {
     fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Sqlite(_) | StoreError::Migration(_) | StoreError::Corrupt(_) => ToolError::Internal(e.to_string()),
-            other => ToolError::Fix(other.to_string()),
-        }
+        if e.is_ours() { ToolError::Internal(e.to_string()) } else { ToolError::Fix(e.to_string()) }
     }
 }
 

@@ -71,6 +71,12 @@ pub enum StoreError {
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 impl StoreError {
+    /// Whether the failure is ours (the database, its contents, a task gone meanwhile) rather
+    /// than something the caller asked for and can change.
+    pub fn is_ours(&self) -> bool {
+        matches!(self, StoreError::Sqlite(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::TaskGone)
+    }
+
     /// Whether SQLite gave up on a lock another connection held.
     fn is_busy(&self) -> bool {
         let busy = |e: &rusqlite::Error| e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy);
