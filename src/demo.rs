@@ -4,7 +4,7 @@
 //! through the store's ordinary write rules, in one transaction.
 
 use crate::domain::{
-    ClientId, EngineerId, NewBooking, Person, Room, RoomId, SeriesId, Status, Studio, StudioTz, WeeklyHours,
+    ClientId, EngineerId, Session, Person, Room, RoomId, SeriesId, Status, Studio, StudioTz, WeeklyHours,
 };
 use crate::store::{Store, StoreError};
 use anyhow::{bail, Context};
@@ -147,7 +147,7 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
     store.write_with(|w| {
         w.set_studio(&studio)?;
         for r in &studio_file.rooms {
-            let hours = WeeklyHours::parse(&r.hours).map_err(|e| StoreError::Invalid(format!("room {}: {e}", r.id)))?;
+            let hours = WeeklyHours::parse(&r.hours).map_err(|e| StoreError::invalid("hours", format!("room {}: {e}", r.id)))?;
             w.add_room(&Room {
                 id: RoomId::new(&r.id),
                 name: r.name.clone(),
@@ -168,13 +168,13 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
         loaded.engineers = studio_file.engineers.len();
 
         // Bookings first, offline windows last: the fortnight's bookings were made before the room broke.
-        let session = |entry: &SessionEntry| -> Result<NewBooking, StoreError> {
-            let start = local(&entry.start).map_err(|e| StoreError::Invalid(format!("{e:#}")))?;
+        let session = |entry: &SessionEntry| -> Result<Session, StoreError> {
+            let start = local(&entry.start).map_err(|e| StoreError::invalid("start", format!("{e:#}")))?;
             let status = match entry.status.as_deref() {
                 None => Status::Confirmed,
-                Some(s) => Status::parse(s).ok_or_else(|| StoreError::Invalid(format!("unknown status {s:?}")))?,
+                Some(s) => Status::parse(s).ok_or_else(|| StoreError::invalid("status", format!("unknown status {s:?}")))?,
             };
-            Ok(NewBooking {
+            Ok(Session {
                 room: RoomId::new(&entry.room),
                 client: ClientId::new(&entry.client),
                 engineer: entry.engineer.as_deref().map(EngineerId::new),
@@ -187,7 +187,7 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
             })
         };
         for entry in &bookings_file.series {
-            let rrule = entry.rrule.as_deref().ok_or_else(|| StoreError::Invalid("a series needs an rrule".into()))?;
+            let rrule = entry.rrule.as_deref().ok_or_else(|| StoreError::invalid("rrule", "a series needs an rrule"))?;
             let id = entry.id.as_deref().map(SeriesId::new);
             let (_, sessions) = w.create_series(id, rrule, &session(entry)?)?;
             loaded.series += 1;
@@ -199,7 +199,7 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
         }
         for o in &studio_file.offline {
             let (from, to) = (local(&o.from), local(&o.to));
-            let (from, to) = (from.map_err(|e| StoreError::Invalid(format!("{e:#}")))?, to.map_err(|e| StoreError::Invalid(format!("{e:#}")))?);
+            let (from, to) = (from.map_err(|e| StoreError::invalid("from", format!("{e:#}")))?, to.map_err(|e| StoreError::invalid("to", format!("{e:#}")))?);
             w.add_offline_window(&RoomId::new(&o.room), from, to, &o.reason)?;
             loaded.offline_windows += 1;
         }

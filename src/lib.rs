@@ -3,14 +3,20 @@
 //!
 //! - [`domain`]: rooms, bookings, series, offline windows and the rules that say when they clash.
 //! - [`store`]: the SQLite store, the only code that speaks SQL.
-//! - [`demo`]: the demo studio, loaded from the text files in `data/demo`.
+//! - [`calendar`]: answers that take several reads (free slots, what a window displaces).
 //! - [`reflow`]: the bridge between the store and the solver crate.
+//! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
+//! - [`error`]: whose fault a failure is, for the edges to word.
+//! - [`demo`]: the demo studio, loaded from the text files in `data/demo`.
+//! - [`mcp`]: the MCP edge: tools, tasks on the wire, stdio and HTTP.
+//! - [`commands`]: the command line's commands, one file each.
 
 pub mod domain;
 pub mod store;
-pub mod demo;
-pub mod reflow;
 pub mod calendar;
+pub mod reflow;
 pub mod tasks;
-pub mod commands;
+pub mod error;
+pub mod demo;
 pub mod mcp;
+pub mod commands;

@@ -60,38 +60,7 @@ enum Command {
         time_limit: f64,
     },
     /// Serve the studio's tools over MCP: stdio by default, or Streamable HTTP at /mcp with --http.
-    Serve {
-        /// The database file; created with an empty schema if missing.
-        #[arg(long, env = "STUDIOFLOW_DB", default_value = "studioflow.db")]
-        db: PathBuf,
-        /// Serve Streamable HTTP instead of stdio, on ADDR:PORT or on a PORT of 127.0.0.1.
-        #[arg(long, value_parser = http_address)]
-        http: Option<std::net::SocketAddr>,
-        /// Load the demo studio first, if the database holds no studio yet.
-        #[arg(long)]
-        demo: bool,
-        /// Another Host name (with or without :port) to accept over HTTP, besides localhost.
-        #[arg(long = "allow-host")]
-        allow_hosts: Vec<String>,
-        /// Another browser Origin (scheme://host:port, or :* for any port) to accept over HTTP.
-        #[arg(long = "allow-origin")]
-        allow_origins: Vec<String>,
-        /// Solver threads for reflows (default: the machine's cores).
-        #[arg(long)]
-        solver_threads: Option<usize>,
-        /// Seconds a reflow may spend improving its plan.
-        #[arg(long, default_value_t = 10.0)]
-        solver_time_limit: f64,
-        /// Seconds a reflow task is kept after it is created (at most 7 days).
-        #[arg(long, default_value_t = 86_400.0)]
-        task_ttl: f64,
-        /// Tests only: pause this long after each solved part.
-        #[arg(long, hide = true)]
-        test_solve_delay_ms: Option<u64>,
-        /// Tests only: also serve the MCP conformance suite's fixture tools (tests/conformance/README.md).
-        #[arg(long, hide = true)]
-        conformance_fixtures: bool,
-    },
+    Serve(ServeArgs),
     /// Create a fresh demo database and run its scenario end to end: studio-b goes offline for a
     /// fortnight of September 2026 and the month is reflowed.
     Demo {
@@ -99,6 +68,61 @@ enum Command {
         #[arg(long, default_value = "studioflow-demo.db")]
         db: PathBuf,
     },
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// The database file; created with an empty schema if missing.
+    #[arg(long, env = "STUDIOFLOW_DB", default_value = "studioflow.db")]
+    db: PathBuf,
+    /// Serve Streamable HTTP instead of stdio, on ADDR:PORT or on a PORT of 127.0.0.1.
+    #[arg(long, value_parser = http_address)]
+    http: Option<std::net::SocketAddr>,
+    /// Load the demo studio first, if the database holds no studio yet.
+    #[arg(long)]
+    demo: bool,
+    /// Another Host name (with or without :port) to accept over HTTP, besides localhost.
+    #[arg(long = "allow-host")]
+    allow_hosts: Vec<String>,
+    /// Another browser Origin (scheme://host:port, or :* for any port) to accept over HTTP.
+    #[arg(long = "allow-origin")]
+    allow_origins: Vec<String>,
+    /// Solver threads for reflows (default: the machine's cores).
+    #[arg(long)]
+    solver_threads: Option<usize>,
+    /// Seconds a reflow may spend improving its plan.
+    #[arg(long, default_value_t = 10.0)]
+    solver_time_limit: f64,
+    /// Seconds a reflow task is kept after it is created (at most 7 days).
+    #[arg(long, default_value_t = 86_400.0)]
+    task_ttl: f64,
+    /// Tests only: pause this long after each solved part.
+    #[cfg(feature = "testing")]
+    #[arg(long, hide = true)]
+    test_solve_delay_ms: Option<u64>,
+    /// Tests only: also serve the MCP conformance suite's fixture tools (tests/conformance/README.md).
+    #[cfg(feature = "testing")]
+    #[arg(long, hide = true)]
+    conformance_fixtures: bool,
+}
+
+impl ServeArgs {
+    fn config(self) -> commands::ServeConfig {
+        commands::ServeConfig {
+            db: self.db,
+            http: self.http,
+            demo: self.demo,
+            allow_hosts: self.allow_hosts,
+            allow_origins: self.allow_origins,
+            solver_threads: self.solver_threads,
+            solver_time_limit: self.solver_time_limit,
+            task_ttl: self.task_ttl,
+            #[cfg(feature = "testing")]
+            test_solve_delay_ms: self.test_solve_delay_ms,
+            #[cfg(feature = "testing")]
+            conformance_fixtures: self.conformance_fixtures,
+        }
+    }
 }
 
 /// `8080` means `127.0.0.1:8080`: loopback unless an address is given.
@@ -127,20 +151,7 @@ fn main() -> ExitCode {
         }
         Command::Solve { file, threads, time_limit } => commands::solve(&file, threads, time_limit),
         Command::Demo { db } => commands::demo(&db),
-        Command::Serve { db, http, demo, allow_hosts, allow_origins, solver_threads, solver_time_limit, task_ttl, test_solve_delay_ms, conformance_fixtures } => {
-            commands::serve(commands::ServeConfig {
-                db,
-                http,
-                demo,
-                allow_hosts,
-                allow_origins,
-                solver_threads,
-                solver_time_limit,
-                task_ttl,
-                test_solve_delay_ms,
-                conformance_fixtures,
-            })
-        }
+        Command::Serve(args) => commands::serve(args.config()),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,7 +5,7 @@
 
 pub use crate::domain::Move;
 use crate::domain::{Booking, BookingId, Lock, RoomId, Status, StudioTz};
-use crate::store::{NewReflow, Store, StoreError, Writer};
+use crate::store::{NewReflow, ReflowRecord, Store, StoreError, Writer};
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -21,14 +21,14 @@ pub struct Month {
 impl Month {
     /// Reads `YYYY-MM`, for years 2000 to 2199.
     pub fn parse(text: &str) -> Result<Month, ReflowError> {
-        let bad = || ReflowError::Invalid(format!("cannot read the month {text:?}: write it as YYYY-MM, e.g. 2026-09"));
+        let bad = || ReflowError::invalid("month", format!("cannot read the month {text:?}: write it as YYYY-MM, e.g. 2026-09"));
         let (year, month) = text.trim().split_once('-').ok_or_else(bad)?;
         if year.len() != 4 || month.len() != 2 {
             return Err(bad());
         }
         let (year, month): (i32, u32) = (year.parse().map_err(|_| bad())?, month.parse().map_err(|_| bad())?);
         if !(2000..2200).contains(&year) {
-            return Err(ReflowError::Invalid(format!("the month {text} is out of range: use a year from 2000 to 2199")));
+            return Err(ReflowError::invalid("month", format!("the month {text} is out of range: use a year from 2000 to 2199")));
         }
         let first = NaiveDate::from_ymd_opt(year, month, 1).ok_or_else(bad)?;
         Ok(Month { first })
@@ -80,16 +80,49 @@ fn from_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Month, D::Error> 
 /// The default largest shift of a booking's start, in minutes.
 pub const DEFAULT_MAX_SHIFT: i64 = 120;
 
+/// Why a reflow could not be planned or applied.
 #[derive(Debug, thiserror::Error)]
 pub enum ReflowError {
-    #[error("{0}")]
-    Invalid(String),
+    /// The request is wrong in `field`; the message says what to change.
+    #[error("{message}")]
+    Invalid { field: &'static str, message: String },
+    /// Applying needs a stored offline window for every listed room in the month.
+    #[error(
+        "{room} has no offline window in {month}: take it offline for the days it is out first, or preview the \
+         month's reflow without applying it"
+    )]
+    NoWindow { room: RoomId, month: Month },
+    /// The month as exported breaks the reflow contract (a studio whose data the solver cannot take).
+    #[error("the month cannot be reflowed: {0}")]
+    Unsolvable(String),
+    /// The month changed since the plan was made.
+    #[error("the month changed since this plan was made ({0}): run the reflow again on the current bookings")]
+    Stale(Stale),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error(
-        "the month changed since this plan was made ({0}): run the reflow again on the current bookings"
-    )]
-    Stale(String),
+}
+
+impl ReflowError {
+    /// A request wrong in `field`.
+    pub fn invalid(field: &'static str, message: impl Into<String>) -> ReflowError {
+        ReflowError::Invalid { field, message: message.into() }
+    }
+
+    /// Whether the failure is ours rather than the caller's.
+    pub fn is_ours(&self) -> bool {
+        matches!(self, ReflowError::Store(e) if e.is_ours())
+    }
+}
+
+/// What changed under a plan.
+#[derive(Debug, thiserror::Error)]
+pub enum Stale {
+    /// These bookings moved, changed or were cancelled.
+    #[error("{} moved or changed", .0.iter().map(BookingId::as_str).collect::<Vec<_>>().join(", "))]
+    Changed(Vec<BookingId>),
+    /// A moved booking would now clash with what was booked since.
+    #[error("{0}")]
+    Clash(crate::domain::Refusal),
 }
 
 /// Refuses to move bookings out of a room that has no offline window in the month. The contract
@@ -98,15 +131,8 @@ pub enum ReflowError {
 pub fn require_windows(store: &Store, request: &ReflowRequest) -> Result<(), ReflowError> {
     let (from, to) = request.month.bounds(&store.studio()?.tz);
     for room in &request.offline_rooms {
-        if store.room(room)?.is_none() {
-            return Err(StoreError::UnknownRoom(room.clone()).into());
-        }
         if store.offline_windows(Some(room), from, to)?.is_empty() {
-            return Err(ReflowError::Invalid(format!(
-                "{room} has no offline window in {}: take it offline first with set_room_offline (from, to, reason), \
-                 or preview the whole month with dry_run",
-                request.month
-            )));
+            return Err(ReflowError::NoWindow { room: room.clone(), month: request.month });
         }
     }
     Ok(())
@@ -161,7 +187,7 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
     let tz = studio.tz;
     let rooms = store.rooms()?;
     if request.offline_rooms.is_empty() {
-        return Err(ReflowError::Invalid("name at least one offline room".into()));
+        return Err(ReflowError::invalid("offline_rooms", "offline_rooms: name at least one room, e.g. [\"studio-b\"]"));
     }
     for id in &request.offline_rooms {
         if !rooms.iter().any(|r| &r.id == id) {
@@ -169,7 +195,7 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
         }
     }
     if !(0..=720).contains(&request.max_shift_minutes) {
-        return Err(ReflowError::Invalid("max_shift_minutes must be 0 to 720".into()));
+        return Err(ReflowError::invalid("max_shift_minutes", "max_shift_minutes must be 0 to 720"));
     }
     let month = request.month;
     let clock = MonthClock { tz, origin: month.first_day().and_time(NaiveTime::MIN) };
@@ -211,7 +237,7 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
         });
     }
 
-    let now = studio.now();
+    let now = studio.now(Utc::now());
     let offline_minutes: HashMap<&str, &Vec<[i64; 2]>> = instance_rooms.iter().map(|r| (r.id.as_str(), &r.offline)).collect();
     let mut bookings = HashMap::new();
     let mut locks = HashMap::new();
@@ -312,9 +338,6 @@ pub struct ReflowPlan {
     /// The solver's lower bound on the cost; equal to `cost` when the plan is proven optimal.
     pub lower_bound: i64,
     pub proven_optimal: bool,
-    /// The request as recorded with the reflow, and its month as text.
-    request_json: serde_json::Value,
-    month_label: String,
 }
 
 /// How the solver should run.
@@ -328,7 +351,7 @@ pub fn plan_reflow(store: &Store, request: &ReflowRequest, options: &SolveOption
 impl Export {
     /// Solves the exported month and reads the answer back as real moves.
     pub fn solve(&self, request: &ReflowRequest, options: &SolveOptions) -> Result<ReflowPlan, ReflowError> {
-        self.instance.check().map_err(|e| ReflowError::Invalid(format!("the month cannot be reflowed: {e}")))?;
+        self.instance.check().map_err(|e| ReflowError::Unsolvable(e.to_string()))?;
         let report = solver::solve_with_report(&self.instance, options);
         Ok(self.read_solution(request, &report.solution, report.lower_bound, report.proven_optimal))
     }
@@ -374,8 +397,6 @@ impl Export {
             cost: solution.cost,
             lower_bound,
             proven_optimal,
-            request_json: serde_json::to_value(request).expect("a request always serialises"),
-            month_label: request.month.to_string(),
         }
     }
 
@@ -434,14 +455,18 @@ pub fn apply_recorded_with<T>(
 
 /// Checks that every booking is still where the plan found it, then moves them all.
 fn apply_moves_checked(w: &mut Writer<'_>, moves: &[Move]) -> Result<(), StoreError> {
+    let mut changed = Vec::new();
     for m in moves {
         let now = w.booking(&m.booking)?;
         let unchanged = now
             .as_ref()
             .is_some_and(|b| b.is_active() && b.room == m.from_room && b.start == m.from_start && b.end == m.from_end);
         if !unchanged {
-            return Err(StoreError::Invalid(format!("{} is no longer where the plan found it", m.booking)));
+            changed.push(m.booking.clone());
         }
+    }
+    if !changed.is_empty() {
+        return Err(StoreError::Stale(changed));
     }
     w.apply_moves(moves)
 }
@@ -449,18 +474,29 @@ fn apply_moves_checked(w: &mut Writer<'_>, moves: &[Move]) -> Result<(), StoreEr
 /// A booking that moved, went or met a new neighbour since the plan was made: the month changed.
 fn stale(e: StoreError) -> ReflowError {
     match e {
-        StoreError::Invalid(why) => ReflowError::Stale(why),
-        StoreError::UnknownBooking(id) => ReflowError::Stale(format!("{id} was cancelled")),
-        StoreError::Refused(why) => ReflowError::Stale(why.to_string()),
+        StoreError::Stale(ids) => ReflowError::Stale(Stale::Changed(ids)),
+        StoreError::UnknownBooking(id) => ReflowError::Stale(Stale::Changed(vec![id])),
+        StoreError::Refused(why) => ReflowError::Stale(Stale::Clash(why)),
         other => ReflowError::Store(other),
     }
+}
+
+/// One line on what a reflow did or would do: "Moved 138 bookings; 4 unresolved."; the task's
+/// final status message and the tool's text say the same.
+pub fn summary(record: &ReflowRecord) -> String {
+    if record.affected == 0 {
+        return format!("No booking sits in an offline room in {}: nothing to move.", record.month);
+    }
+    let verb = if record.applied { "Moved" } else { "Would move" };
+    let moved = record.moves.len();
+    format!("{verb} {moved} {}; {} unresolved.", if moved == 1 { "booking" } else { "bookings" }, record.unresolved.len())
 }
 
 impl ReflowPlan {
     fn to_record(&self, applied: bool) -> NewReflow<'_> {
         NewReflow {
-            month: &self.month_label,
-            request: &self.request_json,
+            month: self.request.month.to_string(),
+            request: serde_json::to_value(&self.request).expect("a request always serialises"),
             applied,
             affected: self.affected,
             cost: self.cost,

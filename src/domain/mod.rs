@@ -13,7 +13,7 @@ pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
 pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
 pub use slots::{align_up, free_windows, Span};
-pub use time::{Pick, StudioTz, TimeError};
+pub use time::{Pick, StudioTz, TimeError, Zoned};
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -31,9 +31,10 @@ pub struct Studio {
 }
 
 impl Studio {
-    /// The studio's "now": its stored scenario clock, or else the real time.
-    pub fn now(&self) -> DateTime<Utc> {
-        self.clock.unwrap_or_else(Utc::now)
+    /// The studio's "now": its stored scenario clock, or else `real`, the real time the caller
+    /// read (the domain reads no clock itself).
+    pub fn now(&self, real: DateTime<Utc>) -> DateTime<Utc> {
+        self.clock.unwrap_or(real)
     }
 }
 
@@ -102,24 +103,26 @@ impl fmt::Display for Status {
     }
 }
 
-/// A session in a room, `[start, end)`.
+/// A booked session: a [`Session`] with the id it was given and the series it belongs to.
+///
+/// It derefs to its session, so `booking.room` reads as it says; the session is the one place the
+/// fields of a booking are declared, whether it is asked for, stored, moved or checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Booking {
     pub id: BookingId,
-    pub room: RoomId,
-    pub client: ClientId,
-    pub engineer: Option<EngineerId>,
-    pub start: DateTime<Utc>,
-    pub end: DateTime<Utc>,
-    pub party_size: u32,
-    pub requires: Vec<String>,
     pub series: Option<SeriesId>,
-    pub status: Status,
-    /// Locked by staff: a reflow never moves it.
-    pub pinned: bool,
+    pub session: Session,
 }
 
-impl Booking {
+impl std::ops::Deref for Booking {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl Session {
     /// Whether it still holds its room and its people.
     pub fn is_active(&self) -> bool {
         self.status != Status::Cancelled
@@ -164,9 +167,10 @@ impl fmt::Display for Lock {
     }
 }
 
-/// What a new booking asks for, before it has an id.
+/// A session in a room, `[start, end)`, with who comes and what it needs: what a booking asks
+/// for before it has an id, and what it holds once it has one.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NewBooking {
+pub struct Session {
     pub room: RoomId,
     pub client: ClientId,
     pub engineer: Option<EngineerId>,
@@ -175,6 +179,7 @@ pub struct NewBooking {
     pub party_size: u32,
     pub requires: Vec<String>,
     pub status: Status,
+    /// Locked by staff: a reflow never moves it.
     pub pinned: bool,
 }
 
@@ -185,7 +190,7 @@ pub struct Series {
     /// The RRULE body, e.g. `FREQ=WEEKLY;BYDAY=TU;COUNT=8`.
     pub rrule: String,
     /// The first occurrence; the others keep its local wall-clock time and its duration.
-    pub template: NewBooking,
+    pub template: Session,
 }
 
 /// One booking's move: from where it was to where a reflow puts it.

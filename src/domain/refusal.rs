@@ -2,31 +2,31 @@
 //! (the other booking, the closed hours, the offline window) and what to change, because a person
 //! or an agent has to act on it.
 
-use super::{BookingId, ClientId, EngineerId, RoomId};
+use super::{BookingId, ClientId, EngineerId, RoomId, Zoned};
 use std::fmt;
 
 /// A booking (or one occurrence of a series) that breaks a rule of the calendar.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     #[error("{room} is taken from {from} to {to} by {other}{buffer}: choose another time or room")]
-    RoomTaken { room: RoomId, other: BookingId, from: String, to: String, buffer: BufferNote },
+    RoomTaken { room: RoomId, other: BookingId, from: Zoned, to: Zoned, buffer: BufferNote },
     #[error("client {client} is already booked from {from} to {to} ({other}): choose another time")]
-    ClientBusy { client: ClientId, other: BookingId, from: String, to: String },
+    ClientBusy { client: ClientId, other: BookingId, from: Zoned, to: Zoned },
     #[error("engineer {engineer} is already booked from {from} to {to} ({other}): choose another time or engineer")]
-    EngineerBusy { engineer: EngineerId, other: BookingId, from: String, to: String },
+    EngineerBusy { engineer: EngineerId, other: BookingId, from: Zoned, to: Zoned },
     #[error("{room} is closed for part of {from} to {to}; its hours are {hours}: choose a time inside one opening")]
-    Closed { room: RoomId, from: String, to: String, hours: String },
+    Closed { room: RoomId, from: Zoned, to: Zoned, hours: String },
     #[error("{room} is offline from {from} to {to} ({reason}): choose another room or time")]
-    Offline { room: RoomId, from: String, to: String, reason: String },
+    Offline { room: RoomId, from: Zoned, to: Zoned, reason: String },
     #[error("{room} holds {capacity} people and the party is {party_size}: choose a larger room")]
     TooSmall { room: RoomId, capacity: u32, party_size: u32 },
     #[error("{room} has no {}: choose a room that has {}", .missing.join(", "), if .missing.len() == 1 { "it" } else { "them" })]
     MissingFeatures { room: RoomId, missing: Vec<String> },
     #[error("{} of {total} sessions of the series cannot be booked, so none was: {}", .conflicts.len(), list(.conflicts))]
-    Series { total: usize, conflicts: Vec<(String, Refusal)> },
+    Series { total: usize, conflicts: Vec<(Zoned, Refusal)> },
 }
 
-fn list(conflicts: &[(String, Refusal)]) -> String {
+fn list(conflicts: &[(Zoned, Refusal)]) -> String {
     conflicts.iter().map(|(at, why)| format!("{at}: {why}")).collect::<Vec<_>>().join("; ")
 }
 

@@ -115,6 +115,27 @@ impl StudioTz {
     }
 }
 
+/// An instant on the studio's clock: kept as an instant, shown (when displayed) as RFC 3339 with
+/// the studio's offset. Refusals carry these, so what is refused stays typed until it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Zoned {
+    pub at: DateTime<Utc>,
+    pub tz: StudioTz,
+}
+
+impl fmt::Display for Zoned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.tz.format(self.at))
+    }
+}
+
+impl StudioTz {
+    /// `t` on this studio's clock.
+    pub fn zoned(&self, t: DateTime<Utc>) -> Zoned {
+        Zoned { at: t, tz: *self }
+    }
+}
+
 /// Which instant to take when a boundary's local time happens twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pick {

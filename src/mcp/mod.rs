@@ -2,6 +2,7 @@
 //! tools over stdio or Streamable HTTP with the official SDK (rmcp), converting wire types by hand
 //! to and from the domain. Nothing below this module knows the protocol.
 
+#[cfg(feature = "testing")]
 mod fixtures;
 mod http;
 mod server;
@@ -13,5 +14,4 @@ mod wire;
 pub use http::{serve_http, HttpConfig};
 pub use server::StudioServer;
 pub use stdio::{serve_lines, serve_stdio};
-pub use tasks::ToolRender;
 pub use tools::Ctx;

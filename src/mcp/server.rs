@@ -1,12 +1,14 @@
 //! The MCP server: rmcp's `ServerHandler` over the studio's tools. It lists the tools, runs each
 //! call's handler on a blocking thread (SQLite and the solver never run on an async worker), and
 //! turns the answer into a `CallToolResult` with structured content and a one-line summary.
-//! Under `serve --conformance-fixtures` it also serves the conformance suite's fixture tools, whose
-//! in-memory tasks `tasks/*` reach when the durable store does not know the id.
+//! Built with the `testing` feature, `serve --conformance-fixtures` also serves the conformance
+//! suite's fixture tools, whose in-memory tasks `tasks/*` reach when the durable store does not
+//! know the id; release builds have none of that.
 
+#[cfg(feature = "testing")]
 use super::fixtures::Fixtures;
-use super::tasks::{call_tool_result, detailed, task, task_error};
-use super::tools::{self, Ctx, ToolError, ToolSpec};
+use super::tasks::{approval, call_tool_result, detailed, task, task_error};
+use super::tools::{self, Ctx, Follow, ToolError, ToolSpec};
 use super::wire::ReflowMonthArgs;
 use crate::tasks::{TaskError, Tasks};
 use rmcp::model::{
@@ -23,26 +25,40 @@ use std::sync::Arc;
 pub struct StudioServer {
     ctx: Arc<Ctx>,
     tools: Arc<Vec<ToolSpec>>,
-    tasks: Arc<Tasks>,
     /// The conformance suite's fixture tools; `None` (the default) serves none of them.
+    #[cfg(feature = "testing")]
     fixtures: Option<Arc<Fixtures>>,
 }
 
 /// Who holds a task: the durable store (with its answer), or the in-memory conformance fixtures.
 enum Holder<'a, T> {
     Durable(T),
+    #[cfg(feature = "testing")]
     Fixture(&'a Fixtures),
+    #[cfg(not(feature = "testing"))]
+    #[allow(dead_code)]
+    Never(std::marker::PhantomData<&'a ()>),
 }
 
 impl StudioServer {
-    pub fn new(ctx: Ctx, tasks: Arc<Tasks>) -> Self {
-        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools::all()), tasks, fixtures: None }
+    pub fn new(ctx: Ctx) -> Self {
+        StudioServer {
+            ctx: Arc::new(ctx),
+            tools: Arc::new(tools::all()),
+            #[cfg(feature = "testing")]
+            fixtures: None,
+        }
     }
 
     /// Also lists and serves the conformance suite's fixture tools (tests only).
+    #[cfg(feature = "testing")]
     pub fn with_conformance_fixtures(mut self) -> Self {
         self.fixtures = Some(Arc::new(Fixtures::new()));
         self
+    }
+
+    fn tasks(&self) -> Arc<Tasks> {
+        self.ctx.tasks.clone()
     }
 
     /// Starts `reflow_month` as a durable task; the row is committed before this returns.
@@ -58,7 +74,7 @@ impl StudioServer {
             Ok(job) => job,
             Err(e) => return call_tool_result(Err(e)).map(CallToolResponse::Complete),
         };
-        let tasks = self.tasks.clone();
+        let tasks = self.tasks();
         let started = tokio::task::spawn_blocking(move || tasks.start_reflow(&job))
             .await
             .map_err(|e| McpError::internal_error(format!("starting the reflow stopped: {e}"), None))?;
@@ -67,8 +83,7 @@ impl StudioServer {
                 tracing::info!(task_id = %record.id, "reflow task created");
                 Ok(CallToolResponse::Task(CreateTaskResult::new(task(&record))))
             }
-            Err(TaskError::Refused(message)) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(message)]))),
-            Err(other) => Err(task_error(other)),
+            Err(e) => call_tool_result(Err(tools::reflow_refusal(e, Follow::Task))).map(CallToolResponse::Complete),
         }
     }
 
@@ -79,15 +94,16 @@ impl StudioServer {
         id: &str,
         f: impl FnOnce(&Tasks, &str) -> Result<T, TaskError> + Send + 'static,
     ) -> Result<Holder<'_, T>, McpError> {
-        let tasks = self.tasks.clone();
+        let tasks = self.tasks();
         let key = id.to_owned();
         let outcome = tokio::task::spawn_blocking(move || f(&tasks, &key))
             .await
             .map_err(|e| McpError::internal_error(format!("the task request stopped: {e}"), None))?;
-        match (outcome, self.fixtures.as_deref()) {
-            (Err(TaskError::Unknown(_)), Some(fixtures)) => Ok(Holder::Fixture(fixtures)),
-            (outcome, _) => outcome.map(Holder::Durable).map_err(task_error),
+        #[cfg(feature = "testing")]
+        if let (Err(TaskError::Unknown(_)), Some(fixtures)) = (&outcome, self.fixtures.as_deref()) {
+            return Ok(Holder::Fixture(fixtures));
         }
+        outcome.map(Holder::Durable).map_err(task_error)
     }
 
     fn find(&self, name: &str) -> Option<usize> {
@@ -125,7 +141,9 @@ impl ServerHandler for StudioServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        #[allow(unused_mut)]
         let mut tools: Vec<Tool> = self.tools.iter().map(|t| t.tool.clone()).collect();
+        #[cfg(feature = "testing")]
         if let Some(fixtures) = &self.fixtures {
             tools.extend(fixtures.tools());
         }
@@ -135,7 +153,10 @@ impl ServerHandler for StudioServer {
     fn get_tool(&self, name: &str) -> Option<Tool> {
         match self.find(name) {
             Some(i) => Some(self.tools[i].tool.clone()),
+            #[cfg(feature = "testing")]
             None => self.fixtures.as_ref().and_then(|f| f.tool(name)),
+            #[cfg(not(feature = "testing"))]
+            None => None,
         }
     }
 
@@ -147,6 +168,7 @@ impl ServerHandler for StudioServer {
         // Only a month reflow is long work, and only a client that declared the extension may get a task.
         let wants_task = context.client_capabilities().is_some_and(|c| c.supports_tasks());
         let Some(index) = self.find(&request.name) else {
+            #[cfg(feature = "testing")]
             if let Some(fixtures) = self.fixtures.as_ref().filter(|f| f.tool(&request.name).is_some()) {
                 return fixtures.call(request, wants_task).await;
             }
@@ -160,25 +182,42 @@ impl ServerHandler for StudioServer {
     }
 
     async fn get_task(&self, request: GetTaskParams, _context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
-        let detailed = match self.on_task(&request.task_id, |tasks, id| tasks.get(id)).await? {
-            Holder::Durable(record) => detailed(&record)?,
+        let detailed = match self.on_task(&request.task_id, |tasks, id| tasks.view(id)).await? {
+            Holder::Durable(view) => detailed(&view)?,
+            #[cfg(feature = "testing")]
             Holder::Fixture(fixtures) => fixtures.get_task(&request.task_id)?,
+            #[cfg(not(feature = "testing"))]
+            Holder::Never(_) => unreachable!("no fixtures without the testing feature"),
         };
         Ok(GetTaskResult::new(detailed))
     }
 
     async fn update_task(&self, request: UpdateTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
-        let responses = serde_json::to_value(&request.input_responses).unwrap_or_default();
-        match self.on_task(&request.task_id, move |tasks, id| tasks.answer(id, &responses)).await? {
-            Holder::Durable(_) => Ok(()),
+        let answer = approval(&request.input_responses);
+        let outcome = self
+            .on_task(&request.task_id, move |tasks, id| match answer {
+                // A bad answer to a task that is not waiting is ignored like any other.
+                Ok(Some(approval)) => tasks.answer(id, approval).map(|_| Ok(())),
+                Ok(None) => tasks.get(id).map(|_| Ok(())),
+                Err(e) => tasks.get(id).map(|task| if task.status == crate::store::TaskStatus::InputRequired { Err(e) } else { Ok(()) }),
+            })
+            .await?;
+        match outcome {
+            Holder::Durable(answered) => answered,
+            #[cfg(feature = "testing")]
             Holder::Fixture(fixtures) => fixtures.update_task(&request.task_id, request.input_responses),
+            #[cfg(not(feature = "testing"))]
+            Holder::Never(_) => unreachable!("no fixtures without the testing feature"),
         }
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
         match self.on_task(&request.task_id, |tasks, id| tasks.cancel(id)).await? {
             Holder::Durable(_) => Ok(()),
+            #[cfg(feature = "testing")]
             Holder::Fixture(fixtures) => fixtures.cancel_task(&request.task_id),
+            #[cfg(not(feature = "testing"))]
+            Holder::Never(_) => unreachable!("no fixtures without the testing feature"),
         }
     }
 }

@@ -1,14 +1,13 @@
 //! The Tasks extension on the wire: `reflow_month` as a task for clients that declare
 //! `io.modelcontextprotocol/tasks`, `tasks/get`, `tasks/update` and `tasks/cancel` answered from
-//! the durable task store, and [`ToolRender`], which writes a task's result as exactly the
-//! `CallToolResult` that the synchronous call returns.
+//! the durable task store. A task's result is written from its stored outcome, by the same code
+//! as the synchronous call's answer, so the two are the same document.
 
-use super::tools::{reflow_summary, Reply, ToolError};
-use super::wire;
-use crate::domain::StudioTz;
+use super::tools::{finished_reflow, Reply, ToolError};
 use crate::store::{ReflowRecord, TaskRecord, TaskStatus};
-use crate::tasks::{Render, TaskError};
-use rmcp::model::{CallToolResult, ContentBlock, DetailedTask, InputRequests, JsonObject, Task, TaskPayload};
+use crate::tasks::{Approval, TaskError, TaskView};
+use crate::domain::StudioTz;
+use rmcp::model::{CallToolResult, ContentBlock, DetailedTask, InputRequests, InputResponses, JsonObject, Task, TaskPayload};
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
 
@@ -28,72 +27,63 @@ pub fn call_tool_result(outcome: Result<Reply, ToolError>) -> Result<CallToolRes
     }
 }
 
-fn to_json(result: &CallToolResult) -> Value {
-    serde_json::to_value(result).expect("a CallToolResult always serialises")
-}
-
-/// Writes reflow outcomes as the documents MCP clients read.
-pub struct ToolRender;
-
-impl Render for ToolRender {
-    fn finished(&self, tz: &StudioTz, reflow: &ReflowRecord) -> Value {
-        let reply = Reply {
-            structured: serde_json::to_value(wire::reflow(tz, reflow)).expect("answers always serialise"),
-            summary: reflow_summary(reflow),
-        };
-        to_json(&call_tool_result(Ok(reply)).expect("a reply is never an internal error"))
-    }
-
-    fn refused(&self, message: &str) -> Value {
-        to_json(&CallToolResult::error(vec![ContentBlock::text(message)]))
-    }
-
-    fn approval(&self, tz: &StudioTz, reflow: &ReflowRecord) -> Value {
-        let mut message = format!(
-            "Apply {} moves, {} unresolved? (reflow {} of {}; cost {})",
-            reflow.moves.len(),
-            reflow.unresolved.len(),
-            reflow.id,
-            reflow.month,
-            reflow.cost
+/// The approval question about a recorded plan, as the elicitation a client answers.
+fn approval_question(tz: &StudioTz, reflow: &ReflowRecord) -> Value {
+    let mut message = format!(
+        "Apply {} moves, {} unresolved? (reflow {} of {}; cost {})",
+        reflow.moves.len(),
+        reflow.unresolved.len(),
+        reflow.id,
+        reflow.month,
+        reflow.cost
+    );
+    for m in reflow.moves.iter().take(MOVES_SHOWN).map(|record| &record.moved) {
+        let from = tz.local(m.from_start);
+        let to = tz.local(m.to_start);
+        message += &format!(
+            "\n- {}: {} {} -> {} {}",
+            m.booking,
+            m.from_room,
+            from.format("%a %-d %b %H:%M"),
+            m.to_room,
+            if to.date() == from.date() { to.format("%H:%M").to_string() } else { to.format("%a %-d %b %H:%M").to_string() }
         );
-        for m in reflow.moves.iter().take(MOVES_SHOWN).map(|record| &record.moved) {
-            let from = tz.local(m.from_start);
-            let to = tz.local(m.to_start);
-            message += &format!(
-                "\n- {}: {} {} -> {} {}",
-                m.booking,
-                m.from_room,
-                from.format("%a %-d %b %H:%M"),
-                m.to_room,
-                if to.date() == from.date() { to.format("%H:%M").to_string() } else { to.format("%a %-d %b %H:%M").to_string() }
-            );
-        }
-        if reflow.moves.len() > MOVES_SHOWN {
-            message += &format!("\n… and {} more: get_reflow {} shows the whole plan.", reflow.moves.len() - MOVES_SHOWN, reflow.id);
-        }
-        for (booking, reason) in &reflow.unresolved {
-            message += &format!("\n- {booking} stays where it is: {reason}");
-        }
-        json!({
-            "approve": {
-                "method": "elicitation/create",
-                "params": {
-                    "mode": "form",
-                    "message": message,
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {
-                            "note": {"type": "string", "title": "Note", "description": "Optional: why, for the record."}
-                        }
+    }
+    if reflow.moves.len() > MOVES_SHOWN {
+        message += &format!("\n… and {} more: get_reflow {} shows the whole plan.", reflow.moves.len() - MOVES_SHOWN, reflow.id);
+    }
+    for (booking, reason) in &reflow.unresolved {
+        message += &format!("\n- {booking} stays where it is: {reason}");
+    }
+    json!({
+        "approve": {
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": message,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "note": {"type": "string", "title": "Note", "description": "Optional: why, for the record."}
                     }
                 }
             }
-        })
-    }
+        }
+    })
+}
 
-    fn failure(&self, message: &str) -> Value {
-        json!({"code": -32603, "message": message})
+/// Reads the answer to the approval question. `None` when the responses do not answer it (the
+/// Tasks extension asks that answers to questions not asked are ignored).
+pub fn approval(responses: &InputResponses) -> Result<Option<Approval>, McpError> {
+    let responses = serde_json::to_value(responses).map_err(|e| McpError::internal_error(e.to_string(), None))?;
+    let Some(approve) = responses.get("approve") else { return Ok(None) };
+    let refuse = |message: String| McpError::invalid_params(message, None);
+    match approve.get("action").and_then(Value::as_str) {
+        Some("accept") => Ok(Some(Approval::Accept)),
+        Some("decline") => Ok(Some(Approval::Decline)),
+        Some("cancel") => Ok(Some(Approval::Cancel)),
+        Some(other) => Err(refuse(format!("inputResponses.approve.action: unknown action {other:?}: answer accept, decline or cancel"))),
+        None => Err(refuse("inputResponses.approve.action: the answer needs an action: accept, decline or cancel".into())),
     }
 }
 
@@ -123,32 +113,47 @@ pub fn task(record: &TaskRecord) -> Task {
     task
 }
 
-/// The task with what its state carries: questions, the result, or the error.
-pub fn detailed(record: &TaskRecord) -> Result<DetailedTask, McpError> {
-    let object = |value: &Option<Value>, what: &str| -> Result<JsonObject, McpError> {
-        match value {
-            Some(Value::Object(map)) => Ok(map.clone()),
-            _ => Err(McpError::internal_error(format!("task {} has no {what}", record.id), None)),
-        }
-    };
+/// The task with what its state carries: the question, the result, or the error, written from
+/// the stored outcome and the reflow record.
+pub fn detailed(view: &TaskView) -> Result<DetailedTask, McpError> {
+    let record = &view.task;
     let payload = match record.status {
         TaskStatus::Working => TaskPayload::Working,
         TaskStatus::InputRequired => {
-            let requests: InputRequests = serde_json::from_value(record.input_requests.clone().unwrap_or_default())
-                .map_err(|e| McpError::internal_error(format!("task {} holds unreadable questions: {e}", record.id), None))?;
+            let reflow = view
+                .reflow
+                .as_ref()
+                .ok_or_else(|| McpError::internal_error(format!("task {} waits with no plan", record.id), None))?;
+            let requests: InputRequests = serde_json::from_value(approval_question(&view.tz, reflow))
+                .map_err(|e| McpError::internal_error(format!("the question of task {}: {e}", record.id), None))?;
             TaskPayload::InputRequired { input_requests: requests }
         }
-        TaskStatus::Completed => TaskPayload::Completed { result: object(&record.result, "result")? },
-        TaskStatus::Failed => TaskPayload::Failed { error: object(&record.error, "error")? },
+        TaskStatus::Completed => {
+            let outcome = finished_reflow(view).and_then(|(out, summary)| {
+                let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
+                Ok(Reply { structured, summary })
+            });
+            TaskPayload::Completed { result: object(&call_tool_result(outcome)?)? }
+        }
+        TaskStatus::Failed => {
+            let message = record.failure.clone().unwrap_or_else(|| "the reflow failed".into());
+            TaskPayload::Failed { error: object(&McpError::internal_error(message, None))? }
+        }
         TaskStatus::Cancelled => TaskPayload::Cancelled,
     };
     Ok(DetailedTask::new(task(record), payload))
 }
 
+/// A wire document as the JSON object a task payload carries.
+fn object(document: &impl serde::Serialize) -> Result<JsonObject, McpError> {
+    match serde_json::to_value(document) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(McpError::internal_error(format!("not an object: {other}"), None)),
+        Err(e) => Err(McpError::internal_error(e.to_string(), None)),
+    }
+}
+
 /// A task error as JSON-RPC sees it: unknown ids and bad answers are the caller's (-32602).
 pub fn task_error(e: TaskError) -> McpError {
-    match e {
-        TaskError::Store(e) => McpError::internal_error(e.to_string(), None),
-        other => McpError::invalid_params(other.to_string(), None),
-    }
+    if e.is_ours() { McpError::internal_error(e.to_string(), None) } else { McpError::invalid_params(e.to_string(), None) }
 }

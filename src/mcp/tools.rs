@@ -4,23 +4,21 @@
 
 use super::wire::{self, *};
 use crate::calendar::{self, SlotQuery};
-use crate::domain::{BookingId, ClientId, EngineerId, NewBooking, RoomId, SeriesId, Status, StudioTz};
+use crate::domain::{BookingId, ClientId, EngineerId, Session, RoomId, SeriesId, Status, StudioTz};
+use crate::error::Blame;
 use crate::reflow::{self, Month, ReflowError, ReflowRequest, DEFAULT_MAX_SHIFT};
-use crate::store::ReflowRecord;
-use crate::tasks::ReflowJob;
-use crate::store::{BookingQuery, CancelScope, Pool, Store, StoreError};
+use crate::store::{BookingQuery, CancelScope, Pool, Store, StoreError, TaskOutcome};
+use crate::tasks::{ReflowJob, TaskError, TaskView, Tasks};
 use chrono::{DateTime, Duration, Utc};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::{de::DeserializeOwned, Serialize};
 use std::sync::Arc;
-use studioflow_solver as solver;
 
-/// What a handler needs: the database and how to run the solver.
+/// What a handler needs: the database, and the task runner every reflow goes through.
 pub struct Ctx {
     pub pool: Arc<Pool>,
-    pub solver_threads: usize,
-    pub solver_time_limit: std::time::Duration,
+    pub tasks: Arc<Tasks>,
 }
 
 /// A tool's answer: the structured content, and a short summary for people.
@@ -38,18 +36,9 @@ pub enum ToolError {
     Internal(String),
 }
 
-impl From<StoreError> for ToolError {
-    fn from(e: StoreError) -> Self {
+impl<E: Blame> From<E> for ToolError {
+    fn from(e: E) -> Self {
         if e.is_ours() { ToolError::Internal(e.to_string()) } else { ToolError::Fix(e.to_string()) }
-    }
-}
-
-impl From<ReflowError> for ToolError {
-    fn from(e: ReflowError) -> Self {
-        match e {
-            ReflowError::Store(e) => e.into(),
-            other => ToolError::Fix(other.to_string()),
-        }
     }
 }
 
@@ -161,7 +150,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 fn list_rooms(ctx: &Ctx, _: NoArgs) -> Result<(RoomsOut, String), ToolError> {
     ctx.with(|store| {
         let studio = store.studio()?.clone();
-        let now = studio.now();
+        let now = studio.now(Utc::now());
         let windows = calendar::current_and_upcoming(store, now)?;
         let rooms: Vec<_> = store
             .rooms()?
@@ -300,7 +289,7 @@ fn create_booking(ctx: &Ctx, a: CreateBookingArgs) -> Result<(CreatedOut, String
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let (start, end) = (time(&tz, "start", &a.start)?, time(&tz, "end", &a.end)?);
-        let new = NewBooking {
+        let new = Session {
             room: room_id(&a.room),
             client: ClientId::new(a.client.trim()),
             engineer: a.engineer.as_deref().map(|e| EngineerId::new(e.trim())),
@@ -362,7 +351,7 @@ fn move_booking(ctx: &Ctx, a: MoveBookingArgs) -> Result<(MovedOut, String), Too
         let moved = store.write_with(|w| {
             // Read where it is inside the transaction: someone may move it meanwhile.
             let current = w.booking(&id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
-            let room = a.room.as_deref().map_or(current.room, room_id);
+            let room = a.room.as_deref().map_or_else(|| current.room.clone(), room_id);
             w.move_booking(&id, &room, start)
         })?;
         let summary = format!("Moved {} to {} from {} to {}.", moved.id, moved.room, tz.format(moved.start), tz.format(moved.end));
@@ -404,7 +393,7 @@ fn list_offline_windows(ctx: &Ctx, a: ListOfflineWindowsArgs) -> Result<(Windows
         let tz = studio.tz;
         let from = match &a.from {
             Some(t) => time(&tz, "from", t)?,
-            None => studio.now(),
+            None => studio.now(Utc::now()),
         };
         let to = match &a.to {
             Some(t) => time(&tz, "to", t)?,
@@ -423,17 +412,41 @@ fn list_offline_windows(ctx: &Ctx, a: ListOfflineWindowsArgs) -> Result<(Windows
     })
 }
 
-/// Reads a reflow request; shared with the task path.
+/// Reads a reflow request; shared with the task path. The request's own checks (rooms, shift)
+/// are the reflow's, made once when its month is exported.
 pub fn reflow_job(a: &ReflowMonthArgs) -> Result<ReflowJob, ToolError> {
-    if a.offline_rooms.is_empty() {
-        return Err(ToolError::Fix("offline_rooms: name at least one room, e.g. [\"studio-b\"]".into()));
-    }
     let request = ReflowRequest {
         month: Month::parse(&a.month)?,
         offline_rooms: a.offline_rooms.iter().map(|r| room_id(r)).collect(),
         max_shift_minutes: a.max_shift_minutes.unwrap_or(DEFAULT_MAX_SHIFT),
     };
     Ok(ReflowJob { request, dry_run: a.dry_run, require_approval: a.require_approval })
+}
+
+/// How the caller follows a reflow: as a task it polls, or by waiting for the answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Follow {
+    Task,
+    Wait,
+}
+
+/// A reflow that was not started, in words that name the tools to use instead.
+pub fn reflow_refusal(e: TaskError, follow: Follow) -> ToolError {
+    match e {
+        TaskError::Reflow(ReflowError::NoWindow { room, month }) => ToolError::Fix(format!(
+            "{room} has no offline window in {month}: take it offline first with set_room_offline (from, to, reason), \
+             or preview the whole month with dry_run"
+        )),
+        TaskError::Busy { month, task } if follow == Follow::Task => ToolError::Fix(format!(
+            "a reflow of {month} is already under way as task {task}: poll it with tasks/get, or cancel it with \
+             tasks/cancel before starting another"
+        )),
+        TaskError::Busy { month, task } => ToolError::Fix(format!(
+            "a reflow of {month} is already under way as task {task}: wait for it to finish (get_reflow shows its \
+             plan once it is recorded), then run reflow_month again"
+        )),
+        other => other.into(),
+    }
 }
 
 fn reflow_month(ctx: &Ctx, a: ReflowMonthArgs) -> Result<(ReflowOut, String), ToolError> {
@@ -445,26 +458,26 @@ fn reflow_month(ctx: &Ctx, a: ReflowMonthArgs) -> Result<(ReflowOut, String), To
                 .into(),
         ));
     }
-    ctx.with(|store| {
-        let tz = store.studio()?.tz;
-        if !job.dry_run {
-            reflow::require_windows(store, &job.request)?;
-        }
-        let options = solver::Options { threads: ctx.solver_threads, time_limit: ctx.solver_time_limit, ..solver::Options::default() };
-        let plan = reflow::plan_reflow(store, &job.request, &options)?;
-        let id = reflow::apply_plan(store, &plan, job.dry_run)?;
-        let record = store.reflow(&id)?.ok_or_else(|| ToolError::Internal(format!("reflow {id} was not recorded")))?;
-        Ok((wire::reflow(&tz, &record), reflow_summary(&record)))
-    })
+    // The same runner as a task, waited for: the per-month lock, retries of a stale plan and the
+    // final summary hold on this path by construction.
+    let view = ctx.tasks.reflow(&job).map_err(|e| reflow_refusal(e, Follow::Wait))?;
+    finished_reflow(&view)
 }
 
-/// "Moved 138 bookings; 4 unresolved.", or what a dry run would do.
-pub fn reflow_summary(record: &ReflowRecord) -> String {
-    if record.affected == 0 {
-        return format!("No booking sits in an offline room in {}: nothing to move.", record.month);
+/// What a finished reflow task answers: exactly what the synchronous call returns.
+pub fn finished_reflow(view: &TaskView) -> Result<(ReflowOut, String), ToolError> {
+    match view.task.outcome()? {
+        Some(TaskOutcome::Reflow(id)) => {
+            let record = view.reflow.as_ref().ok_or_else(|| ToolError::Internal(format!("reflow {id} was not recorded")))?;
+            Ok((wire::reflow(&view.tz, record), reflow::summary(record)))
+        }
+        Some(TaskOutcome::Refused(message)) => Err(ToolError::Fix(message)),
+        Some(TaskOutcome::Failed(message)) => Err(ToolError::Internal(message)),
+        Some(TaskOutcome::Cancelled) => Err(ToolError::Fix(
+            view.task.status_message.clone().unwrap_or_else(|| "the reflow was cancelled: nothing was moved".into()),
+        )),
+        None => Err(ToolError::Internal(format!("task {} has not finished", view.task.id))),
     }
-    let verb = if record.applied { "Moved" } else { "Would move" };
-    format!("{verb} {}; {} unresolved.", plural(record.moves.len(), "booking", "bookings"), record.unresolved.len())
 }
 
 fn get_reflow(ctx: &Ctx, a: GetReflowArgs) -> Result<(StoredReflowOut, String), ToolError> {

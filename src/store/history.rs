@@ -1,7 +1,7 @@
 //! Reflow records and idempotency keys: what each reflow planned and moved, the reflows that
 //! touched a booking, and the answers remembered for retried writes.
 
-use super::{instant, Result, Store, Writer};
+use super::{instant, instant_at, Result, Store, StoreError, Writer};
 use crate::domain::{BookingId, Move, RoomId};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -35,12 +35,7 @@ pub struct MoveRecord {
 const MOVE_COLUMNS: &str = "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied";
 
 fn move_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MoveRecord> {
-    let at = |column: usize| -> rusqlite::Result<DateTime<Utc>> {
-        let seconds: i64 = row.get(column)?;
-        DateTime::from_timestamp(seconds, 0).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Integer, format!("timestamp {seconds}").into())
-        })
-    };
+    let at = |column: usize| instant_at(row, column);
     Ok(MoveRecord {
         reflow: row.get(0)?,
         applied: row.get(8)?,
@@ -77,6 +72,7 @@ fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
             )
             .optional()?;
         let Some(((id, month, request), (created_at, applied, affected, cost, lower_bound))) = head else { return Ok(None) };
+        let request = serde_json::from_str(&request).map_err(|e| StoreError::Corrupt(format!("the request of reflow {id}: {e}")))?;
         let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
         let moves = collect_moves(conn, &sql, [&id])?;
         let mut stmt = conn.prepare_cached("SELECT booking_id, reason FROM reflow_unresolved WHERE reflow_id = ? ORDER BY booking_id")?;
@@ -86,7 +82,7 @@ fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
         Ok(Some(ReflowRecord {
             id,
             month,
-            request: serde_json::from_str(&request).unwrap_or(serde_json::Value::Null),
+            request,
             created_at: instant(created_at)?,
             applied,
             affected: affected as usize,
@@ -123,7 +119,7 @@ pub(super) fn remembered(conn: &Connection, key: &str) -> Result<Option<(String,
         .optional()?;
     let Some(text) = row else { return Ok(None) };
     let value: (String, Vec<String>) = serde_json::from_str(&text)
-        .map_err(|e| super::StoreError::Corrupt(format!("idempotency key {key}: {e}")))?;
+        .map_err(|e| StoreError::Corrupt(format!("idempotency key {key}: {e}")))?;
     Ok(Some((value.0, value.1.into_iter().map(BookingId).collect())))
 }
 
@@ -139,8 +135,8 @@ pub(super) fn remember(conn: &Connection, key: &str, request: &str, ids: &[Booki
 
 /// A reflow to record: its summary, and its moves and unresolved bookings.
 pub struct NewReflow<'a> {
-    pub month: &'a str,
-    pub request: &'a serde_json::Value,
+    pub month: String,
+    pub request: serde_json::Value,
     pub applied: bool,
     pub affected: usize,
     pub cost: i64,
@@ -203,7 +199,7 @@ impl Writer<'_> {
 
     /// A recorded reflow, as this transaction sees it.
     pub fn reflow_record(&self, id: &str) -> Result<ReflowRecord> {
-        reflow_in(self.conn(), id)?.ok_or_else(|| super::StoreError::Corrupt(format!("reflow {id} is missing")))
+        reflow_in(self.conn(), id)?.ok_or_else(|| StoreError::Corrupt(format!("reflow {id} is missing")))
     }
 
     /// The moves of a recorded reflow, as this transaction sees them.

@@ -129,6 +129,26 @@ pub const MIGRATIONS: &[&str] = &[
         SELECT RAISE(ABORT, 'a task in a final state never changes');
     END;
     "#,
+    // 4: a finished task keeps what happened, not a protocol document: the reflow it ended with
+    // (already in reflow_id), or its refusal, or its failure; the edge writes what clients read.
+    // The documents of tasks finished before are read back into the new columns.
+    r#"
+    DROP TRIGGER tasks_final_states_never_change;
+    ALTER TABLE tasks ADD COLUMN refusal TEXT;  -- completed without doing its work: what to change
+    ALTER TABLE tasks ADD COLUMN failure TEXT;  -- failed: what went wrong on our side
+    UPDATE tasks SET refusal = COALESCE(json_extract(result, '$.content[0].text'), 'the reflow was refused')
+        WHERE status = 'completed' AND json_extract(result, '$.isError') = 1;
+    UPDATE tasks SET failure = COALESCE(json_extract(error, '$.message'), 'the reflow failed')
+        WHERE status = 'failed';
+    ALTER TABLE tasks DROP COLUMN input_requests;
+    ALTER TABLE tasks DROP COLUMN result;
+    ALTER TABLE tasks DROP COLUMN error;
+    CREATE TRIGGER tasks_final_states_never_change BEFORE UPDATE ON tasks
+        WHEN OLD.status IN ('completed', 'failed', 'cancelled')
+    BEGIN
+        SELECT RAISE(ABORT, 'a task in a final state never changes');
+    END;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -14,7 +14,7 @@ pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
 pub use history::{MoveRecord, NewReflow, ReflowRecord};
 pub use pool::Pool;
 pub use read::{BookingQuery, Busy};
-pub use tasks::{NewTask, TaskChange, TaskRecord, TaskStatus};
+pub use tasks::{NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
 pub use write::{CancelScope, Writer};
 
 use crate::domain::{
@@ -49,8 +49,15 @@ pub enum StoreError {
     UnknownBooking(BookingId),
     #[error("unknown series \"{0}\"")]
     UnknownSeries(SeriesId),
-    #[error("{0}")]
-    Invalid(String),
+    /// A value the caller gave cannot be stored; `field` names it, the message says what to change.
+    #[error("{message}")]
+    Invalid { field: &'static str, message: String },
+    /// Bookings a plan was made from are no longer where it found them.
+    #[error("{} changed since the plan was made", list_ids(.0))]
+    Stale(Vec<BookingId>),
+    /// One live reflow per month: this month's is already under way.
+    #[error("a reflow of {month} is already under way as task {task}")]
+    Busy { month: String, task: String },
     #[error(transparent)]
     Series(#[from] SeriesError),
     #[error(transparent)]
@@ -61,8 +68,12 @@ pub enum StoreError {
     Migration(#[from] MigrationError),
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// A stored row this build cannot read; the message names the row.
     #[error("the database holds a value this studioflow cannot read: {0}")]
     Corrupt(String),
+    /// No connection could be had from the pool in time.
+    #[error("no database connection: {0}")]
+    Pool(String),
     /// A task ended or went away while a write for it was being prepared; the write rolls back.
     #[error("the task is no longer live")]
     TaskGone,
@@ -70,11 +81,23 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+fn list_ids(ids: &[BookingId]) -> String {
+    ids.iter().map(BookingId::as_str).collect::<Vec<_>>().join(", ")
+}
+
 impl StoreError {
+    /// Bad input in `field`, with what to change.
+    pub fn invalid(field: &'static str, message: impl Into<String>) -> StoreError {
+        StoreError::Invalid { field, message: message.into() }
+    }
+
     /// Whether the failure is ours (the database, its contents, a task gone meanwhile) rather
     /// than something the caller asked for and can change.
     pub fn is_ours(&self) -> bool {
-        matches!(self, StoreError::Sqlite(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::TaskGone)
+        matches!(
+            self,
+            StoreError::Sqlite(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::Pool(_) | StoreError::TaskGone
+        )
     }
 
     /// Whether SQLite gave up on a lock another connection held.
@@ -114,7 +137,7 @@ impl Store {
     }
 
     /// Opens a file at an older schema version, as an earlier studioflow left it; for upgrade tests.
-    #[doc(hidden)]
+    #[cfg(feature = "testing")]
     pub fn open_at_version(path: &Path, version: i64) -> Result<Store> {
         Store::open_retrying(path, version)
     }
@@ -189,6 +212,14 @@ fn load_studio(conn: &Connection) -> Result<Option<Studio>> {
 /// An instant from its stored unix seconds.
 fn instant(seconds: i64) -> Result<DateTime<Utc>> {
     DateTime::from_timestamp(seconds, 0).ok_or_else(|| StoreError::Corrupt(format!("timestamp {seconds}")))
+}
+
+/// The instant stored in a row's column as unix seconds; the one way every table's instants are read.
+fn instant_at(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<DateTime<Utc>> {
+    let seconds: i64 = row.get(column)?;
+    DateTime::from_timestamp(seconds, 0).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Integer, format!("timestamp {seconds}").into())
+    })
 }
 
 fn json_list(text: &str) -> Result<Vec<String>> {

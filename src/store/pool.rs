@@ -1,24 +1,53 @@
-//! A handful of open connections to one database file, handed out one at a time, so that a server
-//! does not pay for opening a connection on every request. Each connection is a plain [`Store`];
-//! the pool adds no locking of its own beyond the list of idle ones.
+//! A handful of open connections to one database file, so that a server does not pay for opening
+//! a connection on every request. The pooling itself is r2d2's; this file says how a connection is
+//! made (a plain [`Store`], schema brought up to date) and hands one out at a time.
 
-use super::{Result, Store};
+use super::{Result, Store, StoreError};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+
+/// How the pool makes and checks connections.
+struct Manager {
+    path: PathBuf,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = Store;
+    type Error = StoreError;
+
+    fn connect(&self) -> Result<Store> {
+        Store::open(&self.path)
+    }
+
+    fn is_valid(&self, store: &mut Store) -> Result<()> {
+        store.schema_version().map(|_| ())
+    }
+
+    fn has_broken(&self, _: &mut Store) -> bool {
+        false
+    }
+}
 
 /// Open connections to one file.
 pub struct Pool {
     path: PathBuf,
-    /// A std mutex, not an async one: it is held only to push or pop, never across I/O.
-    idle: Mutex<Vec<Store>>,
-    max_idle: usize,
+    inner: r2d2::Pool<Manager>,
 }
 
 impl Pool {
-    /// Opens the file (creating it and its schema if needed) and keeps that first connection.
-    pub fn open(path: &Path, max_idle: usize) -> Result<Pool> {
+    /// Opens the file (creating it and its schema if needed), keeping up to `size` connections.
+    pub fn open(path: &Path, size: u32) -> Result<Pool> {
+        // The first connection is made here, so that a file that cannot be opened fails at once
+        // with its own error rather than as a pool time-out.
         let first = Store::open(path)?;
-        Ok(Pool { path: path.to_owned(), idle: Mutex::new(vec![first]), max_idle: max_idle.max(1) })
+        drop(first);
+        let manager = Manager { path: path.to_owned() };
+        let inner = r2d2::Pool::builder()
+            .max_size(size.max(1))
+            .min_idle(Some(1))
+            .connection_timeout(std::time::Duration::from_secs(30))
+            .build(manager)
+            .map_err(|e| StoreError::Pool(e.to_string()))?;
+        Ok(Pool { path: path.to_owned(), inner })
     }
 
     pub fn path(&self) -> &Path {
@@ -27,18 +56,9 @@ impl Pool {
 
     /// Runs `f` on a connection of the pool. Blocking: call it from a blocking thread.
     pub fn with<T>(&self, f: impl FnOnce(&mut Store) -> T) -> Result<T> {
-        let taken = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut store = match taken {
-            Some(store) => store,
-            None => Store::open(&self.path)?,
-        };
+        let mut store = self.inner.get().map_err(|e| StoreError::Pool(e.to_string()))?;
         // Another connection may have changed the studio's settings since this one read them.
         store.refresh_studio()?;
-        let value = f(&mut store);
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < self.max_idle {
-            idle.push(store);
-        }
-        Ok(value)
+        Ok(f(&mut store))
     }
 }

@@ -1,10 +1,10 @@
 //! Reads: the studio's rooms and people, bookings by id or by query, series and offline windows.
 //! Queries page by keyset on (start, sequence), so a page boundary stays put when others insert.
 
-use super::{instant, json_list, Result, Store, StoreError};
+use super::{instant, instant_at, json_list, Result, Store, StoreError};
 use crate::domain::{
     Booking, BookingId, Client, ClientId, Engineer, EngineerId, OfflineWindow, Person, Room, RoomId, Series,
-    SeriesId, Status, WeeklyHours, NewBooking,
+    SeriesId, Session, Status, WeeklyHours,
 };
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params_from_iter, types::{Type, Value}, Connection, OptionalExtension, Row};
@@ -20,24 +20,22 @@ pub(super) fn booking_from_row(row: &Row<'_>) -> rusqlite::Result<(Booking, i64)
     fn bad(column: usize, what: String) -> rusqlite::Error {
         rusqlite::Error::FromSqlConversionFailure(column, Type::Text, what.into())
     }
-    let at = |column: usize| -> rusqlite::Result<DateTime<Utc>> {
-        let seconds: i64 = row.get(column)?;
-        DateTime::from_timestamp(seconds, 0).ok_or_else(|| bad(column, format!("timestamp {seconds}")))
-    };
     let requires: String = row.get(7)?;
     let status: String = row.get(9)?;
     let booking = Booking {
         id: BookingId(row.get(0)?),
-        room: RoomId(row.get(1)?),
-        client: ClientId(row.get(2)?),
-        engineer: row.get::<_, Option<String>>(3)?.map(EngineerId),
-        start: at(4)?,
-        end: at(5)?,
-        party_size: row.get(6)?,
-        requires: serde_json::from_str(&requires).map_err(|e| bad(7, format!("requires {requires:?}: {e}")))?,
         series: row.get::<_, Option<String>>(8)?.map(SeriesId),
-        status: Status::parse(&status).ok_or_else(|| bad(9, format!("status {status:?}")))?,
-        pinned: row.get(10)?,
+        session: Session {
+            room: RoomId(row.get(1)?),
+            client: ClientId(row.get(2)?),
+            engineer: row.get::<_, Option<String>>(3)?.map(EngineerId),
+            start: instant_at(row, 4)?,
+            end: instant_at(row, 5)?,
+            party_size: row.get(6)?,
+            requires: serde_json::from_str(&requires).map_err(|e| bad(7, format!("requires {requires:?}: {e}")))?,
+            status: Status::parse(&status).ok_or_else(|| bad(9, format!("status {status:?}")))?,
+            pinned: row.get(10)?,
+        },
     };
     Ok((booking, row.get(11)?))
 }
@@ -230,17 +228,8 @@ fn series(conn: &Connection, id: &SeriesId) -> Result<Option<Series>> {
     let sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings WHERE series_id = ? ORDER BY start_at, seq LIMIT 1");
     let first = conn.prepare_cached(&sql)?.query_row([id.as_str()], booking_from_row).optional()?;
     let Some((b, _)) = first else { return Err(StoreError::Corrupt(format!("series {id} has no sessions"))) };
-    let template = NewBooking {
-        room: b.room,
-        client: b.client,
-        engineer: b.engineer,
-        start: instant(first_start)?,
-        end: instant(first_start)? + (b.end - b.start),
-        party_size: b.party_size,
-        requires: b.requires,
-        status: b.status,
-        pinned: b.pinned,
-    };
+    let start = instant(first_start)?;
+    let template = Session { start, end: start + b.duration(), ..b.session };
     Ok(Some(Series { id: id.clone(), rrule, template }))
 }
 

@@ -42,7 +42,7 @@ impl TaskStatus {
 pub struct TaskRecord {
     pub id: String,
     pub kind: String,
-    /// The tool's arguments, as JSON.
+    /// What the task was asked to do, as the runner wrote it (JSON).
     pub request: serde_json::Value,
     pub month: Option<String>,
     pub status: TaskStatus,
@@ -51,16 +51,45 @@ pub struct TaskRecord {
     pub updated_ms: i64,
     pub ttl_ms: Option<i64>,
     pub poll_interval_ms: i64,
+    /// The plan awaiting approval, then the reflow the task ended with.
     pub reflow_id: Option<String>,
-    pub input_requests: Option<serde_json::Value>,
-    pub result: Option<serde_json::Value>,
-    pub error: Option<serde_json::Value>,
+    /// A completed task that could not do its work: what the caller can change.
+    pub refusal: Option<String>,
+    /// A failed task: what went wrong on our side.
+    pub failure: Option<String>,
+}
+
+/// How a finished task ended, in the store's terms; the edge words it for its clients.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskOutcome {
+    /// The reflow ran, and this is its record (applied, a dry run, or a declined plan).
+    Reflow(String),
+    /// The work could not be done, for a reason the caller can act on.
+    Refused(String),
+    /// It failed on our side.
+    Failed(String),
+    Cancelled,
 }
 
 impl TaskRecord {
     /// Whether its time to live has run out at `now_ms`.
     pub fn expired(&self, now_ms: i64) -> bool {
         self.ttl_ms.is_some_and(|ttl| self.created_ms.saturating_add(ttl) <= now_ms)
+    }
+
+    /// How it ended; `None` while it is live. A row that does not add up is corrupt.
+    pub fn outcome(&self) -> Result<Option<TaskOutcome>> {
+        let corrupt = || StoreError::Corrupt(format!("task {} is {} with nothing to show for it", self.id, self.status.as_str()));
+        Ok(Some(match self.status {
+            TaskStatus::Working | TaskStatus::InputRequired => return Ok(None),
+            TaskStatus::Cancelled => TaskOutcome::Cancelled,
+            TaskStatus::Failed => TaskOutcome::Failed(self.failure.clone().ok_or_else(corrupt)?),
+            TaskStatus::Completed => match (&self.refusal, &self.reflow_id) {
+                (Some(refusal), _) => TaskOutcome::Refused(refusal.clone()),
+                (None, Some(reflow)) => TaskOutcome::Reflow(reflow.clone()),
+                (None, None) => return Err(corrupt()),
+            },
+        }))
     }
 }
 
@@ -77,20 +106,23 @@ pub struct NewTask {
     pub poll_interval_ms: i64,
 }
 
-/// How a task ends, or what it waits for.
+/// How a task moves on: progress, a question, or its end.
 #[derive(Debug, Clone)]
 pub enum TaskChange {
     /// Still working: a new status message.
     Progress(String),
-    /// Waits for the client: the questions, and the plan they are about.
-    AwaitInput { message: String, input_requests: serde_json::Value, reflow_id: String },
-    Completed { message: String, result: serde_json::Value, reflow_id: Option<String> },
-    Failed { message: String, error: serde_json::Value },
+    /// Waits for the client to approve the recorded plan `reflow_id`.
+    AwaitApproval { message: String, reflow_id: String },
+    /// Done: the reflow it ended with.
+    Completed { message: String, reflow_id: String },
+    /// Done without doing its work, for a reason the caller can act on (the message).
+    Refused { message: String },
+    Failed { message: String },
     Cancelled { message: String },
 }
 
 const COLUMNS: &str = "id, kind, request, month, status, status_message, created_ms, updated_ms, ttl_ms, \
-     poll_interval_ms, reflow_id, input_requests, result, error";
+     poll_interval_ms, reflow_id, refusal, failure";
 
 fn task_from_row(row: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     fn json(column: usize, text: Option<String>) -> rusqlite::Result<Option<serde_json::Value>> {
@@ -114,9 +146,8 @@ fn task_from_row(row: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         ttl_ms: row.get(8)?,
         poll_interval_ms: row.get(9)?,
         reflow_id: row.get(10)?,
-        input_requests: json(11, row.get(11)?)?,
-        result: json(12, row.get(12)?)?,
-        error: json(13, row.get(13)?)?,
+        refusal: row.get(11)?,
+        failure: row.get(12)?,
     })
 }
 
@@ -162,14 +193,11 @@ impl Writer<'_> {
                 )
                 .optional()?;
             if let Some(other) = live {
-                return Err(StoreError::Invalid(format!(
-                    "a reflow of {month} is already under way as task {other}: poll it with tasks/get, or cancel it \
-                     with tasks/cancel before starting another"
-                )));
+                return Err(StoreError::Busy { month: month.clone(), task: other });
             }
         }
         self.conn().execute(
-            &format!("INSERT INTO tasks ({COLUMNS}) VALUES (?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)"),
+            &format!("INSERT INTO tasks ({COLUMNS}) VALUES (?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, NULL, NULL, NULL)"),
             params![
                 task.id,
                 task.kind,
@@ -199,30 +227,27 @@ impl Writer<'_> {
         if !from.contains(&current.status) {
             return Ok(false);
         }
-        let (status, message, input_requests, reflow_id, result, error) = match change {
-            TaskChange::Progress(m) => (TaskStatus::Working, m, None, current.reflow_id.clone(), None, None),
-            TaskChange::AwaitInput { message, input_requests, reflow_id } => {
-                (TaskStatus::InputRequired, message, Some(input_requests.to_string()), Some(reflow_id.clone()), None, None)
-            }
-            TaskChange::Completed { message, result, reflow_id } => {
-                (TaskStatus::Completed, message, None, reflow_id.clone().or(current.reflow_id.clone()), Some(result.to_string()), None)
-            }
-            TaskChange::Failed { message, error } => (TaskStatus::Failed, message, None, current.reflow_id.clone(), None, Some(error.to_string())),
-            TaskChange::Cancelled { message } => (TaskStatus::Cancelled, message, None, current.reflow_id.clone(), None, None),
+        let kept = current.reflow_id.clone();
+        let (status, message, reflow_id, refusal, failure) = match change {
+            TaskChange::Progress(m) => (TaskStatus::Working, m, kept, None, None),
+            TaskChange::AwaitApproval { message, reflow_id } => (TaskStatus::InputRequired, message, Some(reflow_id.clone()), None, None),
+            TaskChange::Completed { message, reflow_id } => (TaskStatus::Completed, message, Some(reflow_id.clone()), None, None),
+            TaskChange::Refused { message } => (TaskStatus::Completed, message, kept, Some(message.clone()), None),
+            TaskChange::Failed { message } => (TaskStatus::Failed, message, kept, None, Some(message.clone())),
+            TaskChange::Cancelled { message } => (TaskStatus::Cancelled, message, kept, None, None),
         };
         let placeholders = vec!["?"; from.len()].join(", ");
         let sql = format!(
-            "UPDATE tasks SET status = ?, status_message = ?, updated_ms = ?, input_requests = ?, reflow_id = ?, \
-             result = ?, error = ? WHERE id = ? AND status IN ({placeholders})"
+            "UPDATE tasks SET status = ?, status_message = ?, updated_ms = ?, reflow_id = ?, refusal = ?, failure = ? \
+             WHERE id = ? AND status IN ({placeholders})"
         );
         let mut args: Vec<rusqlite::types::Value> = vec![
             status.as_str().to_owned().into(),
             message.clone().into(),
             now_ms.into(),
-            input_requests.into(),
             reflow_id.into(),
-            result.into(),
-            error.into(),
+            refusal.into(),
+            failure.into(),
             id.to_owned().into(),
         ];
         args.extend(from.iter().map(|s| rusqlite::types::Value::from(s.as_str().to_owned())));

@@ -6,7 +6,7 @@ use super::read::{self, booking_from_row, MAX_BOOKING, BOOKING_COLUMNS};
 use super::{to_json_list, Result, StoreError};
 use crate::domain::{
     expand_series, is_slug, normalize_features, overlaps, Booking, BookingId, BufferNote, Client,
-    Engineer, Move, NewBooking, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio,
+    Engineer, Move, Session, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio,
 };
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
@@ -63,9 +63,10 @@ impl<'c> Writer<'c> {
     pub fn idempotent_replay(&self, key: &str, request: &str) -> Result<Option<Vec<Booking>>> {
         let Some((earlier, ids)) = super::history::remembered(&self.tx, key)? else { return Ok(None) };
         if earlier != request {
-            return Err(StoreError::Invalid(format!(
-                "idempotency_key {key:?} was already used for a different booking: use a new key for a new request"
-            )));
+            return Err(StoreError::invalid(
+                "idempotency_key",
+                format!("idempotency_key {key:?} was already used for a different booking: use a new key for a new request"),
+            ));
         }
         let mut bookings = Vec::with_capacity(ids.len());
         for id in ids {
@@ -83,7 +84,7 @@ impl<'c> Writer<'c> {
     /// Creates or replaces the studio's settings.
     pub fn set_studio(&mut self, studio: &Studio) -> Result<()> {
         if studio.name.trim().is_empty() {
-            return Err(StoreError::Invalid("the studio needs a name".into()));
+            return Err(StoreError::invalid("name", "the studio needs a name"));
         }
         self.tx.execute(
             "INSERT INTO studio (id, name, timezone, notice_minutes, clock) VALUES (1, ?1, ?2, ?3, ?4) \
@@ -95,7 +96,7 @@ impl<'c> Writer<'c> {
     }
 
     pub fn add_room(&mut self, room: &Room) -> Result<()> {
-        let invalid = |what: String| Err(StoreError::Invalid(format!("room {:?}: {what}", room.id.as_str())));
+        let invalid = |what: String| Err(StoreError::invalid("room", format!("room {:?}: {what}", room.id.as_str())));
         if !is_slug(room.id.as_str()) {
             return invalid("an id is 1 to 64 of a-z, 0-9, '-' and '_'".into());
         }
@@ -138,32 +139,32 @@ impl<'c> Writer<'c> {
 
     fn add_person(&mut self, table: &str, what: &str, id: &str, name: &str) -> Result<()> {
         if !is_slug(id) || name.trim().is_empty() {
-            return Err(StoreError::Invalid(format!("{what} {id:?}: give a slug id (a-z, 0-9, '-', '_') and a name")));
+            return Err(StoreError::invalid("id", format!("{what} {id:?}: give a slug id (a-z, 0-9, '-', '_') and a name")));
         }
         if read::exists(&self.tx, table, id)? {
-            return Err(StoreError::Invalid(format!("a {what} with id {id:?} already exists")));
+            return Err(StoreError::invalid("id", format!("a {what} with id {id:?} already exists")));
         }
         self.tx.execute(&format!("INSERT INTO {table} (id, name) VALUES (?, ?)"), params![id, name])?;
         Ok(())
     }
 
     /// Books one session, or says why it cannot be booked.
-    pub fn create_booking(&mut self, new: &NewBooking) -> Result<Booking> {
+    pub fn create_booking(&mut self, new: &Session) -> Result<Booking> {
         let new = normalized(new);
         self.check(&new, None)?;
         self.insert(&new, None)
     }
 
     /// Books every session of a recurring series, or none: a refusal lists every session in the way.
-    pub fn create_series(&mut self, id: Option<SeriesId>, rrule: &str, template: &NewBooking) -> Result<(Series, Vec<Booking>)> {
+    pub fn create_series(&mut self, id: Option<SeriesId>, rrule: &str, template: &Session) -> Result<(Series, Vec<Booking>)> {
         let template = normalized(template);
         let tz = self.studio()?.tz;
         let id = match id {
             Some(id) if !is_slug(id.as_str()) => {
-                return Err(StoreError::Invalid(format!("series id {:?}: use a slug such as \"series-007\"", id.as_str())));
+                return Err(StoreError::invalid("series", format!("series id {:?}: use a slug such as \"series-007\"", id.as_str())));
             }
             Some(id) if read::exists(&self.tx, "series", id.as_str())? => {
-                return Err(StoreError::Invalid(format!("a series with id {:?} already exists", id.as_str())));
+                return Err(StoreError::invalid("series", format!("a series with id {:?} already exists", id.as_str())));
             }
             Some(id) => id,
             None => self.next_series_id()?,
@@ -180,10 +181,10 @@ impl<'c> Writer<'c> {
         let mut booked = Vec::with_capacity(starts.len());
         let mut conflicts = Vec::new();
         for start in &starts {
-            let session = NewBooking { start: *start, end: *start + length, ..template.clone() };
+            let session = Session { start: *start, end: *start + length, ..template.clone() };
             match check(&savepoint, &tz, &session, None) {
                 Ok(()) => booked.push(insert(&savepoint, &session, Some(&id))?),
-                Err(StoreError::Refused(why)) => conflicts.push((tz.format(*start), why)),
+                Err(StoreError::Refused(why)) => conflicts.push((tz.zoned(*start), why)),
                 Err(other) => return Err(other),
             }
         }
@@ -191,23 +192,23 @@ impl<'c> Writer<'c> {
             return Err(Refusal::Series { total: starts.len(), conflicts }.into());
         }
         savepoint.commit()?;
-        let series = Series { id, rrule: rrule.trim().to_owned(), template: NewBooking { start: starts[0], end: starts[0] + length, ..template } };
+        let series = Series { id, rrule: rrule.trim().to_owned(), template: Session { start: starts[0], end: starts[0] + length, ..template } };
         Ok((series, booked))
     }
 
     /// Cancels a booking, or more of its series; returns what it cancelled.
     pub fn cancel_booking(&mut self, id: &BookingId, scope: CancelScope) -> Result<Vec<Booking>> {
         let booking = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
-        let now = self.studio()?.now();
+        let now = self.studio()?.now(Utc::now());
         let ids: Vec<String> = match (scope, &booking.series) {
             (CancelScope::Occurrence, _) => {
                 if booking.status == Status::Cancelled {
-                    return Err(StoreError::Invalid(format!("{id} is already cancelled")));
+                    return Err(StoreError::invalid("id", format!("{id} is already cancelled")));
                 }
                 vec![id.0.clone()]
             }
             (_, None) => {
-                return Err(StoreError::Invalid(format!("{id} is not part of a series: cancel it with scope \"occurrence\"")));
+                return Err(StoreError::invalid("scope", format!("{id} is not part of a series: cancel it with scope \"occurrence\"")));
             }
             (CancelScope::Following | CancelScope::Series, Some(series)) => {
                 let from = if scope == CancelScope::Following { booking.start } else { now + Duration::seconds(1) };
@@ -233,10 +234,10 @@ impl<'c> Writer<'c> {
     pub fn move_booking(&mut self, id: &BookingId, room: &RoomId, start: DateTime<Utc>) -> Result<Booking> {
         let booking = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
         if booking.status == Status::Cancelled {
-            return Err(StoreError::Invalid(format!("{id} is cancelled: book a new session instead")));
+            return Err(StoreError::invalid("id", format!("{id} is cancelled: book a new session instead")));
         }
         let end = start + booking.duration();
-        self.check(&NewBooking { room: room.clone(), start, end, ..new_from(&booking) }, Some(id))?;
+        self.check(&Session { room: room.clone(), start, end, ..booking.session.clone() }, Some(id))?;
         self.set_place(id, room, start, end)?;
         read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))
     }
@@ -252,7 +253,7 @@ impl<'c> Writer<'c> {
         }
         for m in moves {
             let booking = read::booking(&self.tx, &m.booking)?.ok_or_else(|| StoreError::UnknownBooking(m.booking.clone()))?;
-            self.check(&new_from(&booking), Some(&m.booking))?;
+            self.check(&booking.session, Some(&m.booking))?;
         }
         Ok(())
     }
@@ -271,10 +272,10 @@ impl<'c> Writer<'c> {
             return Err(StoreError::UnknownRoom(room.clone()));
         }
         if to <= from {
-            return Err(StoreError::Invalid("an offline window must end after it starts".into()));
+            return Err(StoreError::invalid("to", "an offline window must end after it starts"));
         }
         if to - from > Duration::days(366) {
-            return Err(StoreError::Invalid("an offline window may last at most a year: split it".into()));
+            return Err(StoreError::invalid("to", "an offline window may last at most a year: split it"));
         }
         let reason = reason.trim();
         let reason = if reason.is_empty() { "offline" } else { reason };
@@ -286,11 +287,11 @@ impl<'c> Writer<'c> {
     }
 
     /// Checks a session against every rule, ignoring the booking `ignore` (the one being moved).
-    pub fn check(&self, new: &NewBooking, ignore: Option<&BookingId>) -> Result<()> {
+    pub fn check(&self, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
         check(&self.tx, &self.studio()?.tz, new, ignore)
     }
 
-    fn insert(&mut self, new: &NewBooking, series: Option<&SeriesId>) -> Result<Booking> {
+    fn insert(&mut self, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {
         insert(&self.tx, new, series)
     }
 
@@ -307,25 +308,11 @@ impl<'c> Writer<'c> {
     }
 }
 
-fn normalized(new: &NewBooking) -> NewBooking {
-    NewBooking { requires: normalize_features(new.requires.clone()), ..new.clone() }
+fn normalized(new: &Session) -> Session {
+    Session { requires: normalize_features(new.requires.clone()), ..new.clone() }
 }
 
-fn new_from(b: &Booking) -> NewBooking {
-    NewBooking {
-        room: b.room.clone(),
-        client: b.client.clone(),
-        engineer: b.engineer.clone(),
-        start: b.start,
-        end: b.end,
-        party_size: b.party_size,
-        requires: b.requires.clone(),
-        status: b.status,
-        pinned: b.pinned,
-    }
-}
-
-fn insert(conn: &Connection, new: &NewBooking, series: Option<&SeriesId>) -> Result<Booking> {
+fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {
     let seq: i64 = conn.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM bookings", [], |row| row.get(0))?;
     let id = BookingId(format!("bk_{seq:05}"));
     let now = Utc::now().timestamp();
@@ -349,35 +336,23 @@ fn insert(conn: &Connection, new: &NewBooking, series: Option<&SeriesId>) -> Res
         now,
         now
     ])?;
-    Ok(Booking {
-        id,
-        room: new.room.clone(),
-        client: new.client.clone(),
-        engineer: new.engineer.clone(),
-        start: new.start,
-        end: new.end,
-        party_size: new.party_size,
-        requires: new.requires.clone(),
-        series: series.cloned(),
-        status: new.status,
-        pinned: new.pinned,
-    })
+    Ok(Booking { id, series: series.cloned(), session: new.clone() })
 }
 
 /// Every rule a session must keep, cheapest first: its own shape, the room's size, features, hours
 /// and offline windows, then the other bookings of the room, the client and the engineer.
-fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &NewBooking, ignore: Option<&BookingId>) -> Result<()> {
+fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
     if new.end <= new.start {
-        return Err(StoreError::Invalid("a booking must end after it starts".into()));
+        return Err(StoreError::invalid("end", "a booking must end after it starts"));
     }
     if new.end - new.start > MAX_BOOKING {
-        return Err(StoreError::Invalid("a booking may last at most 24 hours: split it".into()));
+        return Err(StoreError::invalid("end", "a booking may last at most 24 hours: split it"));
     }
     if new.party_size == 0 {
-        return Err(StoreError::Invalid("party_size must be at least 1".into()));
+        return Err(StoreError::invalid("party_size", "party_size must be at least 1"));
     }
     if new.status == Status::Cancelled {
-        return Err(StoreError::Invalid("a new booking is confirmed or tentative, not cancelled".into()));
+        return Err(StoreError::invalid("status", "a new booking is confirmed or tentative, not cancelled"));
     }
     let room = read::rooms(conn, Some(&new.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
     if !read::exists(conn, "clients", new.client.as_str())? {
@@ -387,7 +362,7 @@ fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &NewBooking, igno
         && !read::exists(conn, "engineers", engineer.as_str())? {
             return Err(StoreError::UnknownEngineer(engineer.clone()));
         }
-    let (from, to) = (tz.format(new.start), tz.format(new.end));
+    let (from, to) = (tz.zoned(new.start), tz.zoned(new.end));
     if new.party_size > room.capacity {
         return Err(Refusal::TooSmall { room: room.id, capacity: room.capacity, party_size: new.party_size }.into());
     }
@@ -401,7 +376,7 @@ fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &NewBooking, igno
         return Err(Refusal::Closed { room: room.id, from, to, hours }.into());
     }
     if let Some(window) = read::offline_windows(conn, Some(&room.id), new.start, new.end)?.into_iter().next() {
-        let (from, to) = (tz.format(window.from), tz.format(window.to));
+        let (from, to) = (tz.zoned(window.from), tz.zoned(window.to));
         return Err(Refusal::Offline { room: room.id, from, to, reason: window.reason }.into());
     }
 
@@ -429,17 +404,17 @@ fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &NewBooking, igno
     let (back, until, after) = window(buffer);
     if let Some(other) = first(conn, &clash_sql("room_id"), params![room.id.as_str(), ignore, back, until, after])? {
         let note = BufferNote((!overlaps(span, (other.start, other.end))).then(|| buffer.num_minutes()));
-        let (from, to) = (tz.format(other.start), tz.format(other.end));
+        let (from, to) = (tz.zoned(other.start), tz.zoned(other.end));
         return Err(Refusal::RoomTaken { room: room.id, other: other.id, from, to, buffer: note }.into());
     }
     let (back, until, after) = window(Duration::zero());
     if let Some(other) = first(conn, &clash_sql("client_id"), params![new.client.as_str(), ignore, back, until, after])? {
-        let (from, to) = (tz.format(other.start), tz.format(other.end));
+        let (from, to) = (tz.zoned(other.start), tz.zoned(other.end));
         return Err(Refusal::ClientBusy { client: new.client.clone(), other: other.id, from, to }.into());
     }
     if let Some(engineer) = &new.engineer
         && let Some(other) = first(conn, &clash_sql("engineer_id"), params![engineer.as_str(), ignore, back, until, after])? {
-            let (from, to) = (tz.format(other.start), tz.format(other.end));
+            let (from, to) = (tz.zoned(other.start), tz.zoned(other.end));
             return Err(Refusal::EngineerBusy { engineer: engineer.clone(), other: other.id, from, to }.into());
         }
     Ok(())

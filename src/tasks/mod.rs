@@ -1,16 +1,18 @@
-//! Durable month reflows. A reflow asked for as a task is written to the store before anyone hears
-//! of it, solved on its own thread (the solver on rayon, never on an async worker), and ends in one
-//! transaction that writes the moves and the task's final state together, only while the task is
-//! still live. Work left `working` by a dead process is redone at start-up. What the answers look
-//! like on the wire is the caller's business: a [`Render`] turns outcomes into documents.
+//! Durable month reflows, and the one way a reflow runs. A reflow is written to the store as a task
+//! before anyone hears of it, solved on its own thread (the solver on rayon, never on an async
+//! worker), and ends in one transaction that writes the moves and the task's final state together,
+//! only while the task is still live. A caller that wants the answer at once waits for the same
+//! task ([`Tasks::reflow`]); work left `working` by a dead process is redone at start-up.
+//! What the outcomes look like on a wire is the caller's business: this module stores them typed.
 
 use crate::domain::StudioTz;
-use crate::reflow::{self, ReflowError, ReflowPlan, ReflowRequest};
-use crate::store::{NewTask, Pool, ReflowRecord, Store, StoreError, TaskChange, TaskRecord, TaskStatus};
+use crate::reflow::{self, Export, ReflowError, ReflowPlan, ReflowRequest};
+use crate::store::{NewTask, Pool, ReflowRecord, StoreError, TaskChange, TaskRecord, TaskStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use studioflow_solver as solver;
 
@@ -19,6 +21,9 @@ pub const REFLOW_KIND: &str = "reflow_month";
 
 /// The longest a task may be kept: a week.
 pub const MAX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// A stale plan is solved again this many times before the task gives up.
+const ATTEMPTS: usize = 3;
 
 /// A reflow as a task runs it: what to solve, and what to do with the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,16 +35,15 @@ pub struct ReflowJob {
     pub require_approval: bool,
 }
 
-/// Turns a task's outcomes into the documents clients read.
-pub trait Render: Send + Sync + 'static {
-    /// The answer to a finished reflow (applied or not), from its stored record.
-    fn finished(&self, tz: &StudioTz, reflow: &ReflowRecord) -> serde_json::Value;
-    /// The answer to a reflow that could not be done, for a reason the caller can act on.
-    fn refused(&self, message: &str) -> serde_json::Value;
-    /// The question asked before a plan is applied.
-    fn approval(&self, tz: &StudioTz, reflow: &ReflowRecord) -> serde_json::Value;
-    /// The error of a task that failed on our side.
-    fn failure(&self, message: &str) -> serde_json::Value;
+/// The answer to a task's approval question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// Apply the plan, if the month has not changed since it was made.
+    Accept,
+    /// End the task with nothing applied.
+    Decline,
+    /// Cancel the task.
+    Cancel,
 }
 
 /// How tasks run.
@@ -49,28 +53,81 @@ pub struct TaskConfig {
     pub solver_threads: usize,
     pub solver_time_limit: Duration,
     /// Slows each solved part down, so that tests can stop a process in the middle of a solve.
+    #[cfg(feature = "testing")]
     pub test_delay_per_part: Option<Duration>,
+}
+
+impl TaskConfig {
+    /// Tasks kept for `ttl`, solved on `solver_threads` within `solver_time_limit`.
+    pub fn new(ttl: Duration, solver_threads: usize, solver_time_limit: Duration) -> TaskConfig {
+        TaskConfig {
+            ttl,
+            solver_threads,
+            solver_time_limit,
+            #[cfg(feature = "testing")]
+            test_delay_per_part: None,
+        }
+    }
 }
 
 /// Why a task request was not taken.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
-    /// The caller can fix it; the message says how.
-    #[error("{0}")]
-    Refused(String),
+    /// The reflow asked for cannot be done as asked.
+    #[error(transparent)]
+    Reflow(#[from] ReflowError),
+    /// One live reflow per month: this month's is already under way.
+    #[error("a reflow of {month} is already under way as task {task}")]
+    Busy { month: String, task: String },
     /// No such task (or it expired).
     #[error("unknown task {0:?}: it never existed or its time to live ran out")]
     Unknown(String),
+    /// The system gave no randomness for a task id.
+    #[error("no randomness for a task id: {0}")]
+    NoRandomness(String),
+    /// The system gave no thread to run the task on; the task stays `working` for the next start.
+    #[error("no thread to run the reflow on: {0}")]
+    NoThread(std::io::Error),
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
+}
+
+impl From<StoreError> for TaskError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Busy { month, task } => TaskError::Busy { month, task },
+            other => TaskError::Store(other),
+        }
+    }
+}
+
+impl TaskError {
+    /// Whether the failure is ours rather than the caller's.
+    pub fn is_ours(&self) -> bool {
+        match self {
+            TaskError::Reflow(e) => e.is_ours(),
+            TaskError::Store(e) => e.is_ours(),
+            TaskError::NoRandomness(_) | TaskError::NoThread(_) => true,
+            TaskError::Busy { .. } | TaskError::Unknown(_) => false,
+        }
+    }
+}
+
+/// A task with what a reader needs to show it: the reflow it is about, and the studio's zone.
+#[derive(Debug, Clone)]
+pub struct TaskView {
+    pub task: TaskRecord,
+    /// The plan awaiting approval, or the reflow the task ended with.
+    pub reflow: Option<ReflowRecord>,
+    pub tz: StudioTz,
 }
 
 /// The task runner, shared by every request of a server (and by the demo).
 pub struct Tasks {
     pool: Arc<Pool>,
     config: TaskConfig,
-    render: Arc<dyn Render>,
-    /// The stop flags of the solves running in this process.
+    /// The stop flags of the solves running in this process. A std mutex: held only to insert,
+    /// remove or look up, never across I/O.
     live: Mutex<HashMap<String, Arc<AtomicBool>>>,
 }
 
@@ -79,62 +136,61 @@ fn now_ms() -> i64 {
 }
 
 /// `tsk_` and 160 random bits in lower-case base32: unguessable, and safe in URLs and headers.
-fn new_task_id() -> Result<String, StoreError> {
+fn new_task_id() -> Result<String, TaskError> {
     let mut bytes = [0u8; 20];
-    getrandom::fill(&mut bytes).map_err(|e| StoreError::Invalid(format!("no randomness for a task id: {e}")))?;
-    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
-    let mut id = String::from("tsk_");
-    let mut bits = 0u32;
-    let mut value = 0u32;
-    for byte in bytes {
-        value = (value << 8) | u32::from(byte);
-        bits += 8;
-        while bits >= 5 {
-            bits -= 5;
-            id.push(ALPHABET[((value >> bits) & 31) as usize] as char);
-        }
-    }
-    Ok(id)
+    getrandom::fill(&mut bytes).map_err(|e| TaskError::NoRandomness(e.to_string()))?;
+    Ok(format!("tsk_{}", data_encoding::BASE32_NOPAD.encode(&bytes).to_ascii_lowercase()))
 }
 
 impl Tasks {
-    pub fn new(pool: Arc<Pool>, config: TaskConfig, render: Arc<dyn Render>) -> Arc<Tasks> {
-        Arc::new(Tasks { pool, config, render, live: Mutex::new(HashMap::new()) })
+    pub fn new(pool: Arc<Pool>, config: TaskConfig) -> Arc<Tasks> {
+        Arc::new(Tasks { pool, config, live: Mutex::new(HashMap::new()) })
     }
 
     /// Writes a new reflow task and starts it; the task is durable when this returns.
     /// Blocking: call it from a blocking thread.
     pub fn start_reflow(self: &Arc<Self>, job: &ReflowJob) -> Result<TaskRecord, TaskError> {
+        let (record, export) = self.create(job)?;
+        self.spawn(record.id.clone(), Some(export))?;
+        Ok(record)
+    }
+
+    /// Runs a reflow to its end and returns the finished task: the same task, runner and rules
+    /// as [`Tasks::start_reflow`], for a caller that waits for the answer.
+    pub fn reflow(self: &Arc<Self>, job: &ReflowJob) -> Result<TaskView, TaskError> {
+        let (record, export) = self.create(job)?;
+        let runner = self.spawn(record.id.clone(), Some(export))?;
+        // The runner ends the task whatever happens (its own failure included), so joining it is
+        // waiting for the final state.
+        let _ = runner.join();
+        self.view(&record.id)
+    }
+
+    /// Checks the request against the month (exporting it once: the runner solves this export),
+    /// then commits a `working` task. One live reflow per month: the store refuses a second.
+    fn create(&self, job: &ReflowJob) -> Result<(TaskRecord, Export), TaskError> {
         let ttl = self.config.ttl.min(MAX_TTL);
-        let record = self.pool.with(|store| -> Result<TaskRecord, TaskError> {
-            // Check the request now, so a bad one is refused at once rather than as a task.
-            let refuse = |e: ReflowError| match e {
-                ReflowError::Store(e) => TaskError::Store(e),
-                other => TaskError::Refused(other.to_string()),
-            };
-            let affected = reflow::export_instance(store, &job.request).map_err(refuse)?.affected_bookings().len();
+        self.pool.with(|store| -> Result<(TaskRecord, Export), TaskError> {
+            let export = reflow::export_instance(store, &job.request)?;
             if !job.dry_run {
-                reflow::require_windows(store, &job.request).map_err(refuse)?;
+                reflow::require_windows(store, &job.request)?;
             }
+            let affected = export.affected_bookings().len();
             let id = new_task_id()?;
             let task = NewTask {
                 id: id.clone(),
                 kind: REFLOW_KIND.into(),
-                request: serde_json::to_value(job).expect("a job always serialises"),
+                request: serde_json::to_value(job).map_err(|e| StoreError::Corrupt(format!("a reflow job: {e}")))?,
                 month: Some(job.request.month.to_string()),
                 status_message: format!("Queued: reflowing {} ({affected} bookings to move)", job.request.month),
                 now_ms: now_ms(),
                 ttl_ms: Some(ttl.as_millis() as i64),
                 poll_interval_ms: poll_interval(affected).as_millis() as i64,
             };
-            store.write_with(|w| w.create_task(&task)).map_err(|e| match e {
-                StoreError::Invalid(why) => TaskError::Refused(why),
-                other => TaskError::Store(other),
-            })?;
-            store.task(&id)?.ok_or(TaskError::Unknown(id))
-        })??;
-        self.spawn(record.id.clone());
-        Ok(record)
+            store.write_with(|w| w.create_task(&task))?;
+            let record = store.task(&id)?.ok_or(TaskError::Unknown(id))?;
+            Ok((record, export))
+        })?
     }
 
     /// Redoes the work of tasks that a previous process left `working`. Tasks waiting for input
@@ -145,7 +201,9 @@ impl Tasks {
         let working = self.pool.with(|store| store.tasks_in(TaskStatus::Working))??;
         for task in &working {
             tracing::info!(task_id = %task.id, "resuming a task left working");
-            self.spawn(task.id.clone());
+            if let Err(e) = self.spawn(task.id.clone(), None) {
+                tracing::error!(task_id = %task.id, error = %e, "cannot resume the task now; the next start will");
+            }
         }
         Ok(working.len())
     }
@@ -159,73 +217,70 @@ impl Tasks {
         }
     }
 
+    /// A task with its reflow record, read together.
+    pub fn view(&self, id: &str) -> Result<TaskView, TaskError> {
+        let task = self.get(id)?;
+        self.pool.with(|store| -> Result<TaskView, TaskError> {
+            let tz = store.studio()?.tz;
+            let reflow = match &task.reflow_id {
+                Some(reflow_id) => Some(
+                    store.reflow(reflow_id)?.ok_or_else(|| StoreError::Corrupt(format!("task {id} names reflow {reflow_id}, which is missing")))?,
+                ),
+                None => None,
+            };
+            Ok(TaskView { task, reflow, tz })
+        })?
+    }
+
     /// Asks a task to stop. A finished task is left as it is; a running solve stops at its next
     /// check, and nothing of a cancelled reflow is applied.
     pub fn cancel(&self, id: &str) -> Result<TaskRecord, TaskError> {
         let task = self.get(id)?;
         if !task.status.is_final() {
-            if let Some(flag) = self.live.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
-                flag.store(true, Ordering::Relaxed);
-            }
+            self.stop(id);
             let change = TaskChange::Cancelled { message: "Cancelled: nothing was moved.".into() };
-            self.pool.with(|store| {
-                store.write_with(|w| w.change_task(id, &[TaskStatus::Working, TaskStatus::InputRequired], &change, now_ms()))
-            })??;
+            self.change(id, &[TaskStatus::Working, TaskStatus::InputRequired], &change)?;
         }
         self.get(id)
     }
 
     /// Answers the approval question of a task waiting for input: accept applies the plan (if
     /// the month has not changed since), decline ends it with nothing applied, cancel cancels it.
-    /// Answers to questions that are not outstanding (an unknown key, a task that is not
-    /// waiting) are ignored, as the Tasks extension asks.
-    pub fn answer(&self, id: &str, responses: &serde_json::Value) -> Result<TaskRecord, TaskError> {
+    /// An answer to a question that is not outstanding (a task that is not waiting) is ignored,
+    /// as the Tasks extension asks.
+    pub fn answer(&self, id: &str, approval: Approval) -> Result<TaskRecord, TaskError> {
         let task = self.get(id)?;
-        let Some(approve) = responses.get("approve").filter(|_| task.status == TaskStatus::InputRequired) else {
+        if task.status != TaskStatus::InputRequired {
             return Ok(task);
-        };
+        }
         let reflow_id = task.reflow_id.clone().ok_or_else(|| StoreError::Corrupt(format!("task {id} waits with no plan")))?;
-        let action = approve
-            .get("action")
-            .and_then(|a| a.as_str())
-            .ok_or_else(|| TaskError::Refused("the answer to \"approve\" needs an action: accept, decline or cancel".into()))?;
         let waiting = [TaskStatus::InputRequired];
-        match action {
-            "accept" => {
-                let render = self.render.clone();
+        match approval {
+            Approval::Accept => {
                 let outcome = self.pool.with(|store| {
                     reflow::apply_recorded_with(store, &reflow_id, |w| {
                         let record = w.reflow_record(&reflow_id)?;
-                        let tz = w.studio_tz()?;
-                        let change = TaskChange::Completed { message: done_message(&record), result: render.finished(&tz, &record), reflow_id: None };
+                        let change = TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.clone() };
                         if w.change_task(id, &waiting, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
                     })
                 })?;
                 match outcome {
                     Ok(()) | Err(ReflowError::Store(StoreError::TaskGone)) => {}
-                    // The month changed since the plan was made: refuse, never apply blindly.
-                    Err(e @ (ReflowError::Stale(_) | ReflowError::Invalid(_))) => {
-                        let message = e.to_string();
-                        let change = TaskChange::Completed { message: message.clone(), result: self.render.refused(&message), reflow_id: None };
-                        self.pool.with(|store| store.write_with(|w| w.change_task(id, &waiting, &change, now_ms())))??;
-                    }
                     // Our failure (a busy or broken database): the question keeps waiting for a retry.
-                    Err(ReflowError::Store(e)) => return Err(e.into()),
+                    Err(e) if e.is_ours() => return Err(e.into()),
+                    // The month changed since the plan was made (or the plan cannot be applied):
+                    // refuse, never apply blindly.
+                    Err(e) => {
+                        self.change(id, &waiting, &TaskChange::Refused { message: e.to_string() })?;
+                    }
                 }
             }
-            "decline" => {
-                let render = self.render.clone();
-                self.pool.with(|store| {
-                    store.write_with(|w| {
-                        let record = w.reflow_record(&reflow_id)?;
-                        let tz = w.studio_tz()?;
-                        let message = format!("Declined: nothing was moved ({} moves were proposed).", record.moves.len());
-                        w.change_task(id, &waiting, &TaskChange::Completed { message, result: render.finished(&tz, &record), reflow_id: None }, now_ms())
-                    })
-                })??;
+            Approval::Decline => {
+                let moves = self.pool.with(|store| store.reflow(&reflow_id))??.map_or(0, |r| r.moves.len());
+                let message = format!("Declined: nothing was moved ({moves} moves were proposed).");
+                self.change(id, &waiting, &TaskChange::Completed { message, reflow_id })?;
             }
-            "cancel" => return self.cancel(id),
-            other => return Err(TaskError::Refused(format!("unknown action {other:?}: answer accept, decline or cancel"))),
+            Approval::Cancel => return self.cancel(id),
         }
         self.get(id)
     }
@@ -238,9 +293,7 @@ impl Tasks {
         self.pool.with(|store| {
             for status in [TaskStatus::Working, TaskStatus::InputRequired] {
                 for task in store.tasks_in(status)?.into_iter().filter(|t| t.expired(now)) {
-                    if let Some(flag) = self.live.lock().unwrap_or_else(|e| e.into_inner()).get(&task.id) {
-                        flag.store(true, Ordering::Relaxed);
-                    }
+                    self.stop(&task.id);
                     let change = TaskChange::Cancelled { message: "Expired: its time to live ran out; nothing was moved.".into() };
                     store.write_with(|w| w.change_task(&task.id, &[status], &change, now))?;
                 }
@@ -249,31 +302,44 @@ impl Tasks {
         })?
     }
 
-    fn spawn(self: &Arc<Self>, id: String) {
+    /// Moves a task from one of `from` to a new state, if it is still in one of them.
+    fn change(&self, id: &str, from: &[TaskStatus], change: &TaskChange) -> Result<bool, StoreError> {
+        self.pool.with(|store| store.write_with(|w| w.change_task(id, from, change, now_ms())))?
+    }
+
+    /// Raises the stop flag of a solve running in this process, if there is one.
+    fn stop(&self, id: &str) {
+        if let Some(flag) = self.live.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Runs a task on its own thread; `export` is the month as the request was checked against,
+    /// solved first (a resumed task has none and exports again).
+    fn spawn(self: &Arc<Self>, id: String, export: Option<Export>) -> Result<JoinHandle<()>, TaskError> {
         let flag = Arc::new(AtomicBool::new(false));
         self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), flag.clone());
         let tasks = self.clone();
-        std::thread::Builder::new()
-            .name(format!("task-{}", &id[..id.len().min(12)]))
-            .spawn(move || {
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tasks.run(&id, &flag)));
-                let failure = match outcome {
-                    Ok(Ok(())) => None,
-                    Ok(Err(e)) => Some(e.to_string()),
-                    Err(_) => Some("the reflow stopped unexpectedly".to_owned()),
-                };
-                if let Some(message) = failure {
-                    tracing::error!(task_id = %id, error = %message, "task failed");
-                    let change = TaskChange::Failed { message: format!("Failed: {message}"), error: tasks.render.failure(&message) };
-                    let _ = tasks.pool.with(|store| store.write_with(|w| w.change_task(&id, &[TaskStatus::Working], &change, now_ms())));
-                }
-                tasks.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-            })
-            .expect("the OS gives a thread");
+        let run = move || {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tasks.run(&id, &flag, export)));
+            let failure = match outcome {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(_) => Some("the reflow stopped unexpectedly".to_owned()),
+            };
+            if let Some(message) = failure {
+                tracing::error!(task_id = %id, error = %message, "task failed");
+                let _ = tasks.change(&id, &[TaskStatus::Working], &TaskChange::Failed { message: format!("Failed: {message}") });
+            }
+            tasks.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        };
+        // Without a thread the work cannot start; the task stays `working` and the next start-up
+        // redoes it.
+        std::thread::Builder::new().name("task-runner".to_owned()).spawn(run).map_err(TaskError::NoThread)
     }
 
     /// Solves a task's reflow and ends it, unless it was cancelled meanwhile.
-    fn run(&self, id: &str, cancel: &Arc<AtomicBool>) -> Result<(), StoreError> {
+    fn run(&self, id: &str, cancel: &Arc<AtomicBool>, mut export: Option<Export>) -> Result<(), StoreError> {
         let Some(task) = self.pool.with(|store| store.task(id))?? else { return Ok(()) };
         if task.status != TaskStatus::Working {
             return Ok(());
@@ -282,54 +348,59 @@ impl Tasks {
             .map_err(|e| StoreError::Corrupt(format!("the request of task {id}: {e}")))?;
         // A plan can go stale between solving and applying only if someone books meanwhile; then
         // solve again rather than give up at once.
-        for attempt in 1..=3 {
-            let plan = match self.pool.with(|store| self.plan(store, id, &job, cancel))? {
+        for attempt in 1..=ATTEMPTS {
+            let planned = match export.take() {
+                Some(export) => self.solve(id, &job, &export, cancel),
+                None => self
+                    .pool
+                    .with(|store| reflow::export_instance(store, &job.request))?
+                    .and_then(|export| self.solve(id, &job, &export, cancel)),
+            };
+            let plan = match planned {
                 Ok(plan) => plan,
-                Err(ReflowError::Store(e)) => return Err(e),
-                Err(other) => return self.end_refused(id, &other.to_string()),
+                Err(e) if e.is_ours() => return Err(into_store(e)),
+                Err(e) => return self.end_refused(id, &e.to_string()),
             };
             if cancel.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let render = self.render.clone();
             let working = [TaskStatus::Working];
             let ask = job.require_approval && !job.dry_run;
             let outcome = self.pool.with(|store| {
                 reflow::apply_plan_with(store, &plan, job.dry_run || ask, |w, reflow_id| {
                     let record = w.reflow_record(reflow_id)?;
-                    let tz = w.studio_tz()?;
                     let change = if ask {
-                        TaskChange::AwaitInput {
-                            message: format!("Waiting for approval: apply {} moves, {} unresolved?", record.moves.len(), record.unresolved.len()),
-                            input_requests: render.approval(&tz, &record),
-                            reflow_id: reflow_id.to_owned(),
-                        }
+                        let message = format!("Waiting for approval: apply {} moves, {} unresolved?", record.moves.len(), record.unresolved.len());
+                        TaskChange::AwaitApproval { message, reflow_id: reflow_id.to_owned() }
                     } else {
-                        TaskChange::Completed { message: done_message(&record), result: render.finished(&tz, &record), reflow_id: Some(reflow_id.to_owned()) }
+                        TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.to_owned() }
                     };
                     // Only a live task may end this way; a cancelled one rolls the moves back.
                     if w.change_task(id, &working, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
                 })
             })?;
             match outcome {
-                Ok(_) => return Ok(()),
-                Err(ReflowError::Store(StoreError::TaskGone)) => return Ok(()),
-                Err(ReflowError::Stale(why)) if attempt < 3 => tracing::info!(task_id = %id, %why, "plan went stale; solving again"),
-                Err(ReflowError::Store(e)) => return Err(e),
-                Err(other) => return self.end_refused(id, &other.to_string()),
+                Ok(_) | Err(ReflowError::Store(StoreError::TaskGone)) => return Ok(()),
+                Err(ReflowError::Stale(why)) if attempt < ATTEMPTS => {
+                    tracing::info!(task_id = %id, %why, "plan went stale; solving again");
+                }
+                Err(e) if e.is_ours() => return Err(into_store(e)),
+                Err(e) => return self.end_refused(id, &e.to_string()),
             }
         }
         Ok(())
     }
 
-    fn plan(&self, store: &mut Store, id: &str, job: &ReflowJob, cancel: &Arc<AtomicBool>) -> Result<ReflowPlan, ReflowError> {
-        let export = reflow::export_instance(store, &job.request)?;
+    /// Solves an exported month, writing the solver's progress as the task's status message.
+    fn solve(&self, id: &str, job: &ReflowJob, export: &Export, cancel: &Arc<AtomicBool>) -> Result<ReflowPlan, ReflowError> {
         let affected = export.affected_bookings().len();
         let pool = self.pool.clone();
         let task_id = id.to_owned();
         let last_write = Mutex::new(Instant::now() - Duration::from_secs(1));
+        #[cfg(feature = "testing")]
         let delay = self.config.test_delay_per_part;
         let progress: Arc<dyn Fn(solver::Progress) + Send + Sync> = Arc::new(move |p: solver::Progress| {
+            #[cfg(feature = "testing")]
             if let Some(delay) = delay {
                 std::thread::sleep(delay);
             }
@@ -351,15 +422,17 @@ impl Tasks {
     }
 
     fn end_refused(&self, id: &str, message: &str) -> Result<(), StoreError> {
-        let change = TaskChange::Completed { message: message.to_owned(), result: self.render.refused(message), reflow_id: None };
-        self.pool.with(|store| store.write_with(|w| w.change_task(id, &[TaskStatus::Working], &change, now_ms())))??;
+        self.change(id, &[TaskStatus::Working], &TaskChange::Refused { message: message.to_owned() })?;
         Ok(())
     }
 }
 
-fn done_message(record: &ReflowRecord) -> String {
-    let verb = if record.applied { "Moved" } else { "Would move" };
-    format!("{verb} {} bookings; {} unresolved.", record.moves.len(), record.unresolved.len())
+/// A failure of ours met while running a task, as the store error it comes down to.
+fn into_store(e: ReflowError) -> StoreError {
+    match e {
+        ReflowError::Store(e) => e,
+        other => StoreError::Corrupt(other.to_string()),
+    }
 }
 
 /// Poll about five times over the expected solve: ~2 ms per affected booking, from 250 ms to 5 s.

@@ -38,8 +38,8 @@ suite() { node "${NODE_FLAGS[@]}" "$SUITE_JS" "$@"; }
 
 # --- 2. the server binary -------------------------------------------------------------------
 if [[ -z "${STUDIOFLOW_BIN:-}" ]]; then
-  echo "== cargo build"
-  ( cd "$REPO" && cargo build --quiet ) || die "cargo build failed"
+  echo "== cargo build --features testing (the fixture tools)"
+  ( cd "$REPO" && cargo build --quiet --features testing ) || die "cargo build failed"
   STUDIOFLOW_BIN="${CARGO_TARGET_DIR:-$REPO/target}/debug/studioflow"
 fi
 [[ -x "$STUDIOFLOW_BIN" ]] || die "no server binary at $STUDIOFLOW_BIN"

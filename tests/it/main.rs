@@ -9,3 +9,4 @@ mod reflow;
 mod store;
 mod support;
 mod tasks;
+mod tidy;

@@ -111,7 +111,7 @@ fn export_writes_minutes_hours_windows_and_locks() {
     assert_eq!(instance.bookings.len(), 3, "cancelled bookings are left out");
 
     assert!(matches!(export_instance(&store, &request("2026-09", &["attic"])), Err(ReflowError::Store(_))));
-    assert!(matches!(export_instance(&store, &request("2026-09", &[])), Err(ReflowError::Invalid(_))));
+    assert!(matches!(export_instance(&store, &request("2026-09", &[])), Err(ReflowError::Invalid { .. })));
     assert!(Month::parse("2026-13").is_err());
     assert!(Month::parse("26-09").is_err());
     assert!(Month::parse("1999-12").is_err());
@@ -183,7 +183,7 @@ fn a_whole_month_offline_applies_with_unresolved_bookings_holding_nothing() {
     studioflow::demo::load_demo(&mut store).unwrap();
     let october = request("2026-10", &["studio-b"]);
     // Without a window in October the room's bookings are moved only in a preview.
-    assert!(matches!(studioflow::reflow::require_windows(&store, &october), Err(ReflowError::Invalid(_))));
+    assert!(matches!(studioflow::reflow::require_windows(&store, &october), Err(ReflowError::NoWindow { .. })));
     store
         .write_with(|w| w.add_offline_window(&RoomId::new("studio-b"), at("2026-10-01T00:00"), at("2026-11-01T00:00"), "rebuild"))
         .unwrap();

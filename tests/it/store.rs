@@ -78,7 +78,7 @@ fn cancelled_bookings_free_their_slot() {
     store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T12:00", 120))).unwrap();
     assert!(matches!(
         store.write_with(|w| w.cancel_booking(&first.id, CancelScope::Occurrence)),
-        Err(StoreError::Invalid(_))
+        Err(StoreError::Invalid { .. })
     ));
 }
 
@@ -125,7 +125,7 @@ fn offline_windows_block_new_bookings() {
     store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-10T10:00", 60))).unwrap();
     assert!(matches!(
         store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-10T00:00"), at("2026-09-09T00:00"), "")),
-        Err(StoreError::Invalid(_))
+        Err(StoreError::Invalid { .. })
     ));
     assert!(matches!(
         store.write_with(|w| w.add_offline_window(&RoomId::new("attic"), at("2026-09-09T00:00"), at("2026-09-10T00:00"), "")),
@@ -185,7 +185,7 @@ fn a_series_is_all_or_nothing_and_lists_every_conflict() {
     let why = refusal(store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=6", &template)));
     let Refusal::Series { total, conflicts } = &why else { panic!("{why}") };
     assert_eq!(*total, 6);
-    let at: Vec<&str> = conflicts.iter().map(|(at, _)| at.as_str()).collect();
+    let at: Vec<String> = conflicts.iter().map(|(at, _)| at.to_string()).collect();
     assert_eq!(at, ["2026-09-15T19:00:00+01:00", "2026-09-29T19:00:00+01:00"]);
     assert!(matches!(&conflicts[0].1, Refusal::RoomTaken { other, .. } if *other == a.id));
     assert!(matches!(&conflicts[1].1, Refusal::ClientBusy { other, .. } if *other == b.id));

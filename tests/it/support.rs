@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, Utc};
 use std::path::PathBuf;
 use studioflow::domain::{
-    ClientId, EngineerId, NewBooking, Person, Room, RoomId, Status, Studio, StudioTz, WeeklyHours,
+    ClientId, EngineerId, Session, Person, Room, RoomId, Status, Studio, StudioTz, WeeklyHours,
 };
 use studioflow::store::Store;
 use tempfile::TempDir;
@@ -67,9 +67,9 @@ pub fn small_studio(db: &TempDb) -> Store {
 }
 
 /// A confirmed booking of `client` in `room` from `start` for `minutes`.
-pub fn session(room: &str, client: &str, start: &str, minutes: i64) -> NewBooking {
+pub fn session(room: &str, client: &str, start: &str, minutes: i64) -> Session {
     let start = at(start);
-    NewBooking {
+    Session {
         room: RoomId::new(room),
         client: ClientId::new(client),
         engineer: None,

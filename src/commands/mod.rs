@@ -1,0 +1,69 @@
+//! The command-line commands, as library functions that `main` calls, one file each: `init`,
+//! `export-instance`, `solve`, `demo` and `serve`. They print for people (stdout for results,
+//! stderr for progress) and sort failures into the caller's fault and ours, which `main` turns
+//! into exit codes.
+
+mod demo;
+mod export;
+mod init;
+mod serve;
+mod solve;
+
+pub use demo::demo;
+pub use export::export_instance;
+pub use init::init;
+pub use serve::{serve, ServeConfig};
+pub use solve::solve;
+
+use crate::domain::RoomId;
+use crate::error::Blame;
+use crate::reflow::{Month, ReflowRequest};
+use crate::store::Store;
+use anyhow::{anyhow, Context};
+use std::path::Path;
+
+/// A failed command: the input was wrong (exit 2), or the work failed (exit 1).
+#[derive(Debug)]
+pub enum CommandError {
+    Input(anyhow::Error),
+    Failed(anyhow::Error),
+}
+
+impl<E: Blame> From<E> for CommandError {
+    fn from(e: E) -> Self {
+        if e.is_ours() { CommandError::Failed(e.into()) } else { CommandError::Input(e.into()) }
+    }
+}
+
+impl From<std::io::Error> for CommandError {
+    fn from(e: std::io::Error) -> Self {
+        CommandError::Failed(e.into())
+    }
+}
+
+pub type CommandResult = Result<(), CommandError>;
+
+/// Removes a database file and its WAL companions; a file that is not there is no error.
+fn remove_database(db: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = db.as_os_str().to_owned();
+        path.push(suffix);
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+fn parse_request(month: &str, offline: &[String], max_shift_minutes: i64) -> Result<ReflowRequest, CommandError> {
+    let month = Month::parse(month)?;
+    let offline_rooms = offline.iter().map(|r| RoomId::new(r.trim())).filter(|r| !r.as_str().is_empty()).collect();
+    Ok(ReflowRequest { month, offline_rooms, max_shift_minutes })
+}
+
+fn open_existing(db: &Path) -> Result<Store, CommandError> {
+    if !db.exists() {
+        return Err(CommandError::Input(anyhow!("{} does not exist: create it with `studioflow init --db {} --demo`", db.display(), db.display())));
+    }
+    let store = Store::open(db).with_context(|| format!("opening {}", db.display())).map_err(CommandError::Failed)?;
+    store.studio()?;
+    Ok(store)
+}
+

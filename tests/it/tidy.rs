@@ -1,0 +1,165 @@
+//! The tidy test: ARCHITECTURE.md's invariants, kept by reading the source. Each rule is cheap to
+//! check and easy to break by accident (a `rusqlite` import in a tool handler, a clock read in the
+//! domain), so a failure names the file and line and the rule it breaks.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(root()).unwrap_or(path).display().to_string()
+}
+
+/// The lines of a file that are code (not comments), up to its unit tests, with line numbers.
+fn code_lines(path: &Path) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .enumerate()
+        .take_while(|(_, line)| !line.trim_start().starts_with("#[cfg(test)]"))
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .map(|(i, line)| (i + 1, line.to_owned()))
+        .collect()
+}
+
+/// The places in `files` outside `allowed` (path prefixes) whose code matches any of `needles`.
+fn offenders(files: &[PathBuf], allowed: &[&str], needles: &[&str]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|f| !allowed.iter().any(|a| relative(f).starts_with(a)))
+        .flat_map(|f| {
+            code_lines(f)
+                .into_iter()
+                .filter(|(_, line)| needles.iter().any(|n| line.contains(n)))
+                .map(move |(n, line)| format!("{}:{n}: {}", relative(f), line.trim()))
+        })
+        .collect()
+}
+
+fn src_files() -> Vec<PathBuf> {
+    rust_files(&root().join("src"))
+}
+
+#[test]
+fn only_the_store_speaks_sql() {
+    let found = offenders(&src_files(), &["src/store/"], &["rusqlite", "Connection::open"]);
+    assert!(found.is_empty(), "SQL outside src/store (ARCHITECTURE.md: src/store is the only code that speaks SQL):\n{}", found.join("\n"));
+}
+
+#[test]
+fn only_the_mcp_edge_knows_the_protocol() {
+    let found = offenders(&src_files(), &["src/mcp/"], &["rmcp", "\"jsonrpc\"", "JsonRpc", "McpError"]);
+    assert!(found.is_empty(), "MCP or JSON-RPC outside src/mcp (ARCHITECTURE.md: only src/mcp knows JSON-RPC and MCP):\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_domain_reads_no_clock_and_does_no_io() {
+    let domain = rust_files(&root().join("src/domain"));
+    let found = offenders(
+        &domain,
+        &[],
+        &["Utc::now", "Local::now", "SystemTime", "Instant::now", "std::fs", "std::net", "std::env", "rusqlite", "tokio"],
+    );
+    assert!(found.is_empty(), "a clock read or I/O in src/domain (ARCHITECTURE.md: the domain does no I/O):\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_solver_depends_on_no_sql_async_runtime_or_mcp() {
+    let manifest = std::fs::read_to_string(root().join("solver/Cargo.toml")).expect("solver/Cargo.toml");
+    let value: toml::Value = toml::from_str(&manifest).expect("solver/Cargo.toml is TOML");
+    let forbidden = ["rusqlite", "sqlx", "postgres", "tokio-postgres", "diesel", "tokio", "async-std", "smol", "futures", "rmcp", "axum", "hyper", "chrono-tz"];
+    let mut found = Vec::new();
+    for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
+        if let Some(deps) = value.get(table).and_then(|d| d.as_table()) {
+            found.extend(deps.keys().filter(|k| forbidden.contains(&k.as_str())).map(|k| format!("[{table}] {k}")));
+        }
+    }
+    assert!(found.is_empty(), "the solver must know nothing of SQL, async runtimes, MCP or time zones (ARCHITECTURE.md):\n{}", found.join("\n"));
+}
+
+#[test]
+fn every_source_file_opens_with_a_module_comment() {
+    let mut files = src_files();
+    for dir in ["solver/src", "solver/tests", "solver/examples", "tests", "benches"] {
+        files.extend(rust_files(&root().join(dir)));
+    }
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|f| !std::fs::read_to_string(f).unwrap_or_default().trim_start().starts_with("//!"))
+        .map(|f| relative(f))
+        .collect();
+    assert!(missing.is_empty(), "files that do not open with a `//!` comment saying what they are for:\n{}", missing.join("\n"));
+}
+
+/// `unwrap()` and `expect()` outside tests, each with why it cannot fail on any input.
+const UNWRAP_ALLOWED: &[(&str, &str, &str)] = &[
+    ("src/reflow.rs", "expect(\"years stop at 2199\")", "Month::parse keeps years below 2200, so the next month exists"),
+    ("src/reflow.rs", "expect(\"a request always serialises\")", "a ReflowRequest is strings and integers"),
+    ("src/store/history.rs", "expect(\"strings always serialise\")", "a tuple of strings always serialises"),
+    ("src/store/write.rs", "expect(\"an unbounded range always finds a free id\")", "the range of series numbers is unbounded"),
+    ("src/store/mod.rs", "expect(\"a list of strings always serialises\")", "a list of strings always serialises"),
+    ("src/domain/time.rs", "expect(\"zero is a valid offset\")", "a zero offset is always valid"),
+];
+
+#[test]
+fn no_unwrap_or_expect_outside_tests_but_the_allowed() {
+    let mut files = src_files();
+    files.extend(rust_files(&root().join("solver/src")));
+    let found: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let path = relative(f);
+            code_lines(f)
+                .into_iter()
+                .filter(|(_, line)| line.contains(".unwrap()") || line.contains(".expect("))
+                .filter(move |(_, line)| !UNWRAP_ALLOWED.iter().any(|(file, snippet, _)| path == *file && line.contains(snippet)))
+                .map(move |(n, line)| format!("{}:{n}: {}", relative(f), line.trim()))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "unwrap()/expect() outside tests: return an error instead, or add the line to UNWRAP_ALLOWED with the reason it cannot fail:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn every_allowed_unwrap_is_still_there() {
+    let stale: Vec<String> = UNWRAP_ALLOWED
+        .iter()
+        .filter(|(file, snippet, _)| !std::fs::read_to_string(root().join(file)).unwrap_or_default().contains(snippet))
+        .map(|(file, snippet, _)| format!("{file}: {snippet}"))
+        .collect();
+    assert!(stale.is_empty(), "allowed unwraps that are gone: remove them from UNWRAP_ALLOWED:\n{}", stale.join("\n"));
+}
+
+#[test]
+fn the_module_map_names_every_module() {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).expect("src/lib.rs");
+    let unnamed: Vec<&str> = lib
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("pub mod ").and_then(|m| m.strip_suffix(';')))
+        .filter(|module| !lib.contains(&format!("[`{module}`]")))
+        .collect();
+    assert!(unnamed.is_empty(), "modules missing from the map in src/lib.rs: {unnamed:?}");
+}
