@@ -352,3 +352,32 @@ fn two_writers_racing_for_one_slot_a_thousand_times_one_wins_each_time() {
     let store = Store::open(&db.path).unwrap();
     assert_eq!(store.booking_count().unwrap(), ROUNDS as u64);
 }
+
+/// Tasks finished before schema 4 kept protocol documents; after the upgrade they read as typed
+/// outcomes: a refusal's text, a failure's message, the reflow a task ended with.
+#[test]
+fn tasks_finished_under_schema_3_keep_their_outcomes_after_the_upgrade() {
+    use studioflow::store::TaskOutcome;
+    let db = temp_db();
+    drop(Store::open_at_version(&db.path, 3).unwrap());
+    rusqlite::Connection::open(&db.path)
+        .unwrap()
+        .execute_batch(
+            r#"INSERT INTO tasks (id, kind, request, month, status, status_message, created_ms, updated_ms, ttl_ms, poll_interval_ms, reflow_id, result, error)
+               VALUES ('tsk_refused', 'reflow_month', '{}', '2026-09', 'completed', 'm', 0, 0, NULL, 250, 'rf_0001',
+                       '{"content":[{"type":"text","text":"the month changed"}],"isError":true}', NULL),
+                      ('tsk_failed', 'reflow_month', '{}', '2026-10', 'failed', 'm', 0, 0, NULL, 250, NULL, NULL,
+                       '{"code":-32603,"message":"disk full"}'),
+                      ('tsk_done', 'reflow_month', '{}', '2026-11', 'completed', 'm', 0, 0, NULL, 250, 'rf_0002',
+                       '{"content":[{"type":"text","text":"Moved 3 bookings; 0 unresolved."}],"isError":false}', NULL);"#,
+        )
+        .unwrap();
+    let store = Store::open(&db.path).unwrap();
+    let outcome = |id: &str| store.task(id).unwrap().unwrap().outcome().unwrap();
+    assert_eq!(outcome("tsk_refused"), Some(TaskOutcome::Refused("the month changed".into())));
+    assert_eq!(outcome("tsk_failed"), Some(TaskOutcome::Failed("disk full".into())));
+    assert_eq!(outcome("tsk_done"), Some(TaskOutcome::Reflow("rf_0002".into())));
+    // The rule that finished tasks never change came back with the new columns.
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    assert!(conn.execute("UPDATE tasks SET status = 'working' WHERE id = 'tsk_done'", []).is_err());
+}

@@ -322,3 +322,26 @@ fn tasks_work_over_http_too() {
     let without = h.request("tasks/get", json!({"taskId": id}));
     assert_eq!(without["error"]["code"], -32021, "{without}");
 }
+
+/// Issue 8, item 8: one live reflow per month holds on the synchronous path too. With an approval
+/// task for 2026-09 waiting, a client without the extension asks for the same month.
+#[test]
+fn a_synchronous_reflow_waits_its_turn_behind_a_waiting_approval() {
+    let (db, before) = demo_db();
+    let mut s = stdio(&db.path, &[]);
+    let id = start_task(&mut s, json!({"require_approval": true}));
+    assert_eq!(settle(&mut s, &id)["status"], "input_required");
+
+    let answer = s.request("tools/call", september(json!({})));
+    let result = &answer["result"];
+    assert_eq!(result["isError"], true, "{answer}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(&id), "names the live task: {text}");
+    assert_eq!(places(&db), before, "nothing was applied");
+    assert_eq!(get(&mut s, &id)["status"], "input_required", "the waiting task still waits");
+
+    // Once the gate is answered, the month is free again.
+    s.tasks_request("tasks/update", json!({"taskId": id, "inputResponses": {"approve": {"action": "decline"}}}));
+    let again = s.request("tools/call", september(json!({"dry_run": true})));
+    assert_eq!(again["result"]["isError"], false, "{again}");
+}
