@@ -31,15 +31,39 @@ fn relative(path: &Path) -> String {
     path.strip_prefix(root()).unwrap_or(path).display().to_string()
 }
 
-/// The lines of a file that are code (not comments), up to its unit tests, with line numbers.
+/// The lines of a file that are code (not comments, not the item after a `#[cfg(test)]`), with
+/// line numbers.
 fn code_lines(path: &Path) -> Vec<(usize, String)> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .enumerate()
-        .take_while(|(_, line)| !line.trim_start().starts_with("#[cfg(test)]"))
-        .filter(|(_, line)| !line.trim_start().starts_with("//"))
-        .map(|(i, line)| (i + 1, line.to_owned()))
-        .collect()
+    let mut lines = Vec::new();
+    // Inside a test item: the depth of its braces, once its first brace is seen.
+    let mut skipping: Option<Option<i64>> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[cfg(test)]") {
+            skipping = Some(None);
+            continue;
+        }
+        if let Some(depth) = skipping {
+            let opened = line.matches('{').count() as i64 - line.matches('}').count() as i64;
+            let depth = match depth {
+                None if line.contains('{') => opened,
+                // An item without a body (`mod tests;`, `use ...;`) ends at its semicolon.
+                None if trimmed.ends_with(';') => 0,
+                None => {
+                    skipping = Some(None);
+                    continue;
+                }
+                Some(d) => d + opened,
+            };
+            skipping = if depth <= 0 { None } else { Some(Some(depth)) };
+            continue;
+        }
+        if !trimmed.starts_with("//") {
+            lines.push((i + 1, line.to_owned()));
+        }
+    }
+    lines
 }
 
 /// The places in `files` outside `allowed` (path prefixes) whose code matches any of `needles`.
