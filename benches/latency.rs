@@ -67,6 +67,8 @@ fn build_database(path: &Path, bookings: usize) -> usize {
                 tz,
                 notice: Duration::hours(48),
                 clock: Some(tz.parse("2026-08-31T09:00").unwrap()),
+                // The bookings span about two years: a horizon of three keeps them all bookable.
+                horizon: Duration::days(3 * 365),
             })?;
             for r in 0..ROOMS {
                 w.add_room(&Room {

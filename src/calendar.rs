@@ -1,13 +1,29 @@
 //! Answers about the calendar that take more than one read: where a session of a given length
 //! still fits, and what an offline window would displace. Built on the store's reads; no SQL here.
 
-use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, RoomId, Span, Status};
+use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, RoomId, Span, Status, StudioTz};
 use std::collections::HashMap;
 use crate::store::{BookingQuery, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
-/// The longest span one free-slot search may cover.
+/// The longest span one free-slot search may cover, in calendar days of the studio's zone.
 pub const MAX_SEARCH: Duration = Duration::days(31);
+
+/// Refuses a search span that is empty or longer than [`MAX_SEARCH`]. The length is read on the
+/// studio's wall clock, so that a calendar month is one search even when a clock change makes
+/// it an hour longer in real time (October in London: 31 days and one hour).
+pub fn check_search_span(tz: &StudioTz, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<(), StoreError> {
+    if to <= from {
+        return Err(StoreError::invalid("to", "to must be after from"));
+    }
+    if tz.local(to) - tz.local(from) > MAX_SEARCH {
+        return Err(StoreError::invalid("to", format!(
+            "search at most {} days at a time: bring to closer to from",
+            MAX_SEARCH.num_days()
+        )));
+    }
+    Ok(())
+}
 
 /// What a free-slot search looks for.
 #[derive(Debug, Clone)]
@@ -39,13 +55,17 @@ const GRID: Duration = Duration::minutes(15);
 
 /// The earliest start of each free window that fits the query, by start then room.
 pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreError> {
-    let tz = store.studio()?.tz;
+    let studio = store.studio()?;
+    let tz = studio.tz;
+    check_search_span(&tz, q.from, q.to)?;
+    // Only starts a booking would accept: from the studio's clock to its horizon.
+    let now = studio.now(Utc::now());
+    let horizon = studio.horizon_end(now);
+    let search_from = q.from.max(now);
+    store.require_known(q.room.as_ref(), q.client.as_ref(), q.engineer.as_ref())?;
     let mut rooms = store.rooms()?;
     if let Some(only) = &q.room {
         rooms.retain(|r| &r.id == only);
-        if rooms.is_empty() {
-            return Err(StoreError::UnknownRoom(only.clone()));
-        }
     }
     rooms.retain(|r| r.capacity >= q.party_size && r.missing_features(&q.requires).is_empty());
 
@@ -76,7 +96,7 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
             .hours
             .openings(&tz, first, last)
             .into_iter()
-            .map(|(o, c)| (o.max(q.from), c))
+            .map(|(o, c)| (o.max(search_from), c))
             .filter(|(o, c)| o < c)
             .collect();
         // A session needs the room's turnaround free on both sides of it; padding what is taken
@@ -90,7 +110,7 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
         blocked.extend(people.iter().copied());
         for (open, close) in free_windows(&openings, blocked, q.length) {
             let start = align_up(open, GRID);
-            let latest = close - q.length;
+            let latest = (close - q.length).min(horizon);
             if start <= latest && start < q.to {
                 slots.push(Slot { room: room.id.clone(), start, end: start + q.length, latest_start: latest });
             }

@@ -4,7 +4,7 @@
 //! through the store's ordinary write rules, in one transaction.
 
 use crate::domain::{
-    ClientId, EngineerId, Session, Person, Room, RoomId, SeriesId, Status, Studio, StudioTz, WeeklyHours,
+    ClientId, EngineerId, Session, DEFAULT_HORIZON_DAYS, MAX_HORIZON_DAYS, Person, Room, RoomId, SeriesId, Status, Studio, StudioTz, WeeklyHours,
 };
 use crate::store::{Store, StoreError};
 use anyhow::{bail, Context};
@@ -38,6 +38,8 @@ struct StudioSection {
     timezone: String,
     notice_hours: i64,
     clock: Option<String>,
+    /// How far ahead of the clock sessions may be booked, in days (default 730).
+    horizon_days: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -136,15 +138,23 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
     if let Some(e) = bookings_file.series.iter().chain(&bookings_file.bookings).find(|e| !(1..=1440).contains(&e.minutes)) {
         bail!("the session of {} at {} lasts {} minutes: a session lasts 1 to 1440 minutes", e.client, e.start, e.minutes);
     }
+    let horizon_days = s.horizon_days.unwrap_or(DEFAULT_HORIZON_DAYS);
+    if !(1..=MAX_HORIZON_DAYS).contains(&horizon_days) {
+        bail!("horizon_days must be 1 to {MAX_HORIZON_DAYS} (ten years)");
+    }
     let studio = Studio {
         name: s.name.clone(),
         tz,
         notice: Duration::hours(s.notice_hours),
         clock: s.clock.as_deref().map(local).transpose()?,
+        horizon: Duration::days(horizon_days),
     };
 
     let mut loaded = Loaded { rooms: 0, clients: 0, engineers: 0, series: 0, bookings: 0, offline_windows: 0 };
     store.write_with(|w| {
+        // A studio's own files may hold sessions already held: they load as records (the demo's
+        // all lie after its clock anyway). The horizon still holds for them.
+        w.load_history();
         w.set_studio(&studio)?;
         for r in &studio_file.rooms {
             let hours = WeeklyHours::parse(&r.hours).map_err(|e| StoreError::invalid("hours", format!("room {}: {e}", r.id)))?;

@@ -19,15 +19,22 @@ pub struct Month {
 }
 
 impl Month {
-    /// Reads `YYYY-MM`, for years 2000 to 2199.
+    /// Reads `YYYY-MM` exactly (four digits, a dash, two digits: no sign, space or other form),
+    /// for years 2000 to 2199. The one reader of a month, for the tools and the command line.
     pub fn parse(text: &str) -> Result<Month, ReflowError> {
         let bad = || ReflowError::invalid("month", format!("cannot read the month {text:?}: write it as YYYY-MM, e.g. 2026-09"));
-        let (year, month) = text.trim().split_once('-').ok_or_else(bad)?;
-        if year.len() != 4 || month.len() != 2 {
+        let bytes = text.as_bytes();
+        let shape = bytes.len() == 7
+            && bytes[4] == b'-'
+            && bytes.iter().enumerate().all(|(i, b)| i == 4 || b.is_ascii_digit());
+        if !shape {
             return Err(bad());
         }
-        let (year, month): (i32, u32) = (year.parse().map_err(|_| bad())?, month.parse().map_err(|_| bad())?);
-        if !(2000..2200).contains(&year) {
+        let (year, month): (i32, u32) = (text[..4].parse().map_err(|_| bad())?, text[5..].parse().map_err(|_| bad())?);
+        if !(1..=12).contains(&month) {
+            return Err(bad());
+        }
+        if !crate::domain::YEARS.contains(&year) {
             return Err(ReflowError::invalid("month", format!("the month {text} is out of range: use a year from 2000 to 2199")));
         }
         let first = NaiveDate::from_ymd_opt(year, month, 1).ok_or_else(bad)?;

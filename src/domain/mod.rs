@@ -13,7 +13,7 @@ pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
 pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
 pub use slots::{align_up, free_windows, Span};
-pub use time::{Pick, StudioTz, TimeError, Zoned};
+pub use time::{Pick, StudioTz, TimeError, Zoned, YEARS};
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -28,13 +28,26 @@ pub struct Studio {
     pub notice: Duration,
     /// A fixed "now" for a scenario database (the demo); `None` means real time.
     pub clock: Option<DateTime<Utc>>,
+    /// How far ahead of "now" a session may be booked or moved, and an offline window may reach.
+    pub horizon: Duration,
 }
+
+/// The booking horizon when a studio sets none: two years.
+pub const DEFAULT_HORIZON_DAYS: i64 = 730;
+/// The longest horizon a studio may set: ten years, so that with [`YEARS`] ending in 2199 every
+/// instant inside it stays readable for generations of clocks.
+pub const MAX_HORIZON_DAYS: i64 = 3650;
 
 impl Studio {
     /// The studio's "now": its stored scenario clock, or else `real`, the real time the caller
     /// read (the domain reads no clock itself).
     pub fn now(&self, real: DateTime<Utc>) -> DateTime<Utc> {
         self.clock.unwrap_or(real)
+    }
+
+    /// The latest instant a session may start or an offline window may end, at `now`.
+    pub fn horizon_end(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        now + self.horizon
     }
 }
 

@@ -22,6 +22,14 @@ pub enum Refusal {
     TooSmall { room: RoomId, capacity: u32, party_size: u32 },
     #[error("{room} has no {}: choose a room that has {}", .missing.join(", "), if .missing.len() == 1 { "it" } else { "them" })]
     MissingFeatures { room: RoomId, missing: Vec<String> },
+    #[error("{start} is before the studio's clock ({now}): a new or moved session starts at the studio's clock or later")]
+    Past { start: Zoned, now: Zoned },
+    #[error("{start} is beyond the booking horizon ({horizon}, {days} days after the studio's clock): choose a time before it")]
+    BeyondHorizon { start: Zoned, horizon: Zoned, days: i64 },
+    #[error("the offline window ends at {to}, which is not after the studio's clock ({now}): a window must end in the future")]
+    WindowEnded { to: Zoned, now: Zoned },
+    #[error("the offline window ends at {to}, beyond the booking horizon ({horizon}): end it by then, nothing can be booked later")]
+    WindowBeyondHorizon { to: Zoned, horizon: Zoned },
     #[error("{} of {total} sessions of the series cannot be booked, so none was: {}", .conflicts.len(), list(.conflicts))]
     Series { total: usize, conflicts: Vec<(Zoned, Refusal)> },
 }

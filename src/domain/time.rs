@@ -2,10 +2,16 @@
 //! wall-clock times only where a person reads or writes them. Nonexistent and ambiguous local times
 //! are errors here, never silent guesses; only opening hours resolve them leniently, and say so.
 
-use chrono::{DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::str::FromStr;
+
+/// The years an instant may fall in, on the studio's wall clock and in UTC alike. It keeps every
+/// instant the server reads (and so every one it stores and writes out) a valid RFC 3339 time with a
+/// four-digit year, and every month of one a month that `reflow_month` reads.
+pub const YEARS: RangeInclusive<i32> = 2000..=2199;
 
 /// An IANA time zone (e.g. `Europe/London`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +34,13 @@ pub enum TimeError {
          {earlier} or {later}"
     )]
     Ambiguous { local: NaiveDateTime, zone: &'static str, earlier: String, later: String },
+    #[error("{0} is outside the years 2000 to 2199 that studioflow reads: choose a time inside them")]
+    OutOfRange(String),
+}
+
+/// Whether an instant falls inside [`YEARS`], in UTC and on a wall clock (`local`).
+fn in_years(t: DateTime<Utc>, local: NaiveDateTime) -> bool {
+    YEARS.contains(&t.year()) && YEARS.contains(&local.year())
 }
 
 impl FromStr for StudioTz {
@@ -52,6 +65,7 @@ impl StudioTz {
     /// The instant of a local wall-clock time, refusing times the clock skips or repeats.
     pub fn resolve(&self, local: NaiveDateTime) -> Result<DateTime<Utc>, TimeError> {
         match self.0.from_local_datetime(&local) {
+            LocalResult::Single(t) if !in_years(t.with_timezone(&Utc), local) => Err(TimeError::OutOfRange(local.to_string())),
             LocalResult::Single(t) => Ok(t.with_timezone(&Utc)),
             LocalResult::None => Err(TimeError::Nonexistent { local, zone: self.name() }),
             LocalResult::Ambiguous(a, b) => Err(TimeError::Ambiguous {
@@ -86,7 +100,13 @@ impl StudioTz {
     pub fn parse(&self, text: &str) -> Result<DateTime<Utc>, TimeError> {
         let text = text.trim();
         if let Ok(t) = DateTime::parse_from_rfc3339(text) {
-            return Ok(t.with_timezone(&Utc));
+            // Both wall clocks count: the one the offset gives and the studio's, which names
+            // the instant's month in every answer.
+            let utc = t.with_timezone(&Utc);
+            if !in_years(utc, t.naive_local()) || !in_years(utc, self.local(utc)) {
+                return Err(TimeError::OutOfRange(text.to_owned()));
+            }
+            return Ok(utc);
         }
         const NAIVE: [&str; 3] = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"];
         let local = NAIVE
@@ -172,5 +192,21 @@ mod tests {
         assert!(tz.parse("2026-10-25T01:30:00+00:00").is_ok());
         assert!(matches!(tz.parse("next tuesday"), Err(TimeError::Unreadable(_))));
         assert!("Mars/Olympus".parse::<StudioTz>().is_err());
+    }
+
+    #[test]
+    fn refuses_instants_outside_the_years_it_reads() {
+        let tz = london();
+        for text in ["9999-12-31T23:00:00-14:00", "2199-12-31T23:30:00-01:00", "1999-12-31T23:59:59Z", "0001-01-01T00:00", "2200-01-01T00:00", "+10000-01-01T00:00"] {
+            let err = tz.parse(text).unwrap_err();
+            assert!(matches!(err, TimeError::OutOfRange(_) | TimeError::Unreadable(_)), "{text}: {err}");
+        }
+        assert!(matches!(tz.parse("9999-12-31T23:00:00-14:00"), Err(TimeError::OutOfRange(_))));
+        // 23:30 UTC is already 2200 on a wall clock an hour ahead of UTC.
+        let paris: StudioTz = "Europe/Paris".parse().unwrap();
+        assert!(matches!(paris.parse("2199-12-31T23:30:00Z"), Err(TimeError::OutOfRange(_))));
+        assert!(tz.parse("2199-12-31T23:30:00Z").is_ok());
+        assert_eq!(tz.format(tz.parse("2199-12-31T23:59").unwrap()), "2199-12-31T23:59:00+00:00");
+        assert_eq!(tz.format(tz.parse("2000-01-01T00:00:00Z").unwrap()), "2000-01-01T00:00:00+00:00");
     }
 }

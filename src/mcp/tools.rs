@@ -79,8 +79,14 @@ where
         .with_raw_output_schema(rmcp::handler::server::common::schema_for_output::<O>())
         .with_annotations(annotations.open_world(false));
     let run = Box::new(move |ctx: &Ctx, args: JsonObject| {
-        let args: A = serde_json::from_value(serde_json::Value::Object(args))
-            .map_err(|e| ToolError::Fix(format!("the arguments of {name} do not fit its input schema: {e}")))?;
+        // The path names the argument that does not fit (`start`, `requires[1]`), so that the
+        // caller knows which to change; an error about the whole object (a missing or unknown
+        // field) names the field itself.
+        let args: A = serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." { String::new() } else { format!("{path}: ") };
+            ToolError::Fix(format!("the arguments of {name} do not fit its input schema: {field}{}", e.into_inner()))
+        })?;
         let (out, summary) = run(ctx, args)?;
         let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
         Ok(Reply { structured, summary })
@@ -184,9 +190,9 @@ fn query_bookings(ctx: &Ctx, a: QueryBookingsArgs) -> Result<(BookingsOut, Strin
             from,
             to,
             room: a.room.as_deref().map(room_id),
-            client: a.client.as_deref().map(ClientId::new),
-            engineer: a.engineer.as_deref().map(EngineerId::new),
-            series: a.series.as_deref().map(SeriesId::new),
+            client: a.client.as_deref().map(|c| ClientId::new(c.trim())),
+            engineer: a.engineer.as_deref().map(|e| EngineerId::new(e.trim())),
+            series: a.series.as_deref().map(|s| SeriesId::new(s.trim())),
             statuses: Some(match a.status {
                 Some(s) => vec![status(s)],
                 None => vec![Status::Confirmed, Status::Tentative],
@@ -195,9 +201,11 @@ fn query_bookings(ctx: &Ctx, a: QueryBookingsArgs) -> Result<(BookingsOut, Strin
             // One more than asked tells whether another page follows.
             limit: limit as usize + 1,
         };
-        if let Some(room) = &query.room {
-            store.room(room)?.ok_or_else(|| StoreError::UnknownRoom(room.clone()))?;
-        }
+        store.require_known(query.room.as_ref(), query.client.as_ref(), query.engineer.as_ref())?;
+        if let Some(series) = &query.series
+            && store.series(series)?.is_none() {
+                return Err(StoreError::UnknownSeries(series.clone()).into());
+            }
         let mut rows = store.query_bookings(&query)?;
         let more = rows.len() > limit as usize;
         rows.truncate(limit as usize);
@@ -251,12 +259,6 @@ fn find_free_slots(ctx: &Ctx, a: FindFreeSlotsArgs) -> Result<(SlotsOut, String)
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let (from, to) = (time(&tz, "from", &a.from)?, time(&tz, "to", &a.to)?);
-        if to <= from {
-            return Err(ToolError::Fix("to must be after from".into()));
-        }
-        if to - from > calendar::MAX_SEARCH {
-            return Err(ToolError::Fix("search at most 31 days at a time: bring to closer to from".into()));
-        }
         let query = SlotQuery {
             from,
             to,
@@ -264,8 +266,8 @@ fn find_free_slots(ctx: &Ctx, a: FindFreeSlotsArgs) -> Result<(SlotsOut, String)
             party_size,
             requires: crate::domain::normalize_features(a.requires.clone()),
             room: a.room.as_deref().map(room_id),
-            client: a.client.as_deref().map(ClientId::new),
-            engineer: a.engineer.as_deref().map(EngineerId::new),
+            client: a.client.as_deref().map(|c| ClientId::new(c.trim())),
+            engineer: a.engineer.as_deref().map(|e| EngineerId::new(e.trim())),
             limit: limit as usize,
         };
         let slots: Vec<_> = calendar::find_free_slots(store, &query)?
@@ -365,6 +367,9 @@ fn set_room_offline(ctx: &Ctx, a: SetRoomOfflineArgs) -> Result<(OfflineOut, Str
         let (from, to) = (time(&tz, "from", &a.from)?, time(&tz, "to", &a.to)?);
         let room = room_id(&a.room);
         let window = store.write_with(|w| w.add_offline_window(&room, from, to, &a.reason))?;
+        // A window that met another of the room's is merged with it: report the merged one.
+        let merged = window.from != from || window.to != to;
+        let (from, to) = (window.from, window.to);
         let affected = calendar::affected_by(store, &room, from, to)?;
         let months: std::collections::BTreeSet<String> =
             affected.iter().map(|b| tz.local(b.start).format("%Y-%m").to_string()).collect();
@@ -374,7 +379,13 @@ fn set_room_offline(ctx: &Ctx, a: SetRoomOfflineArgs) -> Result<(OfflineOut, Str
             let months: Vec<String> = months.into_iter().collect();
             format!("Run reflow_month for {} with offline_rooms [\"{room}\"] to move them.", months.join(" and "))
         };
-        let summary = format!("{room} is offline from {} to {}; {} affected. {next_step}", tz.format(from), tz.format(to), plural(affected.len(), "booking is", "bookings are"));
+        let summary = format!(
+            "{room} is offline from {} to {}{}; {} affected. {next_step}",
+            tz.format(from),
+            tz.format(to),
+            if merged { " (merged with the room's window that met this one)" } else { "" },
+            plural(affected.len(), "booking is", "bookings are")
+        );
         Ok((
             OfflineOut {
                 window: wire::window(&tz, &window),

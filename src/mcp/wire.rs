@@ -56,7 +56,7 @@ pub struct IdArgs {
 pub struct FindFreeSlotsArgs {
     /// Start of the search: RFC 3339 with an offset, or local studio time.
     pub from: String,
-    /// End of the search (at most 31 days after `from`).
+    /// End of the search: at most 31 days after `from`, counted on the studio's wall clock.
     pub to: String,
     /// How long the session lasts, 15 to 1440 minutes.
     pub duration_minutes: u32,
@@ -82,7 +82,8 @@ pub struct CreateBookingArgs {
     pub room: String,
     /// The client's id.
     pub client: String,
-    /// Start: RFC 3339 with an offset, or local studio time (2026-09-07T10:00).
+    /// Start: RFC 3339 with an offset, or local studio time (2026-09-07T10:00); not before the
+    /// studio's clock, nor beyond its booking horizon (two years ahead unless the studio sets another).
     pub start: String,
     /// End; same forms as `start`. With `recurrence`, every session keeps this length.
     pub end: String,
@@ -94,7 +95,8 @@ pub struct CreateBookingArgs {
     #[serde(default)]
     pub requires: Vec<String>,
     /// An RFC 5545 RRULE for a recurring series, e.g. "FREQ=WEEKLY;COUNT=8". It needs COUNT or
-    /// UNTIL; every session is booked, or none is.
+    /// UNTIL; every session is booked, or none is. Every session must start within the booking
+    /// horizon, and a COUNT is booked exactly or refused.
     pub recurrence: Option<String>,
     /// "confirmed" (default) or "tentative".
     pub status: Option<StatusArg>,
@@ -128,7 +130,7 @@ pub struct MoveBookingArgs {
     pub id: String,
     /// The new room (default: the same room).
     pub room: Option<String>,
-    /// The new start; the booking keeps its length.
+    /// The new start, within the same window as a new booking's; the booking keeps its length.
     pub start: String,
 }
 
@@ -139,7 +141,8 @@ pub struct SetRoomOfflineArgs {
     pub room: String,
     /// When it goes out of use: RFC 3339 with an offset, or local studio time.
     pub from: String,
-    /// When it comes back.
+    /// When it comes back: after the studio's clock, and no later than its booking horizon.
+    /// A window that overlaps or touches another of the room's is merged with it.
     pub to: String,
     /// Why, for the people who read the calendar (e.g. "desk replacement").
     pub reason: String,
@@ -159,7 +162,8 @@ pub struct ListOfflineWindowsArgs {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReflowMonthArgs {
-    /// The month, YYYY-MM.
+    /// The month, YYYY-MM (four-digit year from 2000 to 2199, month 01 to 12).
+    #[schemars(pattern(r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
     pub month: String,
     /// The rooms whose bookings must move: their offline windows in the month are used, and a room
     /// with none is treated as offline the whole month.

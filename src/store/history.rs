@@ -95,6 +95,22 @@ fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
 }
 
 impl Store {
+    /// Deletes the plans that were never applied (dry runs, declined or expired approvals) once
+    /// they are older than `ttl` at `now`, with their moves and unresolved bookings; returns how
+    /// many went. A plan a task still refers to stays until the task itself is swept: the same
+    /// time to live as tasks, so a dry run can be read back (`get_reflow`) as long as a task could.
+    pub fn delete_expired_plans(&mut self, now: DateTime<Utc>, ttl: std::time::Duration) -> Result<usize> {
+        let ttl = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
+        let before = now.timestamp().saturating_sub(ttl);
+        self.write_with(|w| {
+            Ok(w.conn().execute(
+                "DELETE FROM reflows WHERE applied = 0 AND created_at <= ? \
+                 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.reflow_id = reflows.id)",
+                [before],
+            )?)
+        })
+    }
+
     /// Every stored reflow move of a booking, oldest first.
     pub fn booking_history(&self, booking: &BookingId) -> Result<Vec<MoveRecord>> {
         let sql = format!(
@@ -149,8 +165,14 @@ impl Writer<'_> {
     /// Records a reflow and returns its id (`rf_0001`, ...).
     pub fn record_reflow(&mut self, reflow: &NewReflow<'_>) -> Result<String> {
         let conn = self.conn();
-        let n: i64 = conn.query_row("SELECT COUNT(*) FROM reflows", [], |row| row.get(0))?;
-        let id = format!("rf_{:04}", n + 1);
+        // A counter, not a count of rows: expired plans are deleted, and an id is never given twice.
+        let n: i64 = conn.query_row(
+            "INSERT INTO id_counters (name, last) VALUES ('reflow', 1) \
+             ON CONFLICT (name) DO UPDATE SET last = last + 1 RETURNING last",
+            [],
+            |row| row.get(0),
+        )?;
+        let id = format!("rf_{n:04}");
         conn.execute(
             "INSERT INTO reflows (id, month, request, created_at, applied, affected, moved, unresolved, cost, lower_bound) \
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

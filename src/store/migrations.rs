@@ -149,6 +149,19 @@ pub const MIGRATIONS: &[&str] = &[
         SELECT RAISE(ABORT, 'a task in a final state never changes');
     END;
     "#,
+    // 5: the booking horizon (how far ahead a session may be booked), and a counter for reflow ids
+    // so that an id is never given twice once unapplied plans expire and are deleted.
+    r#"
+    ALTER TABLE studio ADD COLUMN horizon_days INTEGER NOT NULL DEFAULT 730
+        CHECK (horizon_days BETWEEN 1 AND 3650);
+    CREATE TABLE id_counters (
+        name TEXT    PRIMARY KEY,
+        last INTEGER NOT NULL
+    );
+    INSERT INTO id_counters (name, last)
+        SELECT 'reflow', COALESCE(MAX(CAST(substr(id, 4) AS INTEGER)), 0) FROM reflows;
+    CREATE INDEX reflows_unapplied ON reflows (created_at) WHERE applied = 0;
+    "#,
 ];
 
 /// The schema version this build writes.

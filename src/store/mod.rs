@@ -199,14 +199,28 @@ impl Store {
 }
 
 fn load_studio(conn: &Connection) -> Result<Option<Studio>> {
+    // A file held at an older schema (`open_at_version`, for upgrade tests) has no horizon column
+    // yet: it reads as the default, which is what the migration writes.
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let horizon = if version >= 5 { "horizon_days".to_owned() } else { crate::domain::DEFAULT_HORIZON_DAYS.to_string() };
+    let sql = format!("SELECT name, timezone, notice_minutes, clock, {horizon} FROM studio WHERE id = 1");
     let row = conn
-        .query_row("SELECT name, timezone, notice_minutes, clock FROM studio WHERE id = 1", [], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, i64>(2)?, row.get::<_, Option<i64>>(3)?))
+        .query_row(&sql, [], |row| {
+            Ok((
+                (row.get::<_, String>(0)?, row.get::<_, String>(1)?),
+                (row.get::<_, i64>(2)?, row.get::<_, Option<i64>>(3)?, row.get::<_, i64>(4)?),
+            ))
         })
         .optional()?;
-    let Some((name, zone, notice, clock)) = row else { return Ok(None) };
+    let Some(((name, zone), (notice, clock, horizon_days))) = row else { return Ok(None) };
     let tz: StudioTz = zone.parse().map_err(|e: TimeError| StoreError::Corrupt(e.to_string()))?;
-    Ok(Some(Studio { name, tz, notice: Duration::minutes(notice), clock: clock.map(instant).transpose()? }))
+    Ok(Some(Studio {
+        name,
+        tz,
+        notice: Duration::minutes(notice),
+        clock: clock.map(instant).transpose()?,
+        horizon: Duration::days(horizon_days),
+    }))
 }
 
 /// An instant from its stored unix seconds.

@@ -179,6 +179,24 @@ impl Store {
         offline_windows(self.conn(), room, from, to)
     }
 
+    /// Refuses the first id of a room, client or engineer that the studio does not have, with the
+    /// one message each kind of id gets wherever it is read (a search, a filter, a booking).
+    pub fn require_known(&self, room: Option<&RoomId>, client: Option<&ClientId>, engineer: Option<&EngineerId>) -> Result<()> {
+        if let Some(room) = room
+            && !exists(self.conn(), "rooms", room.as_str())? {
+                return Err(StoreError::UnknownRoom(room.clone()));
+            }
+        if let Some(client) = client
+            && !exists(self.conn(), "clients", client.as_str())? {
+                return Err(StoreError::UnknownClient(client.clone()));
+            }
+        if let Some(engineer) = engineer
+            && !exists(self.conn(), "engineers", engineer.as_str())? {
+                return Err(StoreError::UnknownEngineer(engineer.clone()));
+            }
+        Ok(())
+    }
+
     pub fn booking_count(&self) -> Result<u64> {
         Ok(self.conn().query_row("SELECT COUNT(*) FROM bookings", [], |row| row.get(0))?)
     }

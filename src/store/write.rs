@@ -6,10 +6,16 @@ use super::read::{self, booking_from_row, MAX_BOOKING, BOOKING_COLUMNS};
 use super::{to_json_list, Result, StoreError};
 use crate::domain::{
     expand_series, is_slug, normalize_features, overlaps, Booking, BookingId, BufferNote, Client,
-    Engineer, Move, Session, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio,
+    Engineer, Move, Session, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio, MAX_HORIZON_DAYS,
 };
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+/// The longest offline window, merged or not.
+const MAX_WINDOW: Duration = Duration::days(366);
+/// The longest reason of one offline window request, and of a merged window's reasons together.
+const MAX_REASON: usize = 200;
+const MAX_MERGED_REASON: usize = 1000;
 
 /// Which sessions a cancellation takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,11 +32,38 @@ pub enum CancelScope {
 pub struct Writer<'c> {
     tx: Transaction<'c>,
     studio: Option<Studio>,
+    /// Whether sessions and windows before the studio's clock are accepted: only for loading a
+    /// studio's own records (see [`Writer::load_history`]).
+    history: bool,
 }
 
 impl<'c> Writer<'c> {
     pub(super) fn new(tx: Transaction<'c>, studio: Option<Studio>) -> Self {
-        Writer { tx, studio }
+        Writer { tx, studio, history: false }
+    }
+
+    /// Accepts sessions and offline windows before the studio's clock in this transaction. An
+    /// import of a studio's own files carries its history: a session already held is a record,
+    /// not a request, and refusing it would make a studio's past impossible to bring in. The
+    /// horizon still holds, so that every stored instant stays inside the window the tools read.
+    pub fn load_history(&mut self) {
+        self.history = true;
+    }
+
+    /// Refuses a session start outside the booking window: before the studio's clock (unless
+    /// loading history) or after its horizon. One rule for new, repeated and moved sessions.
+    fn check_window(&self, start: DateTime<Utc>) -> Result<()> {
+        let studio = self.studio()?;
+        let now = studio.now(Utc::now());
+        let horizon = studio.horizon_end(now);
+        if start < now && !self.history {
+            return Err(Refusal::Past { start: studio.tz.zoned(start), now: studio.tz.zoned(now) }.into());
+        }
+        if start > horizon {
+            let days = studio.horizon.num_days();
+            return Err(Refusal::BeyondHorizon { start: studio.tz.zoned(start), horizon: studio.tz.zoned(horizon), days }.into());
+        }
+        Ok(())
     }
 
     /// Makes the writes durable and visible, and hands back the studio as it now stands.
@@ -86,10 +119,19 @@ impl<'c> Writer<'c> {
         if studio.name.trim().is_empty() {
             return Err(StoreError::invalid("name", "the studio needs a name"));
         }
+        if !(1..=MAX_HORIZON_DAYS).contains(&studio.horizon.num_days()) {
+            return Err(StoreError::invalid("horizon_days", format!("the booking horizon must be 1 to {MAX_HORIZON_DAYS} days")));
+        }
         self.tx.execute(
-            "INSERT INTO studio (id, name, timezone, notice_minutes, clock) VALUES (1, ?1, ?2, ?3, ?4) \
-             ON CONFLICT (id) DO UPDATE SET name = ?1, timezone = ?2, notice_minutes = ?3, clock = ?4",
-            params![studio.name, studio.tz.name(), studio.notice.num_minutes(), studio.clock.map(|c| c.timestamp())],
+            "INSERT INTO studio (id, name, timezone, notice_minutes, clock, horizon_days) VALUES (1, ?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (id) DO UPDATE SET name = ?1, timezone = ?2, notice_minutes = ?3, clock = ?4, horizon_days = ?5",
+            params![
+                studio.name,
+                studio.tz.name(),
+                studio.notice.num_minutes(),
+                studio.clock.map(|c| c.timestamp()),
+                studio.horizon.num_days()
+            ],
         )?;
         self.studio = Some(studio.clone());
         Ok(())
@@ -151,6 +193,7 @@ impl<'c> Writer<'c> {
     /// Books one session, or says why it cannot be booked.
     pub fn create_booking(&mut self, new: &Session) -> Result<Booking> {
         let new = normalized(new);
+        self.check_window(new.start)?;
         self.check(&new, None)?;
         self.insert(&new, None)
     }
@@ -169,7 +212,9 @@ impl<'c> Writer<'c> {
             Some(id) => id,
             None => self.next_series_id()?,
         };
-        let starts = expand_series(&tz, rrule, tz.local(template.start))?;
+        self.check_window(template.start)?;
+        let horizon = self.studio()?.horizon_end(self.studio()?.now(Utc::now()));
+        let starts = expand_series(&tz, rrule, tz.local(template.start), horizon)?;
         let length = template.end - template.start;
         // A savepoint keeps a refused series from leaving anything behind, even if the caller goes
         // on with this transaction.
@@ -236,6 +281,7 @@ impl<'c> Writer<'c> {
         if booking.status == Status::Cancelled {
             return Err(StoreError::invalid("id", format!("{id} is cancelled: book a new session instead")));
         }
+        self.check_window(start)?;
         let end = start + booking.duration();
         self.check(&Session { room: room.clone(), start, end, ..booking.session.clone() }, Some(id))?;
         self.set_place(id, room, start, end)?;
@@ -267,6 +313,9 @@ impl<'c> Writer<'c> {
     }
 
     /// Takes a room out of use over `[from, to)`. It moves nothing: that is a reflow's job.
+    /// A window that overlaps or touches another of the same room is merged with it into one
+    /// window over both (the earliest id stays, the reasons are kept), so that repeating a request
+    /// adds nothing and a room's windows never pile up.
     pub fn add_offline_window(&mut self, room: &RoomId, from: DateTime<Utc>, to: DateTime<Utc>, reason: &str) -> Result<OfflineWindow> {
         if !read::exists(&self.tx, "rooms", room.as_str())? {
             return Err(StoreError::UnknownRoom(room.clone()));
@@ -274,16 +323,81 @@ impl<'c> Writer<'c> {
         if to <= from {
             return Err(StoreError::invalid("to", "an offline window must end after it starts"));
         }
-        if to - from > Duration::days(366) {
+        if to - from > MAX_WINDOW {
             return Err(StoreError::invalid("to", "an offline window may last at most a year: split it"));
+        }
+        let studio = self.studio()?;
+        let now = studio.now(Utc::now());
+        let horizon = studio.horizon_end(now);
+        if to <= now && !self.history {
+            return Err(Refusal::WindowEnded { to: studio.tz.zoned(to), now: studio.tz.zoned(now) }.into());
+        }
+        if to > horizon {
+            return Err(Refusal::WindowBeyondHorizon { to: studio.tz.zoned(to), horizon: studio.tz.zoned(horizon) }.into());
         }
         let reason = reason.trim();
         let reason = if reason.is_empty() { "offline" } else { reason };
+        if reason.chars().count() > MAX_REASON {
+            return Err(StoreError::invalid("reason", format!("reason: say why in at most {MAX_REASON} characters")));
+        }
+
+        let touching = {
+            let mut stmt = self.tx.prepare_cached(
+                "SELECT id, from_at, to_at, reason FROM offline_windows WHERE room_id = ? AND from_at <= ? AND to_at >= ? \
+                 ORDER BY id",
+            )?;
+            let rows = stmt.query_map(params![room.as_str(), to.timestamp(), from.timestamp()], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, row.get::<_, i64>(2)?, row.get::<_, String>(3)?))
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        let Some(&(keep, ..)) = touching.first() else {
+            self.tx.execute(
+                "INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES (?, ?, ?, ?, ?)",
+                params![room.as_str(), from.timestamp(), to.timestamp(), reason, Utc::now().timestamp()],
+            )?;
+            return Ok(OfflineWindow { id: self.tx.last_insert_rowid(), room: room.clone(), from, to, reason: reason.to_owned() });
+        };
+        let (mut start, mut end) = (from.timestamp(), to.timestamp());
+        let mut reasons: Vec<String> = Vec::new();
+        for (_, f, t, r) in &touching {
+            (start, end) = (start.min(*f), end.max(*t));
+            for part in r.split("; ") {
+                if !reasons.iter().any(|x| x == part) {
+                    reasons.push(part.to_owned());
+                }
+            }
+        }
+        if !reasons.iter().any(|x| x == reason) {
+            reasons.push(reason.to_owned());
+        }
+        let merged = (super::instant(start)?, super::instant(end)?);
+        if merged.1 - merged.0 > MAX_WINDOW {
+            let (f, t) = (studio.tz.format(merged.0), studio.tz.format(merged.1));
+            return Err(StoreError::invalid("to", format!(
+                "this window overlaps or touches {} of {room}'s windows, and together they would run from {f} to {t}, \
+                 more than a year: choose a shorter window",
+                touching.len()
+            )));
+        }
+        let reason = reasons.join("; ");
+        // Merging keeps every distinct reason, so repeats with new reasons could grow one row
+        // without end: past a bound, the caller has to reuse a reason already given.
+        if reason.chars().count() > MAX_MERGED_REASON {
+            return Err(StoreError::invalid("reason", format!(
+                "this window meets window {keep} of {room}, and their reasons together would pass {MAX_MERGED_REASON} \
+                 characters: give one of the reasons it already has ({:?})",
+                reasons[0]
+            )));
+        }
+        for (id, ..) in &touching[1..] {
+            self.tx.execute("DELETE FROM offline_windows WHERE id = ?", [id])?;
+        }
         self.tx.execute(
-            "INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES (?, ?, ?, ?, ?)",
-            params![room.as_str(), from.timestamp(), to.timestamp(), reason, Utc::now().timestamp()],
+            "UPDATE offline_windows SET from_at = ?, to_at = ?, reason = ? WHERE id = ?",
+            params![start, end, reason, keep],
         )?;
-        Ok(OfflineWindow { id: self.tx.last_insert_rowid(), room: room.clone(), from, to, reason: reason.to_owned() })
+        Ok(OfflineWindow { id: keep, room: room.clone(), from: merged.0, to: merged.1, reason })
     }
 
     /// Checks a session against every rule, ignoring the booking `ignore` (the one being moved).

@@ -298,7 +298,13 @@ impl Tasks {
                     store.write_with(|w| w.change_task(&task.id, &[status], &change, now))?;
                 }
             }
-            store.delete_expired_tasks(now)
+            let deleted = store.delete_expired_tasks(now)?;
+            // Unapplied plans (dry runs) expire like tasks, after the same time to live.
+            let plans = store.delete_expired_plans(chrono::Utc::now(), self.config.ttl)?;
+            if plans > 0 {
+                tracing::info!(deleted = plans, "deleted expired unapplied reflow plans");
+            }
+            Ok(deleted)
         })?
     }
 

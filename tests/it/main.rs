@@ -1,7 +1,9 @@
 //! One integration test binary, so the project links once. Each module tests one boundary:
 //! the store's rules on real SQLite files, the reflow bridge, and the real `studioflow` binary.
 
+mod bad_inputs;
 mod cli;
+mod inputs;
 mod interop;
 mod mcp;
 mod mcp_client;

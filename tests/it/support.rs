@@ -42,6 +42,7 @@ pub fn small_studio(db: &TempDb) -> Store {
                 tz: london(),
                 notice: Duration::hours(48),
                 clock: Some(at("2026-08-31T09:00")),
+                horizon: Duration::days(730),
             })?;
             let room = |id: &str, capacity, features: &[&str], hours: &[&str], buffer| Room {
                 id: RoomId::new(id),
