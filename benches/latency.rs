@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
-use studioflow::domain::{ClientId, EngineerId, NewBooking, Person, Room, RoomId, Status, Studio, StudioTz, WeeklyHours};
+use studioflow::domain::{ClientId, EngineerId, Session, Person, Room, RoomId, Status, Studio, StudioTz, WeeklyHours};
 use studioflow::store::Store;
 
 /// The p99 we aim for, per call, in milliseconds.
@@ -117,7 +117,7 @@ fn build_database(path: &Path, bookings: usize) -> usize {
                     let engineer = (r < ENGINEERS && s % 2 == 0).then(|| EngineerId::new(format!("eng-{r:02}")));
                     let minutes = [60, 90, 120][(day + r + s) % 3];
                     let features = FEATURE_SETS[r % 3];
-                    w.create_booking(&NewBooking {
+                    w.create_booking(&Session {
                         room: RoomId::new(room_id(r)),
                         client: ClientId::new(format!("client-{client:03}")),
                         engineer,
