@@ -1,12 +1,19 @@
-//! Streamable HTTP: one endpoint, `/mcp`, POST only and without sessions, on axum. The SDK's
-//! service checks `Host` and `Origin` against allow-lists (403 otherwise) and answers GET and
-//! DELETE with 405; a front layer limits the body and answers a body that is not a JSON-RPC
-//! request with its JSON-RPC error (-32700, -32600), as stdio does. The server stops gracefully
+//! Streamable HTTP: one endpoint, `/mcp`, POST only and without sessions, on axum and hyper.
+//! Before the SDK's service sees a request, a front checks, in this order: `Host` and `Origin`
+//! (strictly, before any of the body is read: 400 or 403), the body's size (413) and the time it
+//! takes to arrive (408), and the body as a JSON-RPC message (its error, as on stdio). The SDK
+//! answers GET and DELETE with 405. Connections are served by our own accept loop, with header,
+//! body and idle timeouts and a connection cap (`connections.rs`). The server stops gracefully
 //! when `shutdown` resolves.
 
+mod authority;
+mod connections;
+
+use super::jsonrpc::{self, Verdict};
 use super::StudioServer;
+use authority::Guard;
 use axum::body::{Body, Bytes};
-use axum::http::{Method, Request, StatusCode};
+use axum::http::{header, Request, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::{
@@ -14,6 +21,7 @@ use rmcp::transport::streamable_http_server::{
 };
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -25,6 +33,31 @@ pub struct HttpConfig {
     /// Browser origins allowed to call; a request with another `Origin` gets 403.
     pub allowed_origins: Vec<String>,
     pub max_body_bytes: usize,
+    pub limits: HttpLimits,
+}
+
+/// How long a client may take, and how many may be connected at once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HttpLimits {
+    /// From a request's first byte to the end of its headers.
+    pub header_timeout: Duration,
+    /// From the end of a request's headers to the end of its body.
+    pub body_timeout: Duration,
+    /// How long a connection may stay open with no request under way.
+    pub idle_timeout: Duration,
+    /// Open connections at most; at the cap the longest-idle one is closed to make room.
+    pub max_connections: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 512,
+        }
+    }
 }
 
 impl Default for HttpConfig {
@@ -33,6 +66,7 @@ impl Default for HttpConfig {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into(), "[::1]".into()],
             allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into(), "http://[::1]:*".into()],
             max_body_bytes: 1 << 20,
+            limits: HttpLimits::default(),
         }
     }
 }
@@ -44,6 +78,7 @@ pub async fn serve_http(
     config: HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let guard = Guard::new(&config.allowed_hosts, &config.allowed_origins).map_err(|e| anyhow::anyhow!("--allow-host or --allow-origin: {e}"))?;
     let cancel = CancellationToken::new();
     let mut sdk_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(config.allowed_hosts)
@@ -54,36 +89,67 @@ pub async fn serve_http(
         .with_cancellation_token(cancel.child_token());
     sdk_config.sse_keep_alive = None;
     let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), sdk_config);
-    let limit = config.max_body_bytes;
+    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout });
     let app = axum::Router::new()
         .route_service("/mcp", service)
-        .layer(axum::middleware::from_fn(move |request, next| check_body(request, next, limit)));
+        .layer(axum::middleware::from_fn(move |request, next| front.clone().check(request, next)));
     tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP at /mcp");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            cancel.cancel();
-        })
-        .await?;
+    let stop = cancel.clone();
+    let stopping = CancellationToken::new();
+    let stopped = stopping.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        stopping.cancel();
+    });
+    connections::serve(listener, app, config.limits, stopped).await;
+    stop.cancel();
     Ok(())
 }
 
-/// Reads a POST body once: refuses it if too large or not a JSON-RPC message, else passes it on.
-async fn check_body(request: Request<Body>, next: Next, limit: usize) -> Response {
-    if request.method() != Method::POST {
-        return next.run(request).await;
+/// The checks a request passes before the SDK sees it.
+struct Front {
+    guard: Guard,
+    max_body_bytes: usize,
+    body_timeout: Duration,
+}
+
+impl Front {
+    async fn check(self: Arc<Self>, request: Request<Body>, next: Next) -> Response {
+        // Host and Origin first: a request from the wrong place is refused before its body is read.
+        if let Err((status, why)) = self.guard.check(request.headers()) {
+            tracing::warn!(%status, %why, "refused an HTTP request");
+            return (status, why).into_response();
+        }
+        if request.method() != axum::http::Method::POST {
+            return next.run(request).await;
+        }
+        let (parts, body) = request.into_parts();
+        let limit = self.max_body_bytes;
+        let bytes: Bytes = match tokio::time::timeout(self.body_timeout, axum::body::to_bytes(body, limit)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(_)) => return close((StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is over {limit} bytes"))),
+            Err(_) => {
+                let seconds = self.body_timeout.as_secs_f64();
+                return close((StatusCode::REQUEST_TIMEOUT, format!("the request body did not arrive within {seconds} s")));
+            }
+        };
+        match jsonrpc::check(&bytes) {
+            Verdict::Forward => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+            Verdict::Answer(reply) => {
+                (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response()
+            }
+            // A notification or reply is acknowledged without a body, as the transport asks.
+            Verdict::Drop(why) => {
+                tracing::debug!(%why, "dropped a message that gets no answer");
+                StatusCode::ACCEPTED.into_response()
+            }
+        }
     }
-    let (parts, body) = request.into_parts();
-    let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(bytes) => bytes,
-        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, format!("the request body is over {limit} bytes")).into_response(),
-    };
-    let checked = match std::str::from_utf8(&bytes) {
-        Ok(text) => super::stdio::check(text),
-        Err(_) => Err(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error: the message is not UTF-8"}})),
-    };
-    if let Err(reply) = checked {
-        return (StatusCode::BAD_REQUEST, [(axum::http::header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response();
-    }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// An answer after which the connection closes: the rest of its body is not worth reading.
+fn close(answer: (StatusCode, String)) -> Response {
+    let mut response = answer.into_response();
+    response.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+    response
 }

@@ -5,13 +5,14 @@
 #[cfg(feature = "testing")]
 mod fixtures;
 mod http;
+mod jsonrpc;
 mod server;
 mod stdio;
 mod tasks;
 mod tools;
 mod wire;
 
-pub use http::{serve_http, HttpConfig};
+pub use http::{serve_http, HttpConfig, HttpLimits};
 pub use server::StudioServer;
 pub use stdio::{serve_lines, serve_stdio};
 pub use tools::Ctx;

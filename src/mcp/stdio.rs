@@ -3,9 +3,10 @@
 //! for bytes that are not JSON, -32600 for JSON that is not a request), and a single writer keeps
 //! every line on stdout whole. Nothing but protocol goes to stdout; the session ends at EOF.
 
+use super::jsonrpc::{self, Verdict};
 use super::StudioServer;
 use rmcp::ServiceExt;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -82,27 +83,25 @@ async fn forward_requests(
             break;
         }
         if buffer.len() > MAX_LINE && buffer.last() != Some(&b'\n') {
-            lines_out.send(error(Value::Null, -32600, "the message is longer than 4 MiB").to_string()).await.ok();
+            let reply = jsonrpc::error(Value::Null, jsonrpc::INVALID_REQUEST, "the message is longer than 4 MiB");
+            lines_out.send(reply.to_string()).await.ok();
             skip_line(&mut input).await?;
             continue;
         }
-        let Ok(text) = std::str::from_utf8(&buffer) else {
-            lines_out.send(error(Value::Null, -32700, "parse error: the message is not UTF-8").to_string()).await.ok();
-            continue;
-        };
-        let text = text.trim();
-        if text.is_empty() {
+        let line = buffer.trim_ascii();
+        if line.is_empty() {
             continue;
         }
-        match check(text) {
-            Ok(()) => {
+        match jsonrpc::check(line) {
+            Verdict::Forward => {
                 forwarded.fetch_add(1, Ordering::SeqCst);
-                to_sdk.write_all(text.as_bytes()).await?;
+                to_sdk.write_all(line).await?;
                 to_sdk.write_all(b"\n").await?;
             }
-            Err(reply) => {
+            Verdict::Answer(reply) => {
                 lines_out.send(reply.to_string()).await.ok();
             }
+            Verdict::Drop(why) => tracing::debug!(%why, "dropped a message that gets no answer"),
         }
     }
     // End of input: the SDK finishes what it started and ends the session.
@@ -128,27 +127,4 @@ async fn skip_line(input: &mut (impl tokio::io::AsyncBufRead + Unpin)) -> std::i
             }
         }
     }
-}
-
-/// Whether a line is a JSON-RPC message the SDK can read, or the error it gets instead.
-pub(super) fn check(text: &str) -> Result<(), Value> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| error(Value::Null, -32700, &format!("parse error: the message is not JSON ({e})")))?;
-    let Some(object) = value.as_object() else {
-        return Err(error(Value::Null, -32600, "invalid request: send one JSON-RPC object per message (batches are not supported)"));
-    };
-    let id = object.get("id").cloned().unwrap_or(Value::Null);
-    if object.get("jsonrpc") != Some(&json!("2.0")) {
-        return Err(error(id, -32600, "invalid request: \"jsonrpc\" must be \"2.0\""));
-    }
-    let is_call = object.get("method").is_some_and(Value::is_string);
-    let is_reply = object.contains_key("id") && (object.contains_key("result") || object.contains_key("error"));
-    if !is_call && !is_reply {
-        return Err(error(id, -32600, "invalid request: a request needs a \"method\" string"));
-    }
-    Ok(())
-}
-
-fn error(id: Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }

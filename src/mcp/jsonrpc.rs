@@ -1,0 +1,227 @@
+//! The JSON-RPC envelope, as both fronts (stdio and HTTP) check it before the SDK reads a message.
+//! The SDK drops what it cannot parse, or answers without an `id`, and reads a known method with
+//! params of the wrong shape as an unknown method; so the rule lives here, once: a message is
+//! passed on only if the SDK will read it as what it says it is, and anything else gets its
+//! JSON-RPC error here, carrying the request's id whenever that id is readable.
+//! It knows nothing of tools or of the transport the bytes came on.
+
+use rmcp::model::{
+    CallToolRequestMethod, CallToolRequestParams, CancelTaskMethod, CancelTaskParams, ClientJsonRpcMessage,
+    ClientRequest, CompleteRequestMethod, ConstString, DiscoverRequestMethod, DiscoverRequestParams,
+    GetPromptRequestMethod, GetSkillRequestMethod, GetTaskMethod, GetTaskParams, InitializeRequestParams,
+    InitializeResultMethod, JsonRpcMessage, ListPromptsRequestMethod, ListResourceTemplatesRequestMethod,
+    ListResourcesRequestMethod, ListSkillsRequestMethod, ListToolsRequestMethod, NumberOrString,
+    PaginatedRequestParams, PingRequestMethod, ReadResourceDirectoryRequestMethod, ReadResourceRequestMethod,
+    SetLevelRequestMethod, SubscribeRequestMethod, SubscriptionsListenRequestMethod, UnsubscribeRequestMethod,
+    UpdateTaskMethod, UpdateTaskParams,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+/// The bytes were not JSON.
+pub const PARSE_ERROR: i64 = -32700;
+/// The JSON was not a JSON-RPC request.
+pub const INVALID_REQUEST: i64 = -32600;
+/// A known method whose params do not have its shape.
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// What a front does with one message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// The SDK reads it as what it says it is: pass it on unchanged.
+    Forward,
+    /// Not something the SDK can serve: send this error response instead.
+    Answer(Value),
+    /// A notification or a reply the SDK cannot read: JSON-RPC sends nothing back for either.
+    Drop(String),
+}
+
+/// A JSON-RPC error response.
+pub fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// Checks one message, as its raw bytes.
+pub fn check(bytes: &[u8]) -> Verdict {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Verdict::Answer(error(Value::Null, PARSE_ERROR, "parse error: the message is not UTF-8"));
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => check_value(value),
+        Err(e) => Verdict::Answer(error(Value::Null, PARSE_ERROR, &format!("parse error: the message is not JSON ({e})"))),
+    }
+}
+
+/// Checks one message, already read as JSON.
+pub fn check_value(value: Value) -> Verdict {
+    let Value::Object(object) = &value else {
+        return Verdict::Answer(error(
+            Value::Null,
+            INVALID_REQUEST,
+            "invalid request: send one JSON-RPC object per message (batches are not supported)",
+        ));
+    };
+    // The id is read as the SDK reads it, so an error echoes exactly the ids the SDK would.
+    let id = match object.get("id") {
+        None => None,
+        Some(raw) => match serde_json::from_value::<NumberOrString>(raw.clone()) {
+            Ok(id) => Some(id.into_json_value()),
+            Err(_) => {
+                return Verdict::Answer(error(
+                    Value::Null,
+                    INVALID_REQUEST,
+                    "invalid request: \"id\" must be a string or an integer from -2^63 to 2^63-1",
+                ))
+            }
+        },
+    };
+    let reply_id = id.clone().unwrap_or(Value::Null);
+    let fault = |code, message: String| Verdict::Answer(error(reply_id.clone(), code, &message));
+    if object.get("jsonrpc") != Some(&json!("2.0")) {
+        return fault(INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"".into());
+    }
+    match object.get("method") {
+        Some(Value::String(method)) => check_call(method, object, id.is_some(), &value, fault),
+        Some(_) => fault(INVALID_REQUEST, "invalid request: \"method\" must be a string".into()),
+        None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
+            // A client's reply to a request of ours: never answered, only passed on if readable.
+            match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+                Ok(_) => Verdict::Forward,
+                Err(e) => Verdict::Drop(format!("a reply the SDK cannot read: {e}")),
+            }
+        }
+        None => fault(INVALID_REQUEST, "invalid request: a request needs a \"method\" string".into()),
+    }
+}
+
+/// A request (with an id) or a notification (without): its params must fit its method.
+fn check_call(
+    method: &str,
+    object: &Map<String, Value>,
+    is_request: bool,
+    value: &Value,
+    fault: impl Fn(i64, String) -> Verdict,
+) -> Verdict {
+    let problem = params_problem(method, object.get("params")).map(|p| (INVALID_PARAMS, p)).or_else(|| {
+        match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+            // The SDK reads a known method whose params it cannot read as an unknown method.
+            Ok(JsonRpcMessage::Request(request))
+                if matches!(request.request, ClientRequest::CustomRequest(_)) && KNOWN_REQUESTS.contains(&method) =>
+            {
+                Some((INVALID_PARAMS, format!("invalid params: the params do not fit {method}")))
+            }
+            Ok(_) => None,
+            Err(e) => Some((INVALID_REQUEST, format!("invalid request: {e}"))),
+        }
+    });
+    match problem {
+        None => Verdict::Forward,
+        Some((code, message)) if is_request => fault(code, message),
+        Some((_, message)) => Verdict::Drop(format!("a notification of {method} that cannot be read: {message}")),
+    }
+}
+
+/// The request methods the SDK reads into their own types; any other method is served as unknown.
+const KNOWN_REQUESTS: &[&str] = &[
+    PingRequestMethod::VALUE,
+    InitializeResultMethod::VALUE,
+    DiscoverRequestMethod::VALUE,
+    CompleteRequestMethod::VALUE,
+    SetLevelRequestMethod::VALUE,
+    GetPromptRequestMethod::VALUE,
+    ListPromptsRequestMethod::VALUE,
+    ListResourcesRequestMethod::VALUE,
+    ListResourceTemplatesRequestMethod::VALUE,
+    ReadResourceRequestMethod::VALUE,
+    SubscriptionsListenRequestMethod::VALUE,
+    SubscribeRequestMethod::VALUE,
+    UnsubscribeRequestMethod::VALUE,
+    CallToolRequestMethod::VALUE,
+    ListToolsRequestMethod::VALUE,
+    GetTaskMethod::VALUE,
+    UpdateTaskMethod::VALUE,
+    CancelTaskMethod::VALUE,
+    ListSkillsRequestMethod::VALUE,
+    GetSkillRequestMethod::VALUE,
+    ReadResourceDirectoryRequestMethod::VALUE,
+];
+
+/// What is wrong with a message's params, naming the field; `None` when nothing is.
+fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
+    let params = match params {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(params)) => Some(params),
+        Some(_) => return Some(format!("invalid params: \"params\" of {method} must be an object")),
+    };
+    let mut rest = params.cloned().unwrap_or_default();
+    // The SDK takes `_meta` out before it reads the rest into the method's type.
+    match rest.remove("_meta") {
+        None | Some(Value::Object(_)) | Some(Value::Null) => {}
+        Some(_) => return Some(format!("invalid params: \"params._meta\" of {method} must be an object")),
+    }
+    let rest = Value::Object(rest);
+    // The methods this server serves, read as the SDK reads them, so that the error names the field.
+    let fits = match method {
+        m if m == CallToolRequestMethod::VALUE => fits::<CallToolRequestParams>(rest),
+        m if m == GetTaskMethod::VALUE => fits::<GetTaskParams>(rest),
+        m if m == UpdateTaskMethod::VALUE => fits::<UpdateTaskParams>(rest),
+        m if m == CancelTaskMethod::VALUE => fits::<CancelTaskParams>(rest),
+        m if m == ListToolsRequestMethod::VALUE => fits::<PaginatedRequestParams>(rest),
+        m if m == DiscoverRequestMethod::VALUE => fits::<DiscoverRequestParams>(rest),
+        m if m == InitializeResultMethod::VALUE => fits::<InitializeRequestParams>(rest),
+        _ => Ok(()),
+    };
+    fits.err().map(|e| format!("invalid params of {method}: {e}"))
+}
+
+/// Whether `params` reads as `T`; the error names the path to the field that does not.
+fn fits<T: DeserializeOwned>(params: Value) -> Result<(), String> {
+    match serde_path_to_error::deserialize::<_, T>(params) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            Err(if path == "." { format!("params: {inner}") } else { format!("params.{path}: {inner}") })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(line: &str) -> Value {
+        match check(line.as_bytes()) {
+            Verdict::Answer(reply) => reply,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_error_echoes_a_readable_id_and_nulls_an_unreadable_one() {
+        let reply = answer(r#"{"jsonrpc":"2.0","id":"abc","method":"tools/list","params":[]}"#);
+        assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!("abc"), json!(INVALID_PARAMS)));
+        assert_eq!(answer(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":[]}}"#)["id"], 7);
+        for id in ["{}", "[1]", "true", "1.5", "1000000000000000000000000000000", "null"] {
+            let reply = answer(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#));
+            assert_eq!(reply["id"], Value::Null, "{id}");
+            assert_eq!(reply["error"]["code"], INVALID_REQUEST, "{id}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_tools_call_names_the_field() {
+        let reply = answer(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}"#);
+        assert_eq!(reply["error"]["code"], INVALID_PARAMS);
+        assert!(reply["error"]["message"].as_str().unwrap().contains("params.name"), "{reply}");
+        let reply = answer(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x","arguments":[]}}"#);
+        assert!(reply["error"]["message"].as_str().unwrap().contains("params.arguments"), "{reply}");
+    }
+
+    #[test]
+    fn a_broken_notification_is_dropped_and_a_good_request_forwarded() {
+        assert!(matches!(check(br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":[]}"#), Verdict::Drop(_)));
+        assert_eq!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}"#), Verdict::Forward);
+        assert_eq!(check(br#"{"jsonrpc":"2.0","id":1,"method":"rooms/teleport","params":{}}"#), Verdict::Forward);
+    }
+}
