@@ -87,6 +87,18 @@ struct ServeArgs {
     /// Another browser Origin (scheme://host:port, or :* for any port) to accept over HTTP.
     #[arg(long = "allow-origin")]
     allow_origins: Vec<String>,
+    /// HTTP: seconds a client may take to send a request's headers, from its first byte.
+    #[arg(long, default_value_t = 10.0)]
+    http_header_timeout: f64,
+    /// HTTP: seconds a client may take to send a request's body, after its headers.
+    #[arg(long, default_value_t = 30.0)]
+    http_body_timeout: f64,
+    /// HTTP: seconds a connection may stay open with no request under way.
+    #[arg(long, default_value_t = 60.0)]
+    http_idle_timeout: f64,
+    /// HTTP: open connections at most; at the cap, the longest-idle one is closed to make room.
+    #[arg(long, default_value_t = 512)]
+    http_max_connections: usize,
     /// Solver threads for reflows (default: the machine's cores).
     #[arg(long)]
     solver_threads: Option<usize>,
@@ -114,6 +126,10 @@ impl ServeArgs {
             demo: self.demo,
             allow_hosts: self.allow_hosts,
             allow_origins: self.allow_origins,
+            http_header_timeout: self.http_header_timeout,
+            http_body_timeout: self.http_body_timeout,
+            http_idle_timeout: self.http_idle_timeout,
+            http_max_connections: self.http_max_connections,
             solver_threads: self.solver_threads,
             solver_time_limit: self.solver_time_limit,
             task_ttl: self.task_ttl,

@@ -16,6 +16,11 @@ pub struct ServeConfig {
     pub demo: bool,
     pub allow_hosts: Vec<String>,
     pub allow_origins: Vec<String>,
+    /// HTTP: seconds for a request's headers, for its body, and of idleness; open connections at most.
+    pub http_header_timeout: f64,
+    pub http_body_timeout: f64,
+    pub http_idle_timeout: f64,
+    pub http_max_connections: usize,
     pub solver_threads: Option<usize>,
     pub solver_time_limit: f64,
     /// Seconds a task is kept after it is created.
@@ -57,6 +62,13 @@ impl ServeConfig {
 /// `serve`: the MCP server on stdio (until stdin closes) or on HTTP (until SIGTERM or Ctrl-C).
 pub fn serve(config: ServeConfig) -> CommandResult {
     let task_config = config.task_config()?;
+    let http_limits = crate::mcp::HttpLimits::from_flags(
+        config.http_header_timeout,
+        config.http_body_timeout,
+        config.http_idle_timeout,
+        config.http_max_connections,
+    )
+    .map_err(|e| CommandError::Input(anyhow!(e)))?;
     let ttl = task_config.ttl;
     let pool = crate::store::Pool::open(&config.db, 8)
         .with_context(|| format!("opening {}", config.db.display()))
@@ -94,6 +106,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
                 let mut http = crate::mcp::HttpConfig::default();
                 http.allowed_hosts.extend(config.allow_hosts);
                 http.allowed_origins.extend(config.allow_origins);
+                http.limits = http_limits;
                 eprintln!("studioflow: serving MCP at http://{}/mcp", listener.local_addr()?);
                 crate::mcp::serve_http(server, listener, http, shutdown_signal()).await
             }

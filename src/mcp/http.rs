@@ -60,6 +60,29 @@ impl Default for HttpLimits {
     }
 }
 
+impl HttpLimits {
+    /// Limits from `serve`'s flags: timeouts in seconds (more than 0, at most an hour) and a cap
+    /// of at least one connection; the error names the flag.
+    pub fn from_flags(header: f64, body: f64, idle: f64, max_connections: usize) -> Result<HttpLimits, String> {
+        let seconds = |flag: &str, value: f64| {
+            if value > 0.0 && value <= 3600.0 {
+                Ok(Duration::from_secs_f64(value))
+            } else {
+                Err(format!("--{flag} must be more than 0 and at most 3600 seconds"))
+            }
+        };
+        if max_connections == 0 {
+            return Err("--http-max-connections must be at least 1".into());
+        }
+        Ok(HttpLimits {
+            header_timeout: seconds("http-header-timeout", header)?,
+            body_timeout: seconds("http-body-timeout", body)?,
+            idle_timeout: seconds("http-idle-timeout", idle)?,
+            max_connections,
+        })
+    }
+}
+
 impl Default for HttpConfig {
     fn default() -> Self {
         HttpConfig {
@@ -78,23 +101,9 @@ pub async fn serve_http(
     config: HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let guard = Guard::new(&config.allowed_hosts, &config.allowed_origins).map_err(|e| anyhow::anyhow!("--allow-host or --allow-origin: {e}"))?;
     let cancel = CancellationToken::new();
-    let mut sdk_config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(config.allowed_hosts)
-        .with_allowed_origins(config.allowed_origins)
-        .with_max_request_body_bytes(config.max_body_bytes)
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_cancellation_token(cancel.child_token());
-    sdk_config.sse_keep_alive = None;
-    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), sdk_config);
-    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout });
-    let app = axum::Router::new()
-        .route_service("/mcp", service)
-        .layer(axum::middleware::from_fn(move |request, next| front.clone().check(request, next)));
+    let app = app(server, &config, cancel.child_token())?;
     tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP at /mcp");
-    let stop = cancel.clone();
     let stopping = CancellationToken::new();
     let stopped = stopping.clone();
     tokio::spawn(async move {
@@ -102,8 +111,36 @@ pub async fn serve_http(
         stopping.cancel();
     });
     connections::serve(listener, app, config.limits, stopped).await;
-    stop.cancel();
+    cancel.cancel();
     Ok(())
+}
+
+/// `/mcp`: the SDK's service behind the front's checks. `cancel` stops the SDK's work.
+pub(super) fn app(server: StudioServer, config: &HttpConfig, cancel: CancellationToken) -> anyhow::Result<axum::Router> {
+    let guard = Guard::new(&config.allowed_hosts, &config.allowed_origins)
+        .map_err(|e| anyhow::anyhow!("--allow-host or --allow-origin: {e}"))?;
+    let mut sdk_config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(config.allowed_hosts.clone())
+        .with_allowed_origins(config.allowed_origins.clone())
+        .with_max_request_body_bytes(config.max_body_bytes)
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_cancellation_token(cancel);
+    sdk_config.sse_keep_alive = None;
+    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), sdk_config);
+    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout });
+    Ok(axum::Router::new()
+        .route_service("/mcp", service)
+        .layer(axum::middleware::from_fn(move |request, next| front.clone().check(request, next))))
+}
+
+/// Serves one connection of any byte stream (the fuzz targets use an in-memory one).
+#[cfg(feature = "fuzzing")]
+pub(super) async fn serve_one<S>(stream: S, app: axum::Router, limits: HttpLimits)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    connections::serve_one(stream, app, limits).await
 }
 
 /// The checks a request passes before the SDK sees it.

@@ -122,7 +122,7 @@ fn check_call(
 }
 
 /// The request methods the SDK reads into their own types; any other method is served as unknown.
-const KNOWN_REQUESTS: &[&str] = &[
+pub(super) const KNOWN_REQUESTS: &[&str] = &[
     PingRequestMethod::VALUE,
     InitializeResultMethod::VALUE,
     DiscoverRequestMethod::VALUE,

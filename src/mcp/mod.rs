@@ -4,6 +4,8 @@
 
 #[cfg(feature = "testing")]
 mod fixtures;
+#[cfg(feature = "fuzzing")]
+pub mod fuzz;
 mod http;
 mod jsonrpc;
 mod server;

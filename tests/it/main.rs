@@ -3,6 +3,7 @@
 
 mod bad_inputs;
 mod cli;
+mod front;
 mod inputs;
 mod interop;
 mod mcp;

@@ -159,9 +159,24 @@ pub struct HttpServer {
 }
 
 pub fn http(db: &Path, extra: &[&str]) -> HttpServer {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_studioflow"));
+    command.args(["serve", "--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"]).args(extra);
+    spawn_http(command)
+}
+
+/// `studioflow serve --http 127.0.0.1:0` with the process's open-file limit set to `nofile`.
+pub fn http_with_fd_limit(db: &Path, extra: &[&str], nofile: u32) -> HttpServer {
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", &format!("ulimit -n {nofile} && exec \"$0\" \"$@\"")])
+        .arg(env!("CARGO_BIN_EXE_studioflow"))
         .args(["serve", "--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"])
-        .args(extra)
+        .args(extra);
+    spawn_http(command)
+}
+
+fn spawn_http(mut command: Command) -> HttpServer {
+    let mut child = command
         .env("RUST_LOG", "error")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -191,6 +206,11 @@ pub struct Answer {
 }
 
 impl HttpServer {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends one HTTP/1.1 request with the given method, extra headers and body.
     pub fn raw(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
         let mut stream = TcpStream::connect(self.address).unwrap();

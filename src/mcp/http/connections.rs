@@ -19,7 +19,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -84,8 +84,17 @@ fn out_of_descriptors(e: &io::Error) -> bool {
     }
 }
 
+/// Serves one connection on its own, outside any accept loop.
+#[cfg(feature = "fuzzing")]
+pub async fn serve_one<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(stream: S, router: axum::Router, limits: HttpLimits) {
+    let open = Open::default();
+    if let Some(state) = open.admit(1) {
+        serve_connection(stream, router, limits, state, CancellationToken::new()).await;
+    }
+}
+
 /// Serves one connection until it ends, is evicted, times out, or the server shuts down.
-async fn serve_connection(stream: TcpStream, router: axum::Router, limits: HttpLimits, state: Arc<ConnState>, shutdown: CancellationToken) {
+async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(stream: S, router: axum::Router, limits: HttpLimits, state: Arc<ConnState>, shutdown: CancellationToken) {
     let inner = TowerToHyperService::new(router);
     let busy_state = state.clone();
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
@@ -102,7 +111,9 @@ async fn serve_connection(stream: TcpStream, router: axum::Router, limits: HttpL
     let io = TokioIo::new(Watched { inner: stream, state: state.clone() });
     // Header and idle timeouts are kept below, on one clock; hyper's own header timer would also
     // run between requests, making the two one.
+    // A client that shuts its side after sending a request still gets the answer (half_close).
     let connection = http1::Builder::new()
+        .half_close(true)
         .timer(TokioTimer::new())
         .header_read_timeout(None)
         .serve_connection(io, service);
@@ -302,12 +313,12 @@ impl Drop for Busy {
 }
 
 /// The connection's socket, telling its state when bytes arrive.
-struct Watched {
-    inner: TcpStream,
+struct Watched<S> {
+    inner: S,
     state: Arc<ConnState>,
 }
 
-impl AsyncRead for Watched {
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
@@ -318,7 +329,7 @@ impl AsyncRead for Watched {
     }
 }
 
-impl AsyncWrite for Watched {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.inner).poll_write(cx, data)
     }
