@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Fuzzes studioflow's front door: each target in turn (all three unless named), for FUZZ_SECONDS
+# each (default 600), from the corpus kept in fuzz/corpus/TARGET, which is minimized afterwards so
+# that only inputs adding coverage stay in the repository. A crash, hang or panic stops the run
+# with the input in fuzz/artifacts/TARGET; replay it with `cargo fuzz run -s none TARGET FILE`.
+#
+# Stable Rust is enough: `-s none` asks for libFuzzer's coverage without a sanitizer (which would
+# need nightly). Runs at nice 10 so a machine shared with builds stays usable.
+#
+#   fuzz/run.sh                      # all targets, 10 minutes each
+#   FUZZ_SECONDS=60 fuzz/run.sh http_request
+set -euo pipefail
+cd "$(dirname "$0")"
+
+seconds="${FUZZ_SECONDS:-600}"
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    targets=(stdio_line http_request tool_arguments)
+fi
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+
+for target in "${targets[@]}"; do
+    mkdir -p "corpus/$target"
+    echo "== $target: $seconds s" >&2
+    # -timeout: one input taking 30 s is a hang; -rss_limit_mb: growth past 4 GiB is a leak.
+    nice -n 10 cargo fuzz run -s none "$target" "corpus/$target" -- \
+        -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1
+    # Keep only the inputs that add coverage.
+    nice -n 10 cargo fuzz cmin -s none "$target" "corpus/$target"
+done
