@@ -102,7 +102,8 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(st
         let call = hyper::service::Service::call(&inner, request);
         async move {
             match busy {
-                Some(_busy) => call.await,
+                // The request stays in flight until its answer's body has been handed to the socket.
+                Some(busy) => call.await.map(|response| response.map(|body| Body::new(Held { body, _busy: busy }))),
                 // The connection is being closed: no handler may start on it.
                 None => Ok(Response::builder().status(StatusCode::SERVICE_UNAVAILABLE).body(Body::empty()).unwrap_or_default()),
             }
@@ -309,6 +310,30 @@ impl Drop for Busy {
         drop(a);
         self.0.woken.notify_one();
         self.0.freed.notify_waiters();
+    }
+}
+
+/// An answer's body that keeps its request in flight until hyper has sent it and dropped it.
+/// Size and end are passed through, so a body of known length keeps its Content-Length.
+struct Held {
+    body: Body,
+    _busy: Busy,
+}
+
+impl hyper::body::Body for Held {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
     }
 }
 
