@@ -47,14 +47,15 @@ pub fn check(bytes: &[u8]) -> Verdict {
         return Verdict::Answer(error(Value::Null, PARSE_ERROR, "parse error: the message is not UTF-8"));
     };
     match serde_json::from_str::<Value>(text) {
-        Ok(value) => check_value(value),
+        Ok(value) => check_value(&value, text),
         Err(e) => Verdict::Answer(error(Value::Null, PARSE_ERROR, &format!("parse error: the message is not JSON ({e})"))),
     }
 }
 
-/// Checks one message, already read as JSON.
-pub fn check_value(value: Value) -> Verdict {
-    let Value::Object(object) = &value else {
+/// Checks one message, read as JSON from `text`. The SDK's own reading is tried on the text, not
+/// on the value: the two differ, for one, on a key given twice (the value keeps the last).
+fn check_value(value: &Value, text: &str) -> Verdict {
+    let Value::Object(object) = value else {
         return Verdict::Answer(error(
             Value::Null,
             INVALID_REQUEST,
@@ -81,11 +82,11 @@ pub fn check_value(value: Value) -> Verdict {
         return fault(INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"".into());
     }
     match object.get("method") {
-        Some(Value::String(method)) => check_call(method, object, id.is_some(), &value, fault),
+        Some(Value::String(method)) => check_call(method, object, id.is_some(), text, fault),
         Some(_) => fault(INVALID_REQUEST, "invalid request: \"method\" must be a string".into()),
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
             // A client's reply to a request of ours: never answered, only passed on if readable.
-            match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+            match serde_json::from_str::<ClientJsonRpcMessage>(text) {
                 Ok(_) => Verdict::Forward,
                 Err(e) => Verdict::Drop(format!("a reply the SDK cannot read: {e}")),
             }
@@ -99,11 +100,11 @@ fn check_call(
     method: &str,
     object: &Map<String, Value>,
     is_request: bool,
-    value: &Value,
+    text: &str,
     fault: impl Fn(i64, String) -> Verdict,
 ) -> Verdict {
     let problem = params_problem(method, object.get("params")).map(|p| (INVALID_PARAMS, p)).or_else(|| {
-        match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+        match serde_json::from_str::<ClientJsonRpcMessage>(text) {
             // The SDK reads a known method whose params it cannot read as an unknown method.
             Ok(JsonRpcMessage::Request(request))
                 if matches!(request.request, ClientRequest::CustomRequest(_)) && KNOWN_REQUESTS.contains(&method) =>
@@ -223,5 +224,13 @@ mod tests {
         assert!(matches!(check(br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":[]}"#), Verdict::Drop(_)));
         assert_eq!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}"#), Verdict::Forward);
         assert_eq!(check(br#"{"jsonrpc":"2.0","id":1,"method":"rooms/teleport","params":{}}"#), Verdict::Forward);
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_with_the_id() {
+        // Found by the stdio_line fuzz target: the SDK refuses what a JSON value silently merges.
+        let reply = answer(r#"{"jsonrpc":"2.0","id":4,"method":"ping","method":"tools/list"}"#);
+        assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(4), json!(INVALID_REQUEST)));
+        assert!(matches!(check(br#"{"jsonrpc":"2.0","method":".0","method":"notifications/initialized"}"#), Verdict::Drop(_)));
     }
 }
