@@ -24,11 +24,11 @@ pub fn stdio_line(line: &[u8]) {
         Verdict::Forward => {
             let message: ClientJsonRpcMessage =
                 serde_json::from_slice(line).unwrap_or_else(|e| panic!("forwarded a message the SDK cannot read: {e}"));
-            if let JsonRpcMessage::Request(request) = &message {
-                if let ClientRequest::CustomRequest(custom) = &request.request {
-                    // The SDK serves a known method it could not read as unknown: that must not pass.
-                    assert!(!jsonrpc::KNOWN_REQUESTS.contains(&custom.method.as_str()), "forwarded {} with params the SDK reads as unknown", custom.method);
-                }
+            // The SDK serves a known method it could not read as unknown: that must not pass.
+            if let JsonRpcMessage::Request(request) = &message
+                && let ClientRequest::CustomRequest(custom) = &request.request
+            {
+                assert!(!jsonrpc::KNOWN_REQUESTS.contains(&custom.method.as_str()), "forwarded {} with params the SDK reads as unknown", custom.method);
             }
         }
         Verdict::Answer(reply) => {

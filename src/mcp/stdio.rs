@@ -1,7 +1,8 @@
 //! stdio: newline-delimited JSON-RPC on stdin and stdout. A thin front sits before the SDK's
-//! transport, which drops lines it cannot read: here such a line gets its JSON-RPC error (-32700
-//! for bytes that are not JSON, -32600 for JSON that is not a request), and a single writer keeps
-//! every line on stdout whole. Nothing but protocol goes to stdout; the session ends at EOF.
+//! transport, which drops lines it cannot read: each line goes through the envelope check of
+//! `jsonrpc.rs` (shared with HTTP), which passes it on or gives its JSON-RPC error, and a single
+//! writer keeps every line on stdout whole. Nothing but protocol goes to stdout; the session ends
+//! at EOF.
 
 use super::jsonrpc::{self, Verdict};
 use super::StudioServer;
