@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes studioflow's front door: each target in turn (all three unless named), for FUZZ_SECONDS
-# each (default 600), from the corpus kept in fuzz/corpus/TARGET, which is minimized afterwards so
-# that only inputs adding coverage stay in the repository. A crash, hang or panic stops the run
-# with the input in fuzz/artifacts/TARGET; replay it with `cargo fuzz run -s none TARGET FILE`.
+# each (default 600), from the hand-written inputs in fuzz/seeds/TARGET and the corpus kept in
+# fuzz/corpus/TARGET. Afterwards the corpus is minimized (cmin) and cut to its FUZZ_KEEP smallest
+# inputs (default 300), to keep the repository small; a rerun finds the rest again quickly.
+# A crash, hang or panic stops the run with the input in fuzz/artifacts/TARGET; replay it with
+# `cargo fuzz run -s none TARGET FILE`.
 #
 # Stable Rust is enough: `-s none` asks for libFuzzer's coverage without a sanitizer (which would
 # need nightly). Runs at nice 10 so a machine shared with builds stays usable.
@@ -20,11 +22,14 @@ fi
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 
 for target in "${targets[@]}"; do
-    mkdir -p "corpus/$target"
+    mkdir -p "corpus/$target" "seeds/$target"
     echo "== $target: $seconds s" >&2
     # -timeout: one input taking 30 s is a hang; -rss_limit_mb: growth past 4 GiB is a leak.
-    nice -n 10 cargo fuzz run -s none "$target" "corpus/$target" -- \
+    nice -n 10 cargo fuzz run -s none "$target" "corpus/$target" "seeds/$target" -- \
         -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1
-    # Keep only the inputs that add coverage.
+    # Keep only the inputs that add coverage, and of those the smallest.
     nice -n 10 cargo fuzz cmin -s none "$target" "corpus/$target"
+    find "corpus/$target" -type f -printf '%s %p\n' | sort -n -k1,1 -k2,2 \
+        | tail -n +"$((${FUZZ_KEEP:-300} + 1))" | cut -d' ' -f2- | xargs -r rm -f
+    echo "== $target: $(find "corpus/$target" -type f | wc -l) inputs kept in corpus/$target" >&2
 done
