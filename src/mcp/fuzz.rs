@@ -5,7 +5,6 @@
 //! in-memory connection, by the real front, SDK and tools), and each tool's arguments.
 
 use super::jsonrpc::{self, Verdict};
-use super::tasks::ToolRender;
 use super::{tools, Ctx, HttpConfig, HttpLimits, StudioServer};
 use crate::store::Pool;
 use crate::tasks::{TaskConfig, Tasks};
@@ -14,6 +13,12 @@ use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The fuzzer's oracle: a broken rule, or a harness that cannot start, is a panic, which libFuzzer
+/// reports as a crash with the input that caused it.
+fn or_crash<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T {
+    result.unwrap_or_else(|e| panic!("{what}: {e}"))
+}
 
 /// One stdio line: what the front decides must be what the SDK can take, and an error it sends
 /// must be a well-formed answer with the request's id whenever that id is readable.
@@ -80,21 +85,14 @@ fn scratch() -> &'static Scratch {
     static SCRATCH: OnceLock<Scratch> = OnceLock::new();
     SCRATCH.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("studioflow-fuzz-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
-        let pool = Arc::new(Pool::open(&dir.join("studio.db"), 4).expect("a scratch database"));
-        pool.with(|store| crate::demo::load_demo(store).map(|_| ())).expect("a pool connection").expect("the demo studio");
+        or_crash(std::fs::create_dir_all(&dir), "a scratch directory");
+        let pool = Arc::new(or_crash(Pool::open(&dir.join("studio.db"), 4), "a scratch database"));
+        or_crash(or_crash(pool.with(|store| crate::demo::load_demo(store).map(|_| ())), "a pool connection"), "the demo studio");
         // Reflows get little time: the fuzzer is after the front door, not the solver.
-        let config = TaskConfig {
-            ttl: Duration::from_secs(60),
-            solver_threads: 1,
-            solver_time_limit: Duration::from_millis(20),
-            test_delay_per_part: None,
-        };
-        let tasks = Tasks::new(pool.clone(), config, Arc::new(ToolRender));
-        let ctx = Ctx { pool: pool.clone(), solver_threads: 1, solver_time_limit: Duration::from_millis(20) };
-        let server = StudioServer::new(ctx, tasks);
-        let ctx = Arc::new(Ctx { pool, solver_threads: 1, solver_time_limit: Duration::from_millis(20) });
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        let config = TaskConfig::new(Duration::from_secs(60), 1, Duration::from_millis(20));
+        let ctx = Arc::new(Ctx { pool: pool.clone(), tasks: Tasks::new(pool, config) });
+        let server = StudioServer::new(Ctx { pool: ctx.pool.clone(), tasks: ctx.tasks.clone() });
+        let runtime = or_crash(tokio::runtime::Builder::new_current_thread().enable_all().build(), "a runtime");
         Scratch { server, ctx, runtime, _dir: tempfile_dir::Dir(dir) }
     })
 }
@@ -112,7 +110,7 @@ pub fn http_request(bytes: &[u8]) {
         },
         ..HttpConfig::default()
     };
-    let app = super::http::app(scratch.server.clone(), &config, tokio_util::sync::CancellationToken::new()).expect("the default config is valid");
+    let app = or_crash(super::http::app(scratch.server.clone(), &config, tokio_util::sync::CancellationToken::new()), "the default config");
     scratch.runtime.block_on(async {
         let (client, server) = tokio::io::duplex(1 << 16);
         let serving = tokio::spawn(super::http::serve_one(server, app, config.limits));
@@ -124,13 +122,13 @@ pub fn http_request(bytes: &[u8]) {
         });
         let _ = to_server.write_all(bytes).await;
         let _ = to_server.shutdown().await;
-        let answer = tokio::time::timeout(Duration::from_secs(30), reading)
-            .await
-            .expect("the server finished within 30 s of the client's last byte")
-            .expect("the reader ran");
+        let answer = or_crash(
+            or_crash(tokio::time::timeout(Duration::from_secs(30), reading).await, "the answer within 30 s of the last byte"),
+            "the reader",
+        );
         let http = answer.starts_with(b"HTTP/1.1 ") || answer.starts_with(b"HTTP/1.0 ");
         assert!(answer.is_empty() || http, "not HTTP: {:?}", String::from_utf8_lossy(&answer));
-        tokio::time::timeout(Duration::from_secs(30), serving).await.expect("the connection ended").expect("it did not panic");
+        or_crash(or_crash(tokio::time::timeout(Duration::from_secs(30), serving).await, "the connection's end"), "the connection");
     });
 }
 
