@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes studioflow's front door: each target in turn (all three unless named), for FUZZ_SECONDS
 # each (default 600), from the hand-written inputs in fuzz/seeds/TARGET and the corpus kept in
-# fuzz/corpus/TARGET. Afterwards the corpus is minimized (cmin) and cut to its FUZZ_KEEP smallest
-# inputs (default 300), to keep the repository small; a rerun finds the rest again quickly.
+# fuzz/corpus/TARGET. Afterwards the corpus is cut to the FUZZ_KEEP inputs (default 300) that
+# cover the most code (keep.py), to keep the repository small; a rerun finds the rest quickly.
 # A crash, hang or panic stops the run with the input in fuzz/artifacts/TARGET; replay it with
 # `cargo fuzz run -s none TARGET FILE`.
 #
@@ -27,9 +27,16 @@ for target in "${targets[@]}"; do
     # -timeout: one input taking 30 s is a hang; -rss_limit_mb: growth past 4 GiB is a leak.
     nice -n 10 cargo fuzz run -s none "$target" "corpus/$target" "seeds/$target" -- \
         -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1
-    # Keep only the inputs that add coverage, and of those the smallest.
-    nice -n 10 cargo fuzz cmin -s none "$target" "corpus/$target"
-    find "corpus/$target" -type f -printf '%s %p\n' | sort -n -k1,1 -k2,2 \
-        | tail -n +"$((${FUZZ_KEEP:-300} + 1))" | cut -d' ' -f2- | xargs -r rm -f
+    # Keep the inputs that cover the most code, FUZZ_KEEP at most (keep.py reads libFuzzer's
+    # per-input coverage from a merge control file).
+    work="$(mktemp -d)"
+    mkdir "$work/merged"
+    nice -n 10 cargo fuzz run -s none "$target" "$work/merged" "corpus/$target" -- \
+        -merge=1 -merge_control_file="$work/control" >"$work/log" 2>&1 || { cat "$work/log" >&2; exit 1; }
+    mkdir "$work/kept"
+    python3 keep.py "$work/control" "${FUZZ_KEEP:-300}" | while read -r input; do cp "$input" "$work/kept/"; done
+    rm -rf "corpus/$target"
+    mv "$work/kept" "corpus/$target"
+    rm -rf "$work"
     echo "== $target: $(find "corpus/$target" -type f | wc -l) inputs kept in corpus/$target" >&2
 done
