@@ -2,6 +2,12 @@
 //! every placement that rules 1-3 allow and that no fixed booking blocks (rules 4-5 against fixed
 //! bookings never change, so they are filtered here once). A booking left with no candidate keeps
 //! the first rule that stopped it, for its unresolved reason. Nothing here chooses between candidates.
+//!
+//! In a large chain a booking may go to hundreds of rooms at each start; keeping them all would
+//! make the month's size bookings times rooms. So each booking keeps at most a cap of its cheapest
+//! placements (rooms of equal cost in an order that differs per booking, so that bookings do not
+//! all crowd into the first rooms), and records the least cost of any placement it dropped
+//! ([`Affected::floor`]): lower bounds count a dropped placement at that cost, so they stay valid.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -69,6 +75,9 @@ pub(crate) struct Affected {
     pub candidates: Range<usize>,
     /// How many candidates it had before pruning: how constrained it is, for the greedy's order.
     pub options: usize,
+    /// When the cap dropped some of its placements: no dropped placement costs less than this.
+    /// `None` when every placement rules 1-5 allow against fixed bookings is a candidate.
+    pub floor: Option<i64>,
     pub blocked: Option<Blocked>,
 }
 
@@ -84,9 +93,9 @@ pub(crate) struct Problem {
 }
 
 impl Problem {
-    /// Builds the candidates of every affected booking. Assumes `instance.check()` passed;
-    /// a booking in an unknown room is treated as unaffected.
-    pub fn build(instance: &Instance) -> Problem {
+    /// Builds the candidates of every affected booking, at most `cap` each (cheapest first).
+    /// Assumes `instance.check()` passed; a booking in an unknown room is treated as unaffected.
+    pub fn build(instance: &Instance, cap: usize) -> Problem {
         let room_index: HashMap<&str, u32> =
             instance.rooms.iter().enumerate().map(|(i, r)| (r.id.as_str(), i as u32)).collect();
         let mut clients = Interner::default();
@@ -105,6 +114,7 @@ impl Problem {
                     series: None,
                     candidates: 0..0,
                     options: 0,
+                    floor: None,
                     blocked: None,
                 });
                 continue;
@@ -130,19 +140,22 @@ impl Problem {
         let generator = Generator { instance, fixed: &fixed, open: &open, room_index: &room_index };
         // Bookings are independent here, so they are generated in parallel (on the caller's
         // rayon pool) and concatenated in instance order.
-        let generated: Vec<(Vec<Candidate>, Option<Blocked>)> = affected
+        let generated: Vec<(Vec<Candidate>, Option<i64>, Option<Blocked>)> = affected
             .par_iter()
             .enumerate()
             .map(|(i, a)| {
                 let mut own = Vec::new();
-                let blocked = generator.candidates(i as u32, a, &mut own);
-                own.sort_by_key(|c| (c.cost, c.room, c.start));
-                (own, blocked)
+                let floor = generator.cheapest(i as u32, a, cap.max(1), &mut own);
+                let blocked = if own.is_empty() { generator.candidates(i as u32, a, &mut own) } else { None };
+                // Cheapest first; among equal costs the generation order (rooms rotated per booking).
+                own.sort_by_key(|c| c.cost);
+                (own, floor, blocked)
             })
             .collect();
-        let mut candidates = Vec::with_capacity(generated.iter().map(|(c, _)| c.len()).sum());
-        for (a, (own, blocked)) in affected.iter_mut().zip(generated) {
+        let mut candidates = Vec::with_capacity(generated.iter().map(|(c, _, _)| c.len()).sum());
+        for (a, (own, floor, blocked)) in affected.iter_mut().zip(generated) {
             a.blocked = blocked;
+            a.floor = floor;
             a.candidates = candidates.len()..candidates.len() + own.len();
             a.options = own.len();
             candidates.extend(own);
@@ -200,6 +213,12 @@ impl Problem {
         self.candidates = kept;
     }
 
+    /// Whether every booking of `affected` kept all its placements (no cap dropped any), so that
+    /// a bound proven over the candidates holds for the instance.
+    pub fn is_complete(&self, affected: &[u32]) -> bool {
+        affected.iter().all(|&a| self.affected[a as usize].floor.is_none())
+    }
+
     /// The candidate indices of an affected booking.
     pub fn candidates_of(&self, affected: u32) -> Range<usize> {
         self.affected[affected as usize].candidates.clone()
@@ -250,6 +269,69 @@ struct Generator<'a> {
 }
 
 impl Generator<'_> {
+    /// Pushes the cheapest placements of one affected booking, at most `cap`, in order of cost,
+    /// and returns the least cost a placement it did not look at could have (`None` when it looked
+    /// at them all). Among rooms of equal cost the order starts at a room that depends on the
+    /// booking, so that a cap spreads the bookings over the rooms.
+    fn cheapest(&self, index: u32, a: &Affected, cap: usize, out: &mut Vec<Candidate>) -> Option<i64> {
+        let inst = self.instance;
+        let b = &inst.bookings[a.booking];
+        if !b.movable {
+            return None;
+        }
+        let own_room = self.room_index.get(b.room.as_str()).copied();
+        let compatible: Vec<u32> = (0..inst.rooms.len() as u32)
+            .filter(|&r| fits(&inst.rooms[r as usize], b.party_size, &b.requires))
+            .collect();
+        let others: Vec<u32> = {
+            let rest: Vec<u32> = compatible.iter().copied().filter(|&r| Some(r) != own_room).collect();
+            let turn = if rest.is_empty() { 0 } else { (a.booking as u64).wrapping_mul(0x9e37_79b9) as usize % rest.len() };
+            rest[turn..].iter().chain(&rest[..turn]).copied().collect()
+        };
+        let own: Vec<u32> = own_room.filter(|r| compatible.contains(r)).into_iter().collect();
+        let w = &inst.weights;
+        let steps = inst.max_shift_minutes / inst.grid_minutes;
+        // Levels of equal cost: (cost, shift steps, whether in another room).
+        let mut levels: Vec<(i64, i64, bool)> = (0..=steps)
+            .flat_map(|k| [(w.shift_step * k, k, false), (w.shift_step * k + w.room_change, k, true)])
+            .collect();
+        levels.sort_unstable();
+        let duration = b.end - b.start;
+        let timeline = |r: Resource| self.fixed.get(&r);
+        let busy = |t: Option<&Timeline>, s, e, pad| t.is_some_and(|t| t.clashes(s, e, pad));
+        let client_timeline = timeline(Resource::Client(a.client));
+        let engineer_timeline = a.engineer.and_then(|e| timeline(Resource::Engineer(e)));
+        for &(cost, k, other) in &levels {
+            let starts: Vec<Minute> = if k == 0 { vec![b.start] } else { vec![b.start - k * inst.grid_minutes, b.start + k * inst.grid_minutes] };
+            let starts: Vec<Minute> = starts.into_iter().filter(|s| s.div_euclid(DAY) == b.day()).collect();
+            let free: Vec<Minute> = starts
+                .into_iter()
+                .filter(|&s| !busy(client_timeline, s, s + duration, 0) && !busy(engineer_timeline, s, s + duration, 0))
+                .collect();
+            if free.is_empty() {
+                continue;
+            }
+            for &r in if other { &others } else { &own } {
+                let room = &inst.rooms[r as usize];
+                let room_timeline = timeline(Resource::Room(r));
+                for &s in &free {
+                    let e = s + duration;
+                    if is_open(&self.open[r as usize], s, e)
+                        && !room.is_offline_during(s, e)
+                        && !busy(room_timeline, s, e, inst.buffer_minutes)
+                    {
+                        if out.len() == cap {
+                            // Everything not looked at is at this level or a later, dearer one.
+                            return Some(cost);
+                        }
+                        out.push(Candidate { affected: index, room: r, start: s, end: e, cost });
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// Pushes the candidates of one affected booking, or returns why it has none.
     fn candidates(&self, index: u32, a: &Affected, out: &mut Vec<Candidate>) -> Option<Blocked> {
         let inst = self.instance;

@@ -233,6 +233,8 @@ pub(crate) fn improve(
     mut report: impl FnMut(&PartOutcome),
 ) -> PartOutcome {
     let mut best = PartOutcome { bound: trivial_bound(problem, part), plan: incumbent, optimal: false };
+    // Only a model of every placement proves something about the instance.
+    let exact = thin.is_none() && problem.is_complete(&part.affected);
     if best.bound >= best.plan.cost || limits.exhausted(0) {
         best.optimal = best.bound >= best.plan.cost;
         return best;
@@ -266,7 +268,7 @@ pub(crate) fn improve(
             report(&best);
         }
         if let Some(bound) = current.stats().best_bound
-            && thin.is_none()
+            && exact
         {
             // The cost is an integer, so a fractional bound rounds up.
             let bound = (bound - 1e-6).ceil() as i64 + model.constant;

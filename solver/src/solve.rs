@@ -87,13 +87,17 @@ pub struct Strategy {
     pub thin_to: usize,
     /// Remove candidates that a free placement of the same booking dominates (exact; see `prune`).
     pub prune: bool,
+    /// The most placements a booking keeps, cheapest first (see `candidates`): in a chain of
+    /// hundreds of rooms a booking may go to thousands, and the month would not fit in memory.
+    /// Bounds count a dropped placement at the least cost it could have, so they stay valid.
+    pub candidate_cap: usize,
 }
 
 impl Default for Strategy {
     /// Measured in BENCHMARKS.md: parts up to 6,000 candidates (every part of the studio and the
     /// 40-room chain) stay exact; bigger ones keep 32 candidates per booking.
     fn default() -> Self {
-        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 6_000, thin_to: 32, prune: true }
+        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 6_000, thin_to: 32, prune: true, candidate_cap: 192 }
     }
 }
 
@@ -172,7 +176,7 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     // the ILP parts run on it from a background thread.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(options.threads.max(1)).build().ok().map(Arc::new);
     let prepare = || {
-        let mut problem = Problem::build(instance);
+        let mut problem = Problem::build(instance, strategy.candidate_cap);
         // Pruning is exact and shrinks the search; a cancel stops it between rounds.
         if strategy.prune {
             prune(&mut problem, cancelled);
