@@ -285,7 +285,12 @@ impl Generator<'_> {
             .collect();
         let others: Vec<u32> = {
             let rest: Vec<u32> = compatible.iter().copied().filter(|&r| Some(r) != own_room).collect();
-            let turn = if rest.is_empty() { 0 } else { (a.booking as u64).wrapping_mul(0x9e37_79b9) as usize % rest.len() };
+            // A series' occurrences turn alike, so that a cap keeps rooms they have in common.
+            let key = match &b.series {
+                Some(series) => series.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, byte| (h ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3)),
+                None => (a.booking as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            };
+            let turn = if rest.is_empty() { 0 } else { (key >> 17) as usize % rest.len() };
             rest[turn..].iter().chain(&rest[..turn]).copied().collect()
         };
         let own: Vec<u32> = own_room.filter(|r| compatible.contains(r)).into_iter().collect();

@@ -36,11 +36,13 @@
 //! - [`generate`]: seeded realistic instances for tests and benchmarks.
 #![deny(missing_docs)]
 
+mod bound;
 mod candidates;
 mod check;
 pub mod generate;
 mod greedy;
 pub mod instance;
+mod local;
 mod model;
 mod plan;
 mod prune;

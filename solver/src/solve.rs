@@ -176,14 +176,19 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     // the ILP parts run on it from a background thread.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(options.threads.max(1)).build().ok().map(Arc::new);
     let prepare = || {
+        let t0 = Instant::now();
         let mut problem = Problem::build(instance, strategy.candidate_cap);
+        let t1 = Instant::now();
+        let n0 = problem.candidates.len();
         // Pruning is exact and shrinks the search; a cancel stops it between rounds.
         if strategy.prune {
             prune(&mut problem, cancelled);
         }
+        let t2 = Instant::now();
         // A cancel before the split keeps the month whole: the greedy answer is the same (parts
         // do not interact, and the greedy keeps each part's order), and the split is skipped.
         let parts = split(&problem, !strategy.split || cancelled());
+        if std::env::var_os("SF_TRACE").is_some() { eprintln!("build {:?} ({n0} cands) prune {:?} ({} left) split {:?}", t1-t0, t2-t1, problem.candidates.len(), t2.elapsed()); }
         (problem, parts)
     };
     let (problem, parts) = match &pool {
@@ -194,7 +199,7 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     phases.prepare = started.elapsed();
 
     let start_part = |part: &Part| {
-        let plan = greedy(&problem, part);
+        let plan = crate::local::improve(&problem, part, greedy(&problem, part));
         let bound = trivial_bound(&problem, part);
         PartOutcome { optimal: bound >= plan.cost, bound, plan }
     };
@@ -207,12 +212,27 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
 
     let mut search = Search { cancelled: false, deadline_hit: false };
     if strategy.ilp && !cancelled() {
-        search = improve_parts(&problem, &parts, &mut best, options, strategy, deadline, pool);
+        search = improve_parts(&problem, &parts, &mut best, options, strategy, deadline, pool.clone());
     } else {
         search.cancelled = cancelled();
         report_progress(options, best.len(), best.len());
     }
     phases.ilp = started.elapsed() - phases.prepare - phases.greedy;
+    if let Ok(iters) = std::env::var("SF_LAGR") {
+        let iters: u64 = iters.parse().unwrap();
+        let t = Instant::now();
+        let bounds: Vec<(i64, i64, usize)> = pool.as_ref().unwrap().install(|| parts.par_iter().zip(best.par_iter()).with_max_len(1).map(|(part, o)| {
+            if o.optimal { return (o.bound, o.bound, 0); }
+            let mut r = crate::bound::Relaxation::new(&problem, part);
+            r.improve(o.plan.cost as f64, iters);
+            (o.bound, r.bound(), r.size())
+        }).collect());
+        let old: i64 = bounds.iter().map(|b| b.0).sum();
+        let new: i64 = bounds.iter().map(|b| b.0.max(b.1)).sum();
+        eprintln!("lagrange {:?}: old {old} new {new} (+{})", t.elapsed(), new - old);
+        for (i, b) in bounds.iter().enumerate() { if b.1 > b.0 || b.2 > 100000 { eprintln!("  part {i}: {} -> {} (cost {}) size {}", b.0, b.1, best[i].plan.cost, b.2); } }
+        for (o, b) in best.iter_mut().zip(&bounds) { o.bound = o.bound.max(b.1); }
+    }
 
     let finish_started = Instant::now();
     let mut chosen = vec![None; problem.affected.len()];
