@@ -47,8 +47,6 @@ pub(crate) struct Relaxation {
     series: Vec<Series>,
     /// Whether each booking of the part belongs to a series handled exactly.
     in_series: Vec<bool>,
-    /// The room of each local candidate.
-    room: Vec<u32>,
     unresolved: f64,
     split: f64,
     /// The prices, one per row.
@@ -156,7 +154,6 @@ impl Relaxation {
             floor,
             series,
             in_series,
-            room,
             unresolved: w.unresolved as f64,
             split: w.series_split as f64,
             price: vec![0.0; row_count],
@@ -167,9 +164,14 @@ impl Relaxation {
         }
     }
 
-    /// Number of candidates, the measure of the work of one iteration.
+    /// The work of one iteration: candidates plus row memberships.
     pub fn size(&self) -> usize {
         self.candidates.len() + self.members.len()
+    }
+
+    /// Whether further steps are unlikely to raise the bound (the step scale has collapsed).
+    pub fn converged(&self) -> bool {
+        self.scale < 1e-4
     }
 
     /// The relaxation's value at the current prices, and for each booking the local candidate
@@ -261,8 +263,12 @@ impl Relaxation {
 
     /// Runs `iterations` subgradient steps towards `target` (the cost of a known plan), keeping
     /// the best bound. Deterministic: the same steps give the same prices and bound.
-    pub fn improve(&mut self, target: f64, iterations: u64) {
+    /// `keep_going` is asked before each step, so that a cancel does not wait for them.
+    pub fn improve(&mut self, target: f64, iterations: u64, keep_going: impl Fn() -> bool) {
         for _ in 0..iterations {
+            if !keep_going() {
+                break;
+            }
             self.iterations += 1;
             let (value, pick) = self.evaluate();
             if value > self.best + 1e-9 {

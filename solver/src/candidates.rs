@@ -67,6 +67,8 @@ pub(crate) enum RoomState {
 pub(crate) struct Affected {
     /// Index into the instance's bookings.
     pub booking: usize,
+    /// Its original start.
+    pub start: Minute,
     pub client: u32,
     pub engineer: Option<u32>,
     /// Index of its series among the series that matter (two or more affected bookings with candidates).
@@ -109,6 +111,7 @@ impl Problem {
             if instance.rooms[room as usize].is_offline_during(b.start, b.end) {
                 affected.push(Affected {
                     booking: index,
+                    start: b.start,
                     client,
                     engineer,
                     series: None,

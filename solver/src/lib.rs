@@ -42,6 +42,7 @@ mod check;
 pub mod generate;
 mod greedy;
 pub mod instance;
+mod lns;
 mod local;
 mod model;
 mod plan;
@@ -53,5 +54,5 @@ mod validate;
 
 pub use check::InstanceError;
 pub use instance::{Assignment, Booking, DAY, Instance, Interval, Minute, Room, Solution, Unresolved, VERSION, Weights};
-pub use solve::{Options, Phases, Progress, Report, Strategy, solve, solve_with_report, solve_with_strategy};
+pub use solve::{Options, Phases, Progress, Report, Strategy, gap_percent, quality, solve, solve_with_report, solve_with_strategy};
 pub use validate::{Violation, cost, validate};

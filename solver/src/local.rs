@@ -15,12 +15,12 @@ use crate::split::Part;
 const SWEEPS: usize = 3;
 
 /// What a part's placed bookings hold, with who holds it (a booking's index in the part).
-struct Holdings {
+pub(crate) struct Holdings {
     held: HashMap<Resource, Vec<(Minute, Minute, usize)>>,
 }
 
 impl Holdings {
-    fn new(problem: &Problem, chosen: &[Option<usize>]) -> Holdings {
+    pub fn new(problem: &Problem, chosen: &[Option<usize>]) -> Holdings {
         let mut holdings = Holdings { held: HashMap::new() };
         for (i, c) in chosen.iter().enumerate() {
             if let Some(c) = c {
@@ -45,7 +45,7 @@ impl Holdings {
     }
 
     /// Whether candidate `c` clashes with nothing held, except by the bookings `ignoring` allows.
-    fn is_free(&self, problem: &Problem, c: usize, ignoring: impl Fn(usize) -> bool) -> bool {
+    pub fn is_free(&self, problem: &Problem, c: usize, ignoring: impl Fn(usize) -> bool) -> bool {
         problem.occupies(&problem.candidates[c]).all(|(r, s, e)| {
             self.held.get(&r).is_none_or(|list| list.iter().all(|&(hs, he, o)| e <= hs || he <= s || ignoring(o)))
         })
