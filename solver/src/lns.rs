@@ -22,7 +22,7 @@ const LARGEST: usize = 96;
 /// Candidates per freed booking in a neighbourhood (its cheapest free ones, plus its own).
 const PER_BOOKING: usize = 40;
 /// Branch-and-bound nodes per neighbourhood.
-pub(crate) const NODES: u64 = 400;
+pub(crate) const NODES: u64 = 100;
 /// Lagrangian work per step, in candidate-iterations: small parts get more iterations.
 const BOUND_WORK: usize = 3_000_000;
 /// Steps without a better plan or bound before a part is left alone.
