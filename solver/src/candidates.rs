@@ -140,7 +140,20 @@ impl Problem {
             })
             .collect();
 
-        let generator = Generator { instance, fixed: &fixed, open: &open, room_index: &room_index };
+        // Bookings with the same needs share their list of compatible rooms (rule 2), so that the
+        // rooms are scanned once per kind of need, not once per booking.
+        let mut needs: HashMap<(u32, &[String]), u32> = HashMap::new();
+        let mut lists: Vec<Vec<u32>> = Vec::new();
+        let mut list_of = Vec::with_capacity(affected.len());
+        for a in &affected {
+            let b = &instance.bookings[a.booking];
+            let list = *needs.entry((b.party_size, b.requires.as_slice())).or_insert_with(|| {
+                lists.push((0..instance.rooms.len() as u32).filter(|&r| fits(&instance.rooms[r as usize], b.party_size, &b.requires)).collect());
+                lists.len() as u32 - 1
+            });
+            list_of.push(list);
+        }
+        let generator = Generator { instance, fixed: &fixed, open: &open, room_index: &room_index, lists: &lists, list_of: &list_of };
         // Bookings are independent here, so they are generated in parallel (on the caller's
         // rayon pool) and concatenated in instance order.
         let generated: Vec<(Vec<Candidate>, Option<i64>, Option<Blocked>)> = affected
@@ -269,9 +282,17 @@ struct Generator<'a> {
     fixed: &'a HashMap<Resource, Timeline>,
     open: &'a [Vec<[Minute; 2]>],
     room_index: &'a HashMap<&'a str, u32>,
+    /// The distinct lists of compatible rooms, and which one each affected booking has.
+    lists: &'a [Vec<u32>],
+    list_of: &'a [u32],
 }
 
 impl Generator<'_> {
+    /// The rooms that fit affected booking `index` (rule 2), in index order.
+    fn compatible(&self, index: u32) -> &[u32] {
+        &self.lists[self.list_of[index as usize] as usize]
+    }
+
     /// Pushes the cheapest placements of one affected booking, at most `cap`, in order of cost,
     /// and returns the least cost a placement it did not look at could have (`None` when it looked
     /// at them all). Among rooms of equal cost the order starts at a room that depends on the
@@ -283,9 +304,7 @@ impl Generator<'_> {
             return None;
         }
         let own_room = self.room_index.get(b.room.as_str()).copied();
-        let compatible: Vec<u32> = (0..inst.rooms.len() as u32)
-            .filter(|&r| fits(&inst.rooms[r as usize], b.party_size, &b.requires))
-            .collect();
+        let compatible = self.compatible(index);
         let others: Vec<u32> = {
             let rest: Vec<u32> = compatible.iter().copied().filter(|&r| Some(r) != own_room).collect();
             // A series' occurrences turn alike, so that a cap keeps rooms they have in common.
@@ -348,9 +367,7 @@ impl Generator<'_> {
             return Some(Blocked::Pinned);
         }
         let own_room = self.room_index.get(b.room.as_str()).copied();
-        let compatible: Vec<u32> = (0..inst.rooms.len() as u32)
-            .filter(|&r| fits(&inst.rooms[r as usize], b.party_size, &b.requires))
-            .collect();
+        let compatible = self.compatible(index);
         if compatible.is_empty() {
             return Some(Blocked::NoCompatibleRoom);
         }
@@ -368,7 +385,7 @@ impl Generator<'_> {
         let mut states = Vec::with_capacity(compatible.len());
         let (mut client_free_somewhere, mut engineer_free_somewhere) = (false, false);
         let before = out.len();
-        for &r in &compatible {
+        for &r in compatible {
             let room = &inst.rooms[r as usize];
             let room_timeline = timeline(Resource::Room(r));
             // How far this room got through rules 3 and 4 at its best start, for the reason:
