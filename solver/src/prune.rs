@@ -39,6 +39,11 @@ pub(crate) fn prune(problem: &mut Problem, stop: impl Fn() -> bool) -> usize {
         }
         removed += gone;
         problem.retain(&keep);
+        // A round that removed little means the next would remove less still: in a big chain,
+        // where nearly every placement is contested, another round costs more than it saves.
+        if gone * 20 < problem.candidates.len() {
+            break;
+        }
     }
     removed
 }

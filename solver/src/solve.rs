@@ -222,19 +222,14 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     // the ILP parts run on it from a background thread.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(options.threads.max(1)).build().ok().map(Arc::new);
     let prepare = || {
-        let t0 = Instant::now();
         let mut problem = Problem::build(instance, strategy.candidate_cap);
-        let t1 = Instant::now();
-        let n0 = problem.candidates.len();
         // Pruning is exact and shrinks the search; a cancel stops it between rounds.
         if strategy.prune {
             prune(&mut problem, cancelled);
         }
-        let t2 = Instant::now();
         // A cancel before the split keeps the month whole: the greedy answer is the same (parts
         // do not interact, and the greedy keeps each part's order), and the split is skipped.
         let parts = split(&problem, !strategy.split || cancelled());
-        if std::env::var_os("SF_TRACE").is_some() { eprintln!("build {:?} ({n0} cands) prune {:?} ({} left) split {:?}", t1-t0, t2-t1, problem.candidates.len(), t2.elapsed()); }
         (problem, parts)
     };
     let (problem, parts) = match &pool {
