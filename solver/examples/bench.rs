@@ -69,24 +69,41 @@ fn main() {
     }
 
     println!();
-    println!("| cancel set after | returned after the flag | cost returned |");
-    println!("|---|---|---|");
+    println!("| cancel set after | phase then | returned after the flag | cost returned | cost held when set |");
+    println!("|---|---|---|---|---|");
     let instance = generate::large_chain(1);
-    for after in [0, 30, 60, 200, 1000] {
+    for after in [0, 30, 60, 200, 1000, 3000, 6000] {
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&cancel);
+        // The latest progress report: whether the improvement phase had begun, and its cost.
+        let latest: Arc<std::sync::Mutex<Option<(bool, i64)>>> = Arc::default();
+        let sink = Arc::clone(&latest);
+        let seen = Arc::clone(&latest);
         let setter = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(after));
+            let held = *seen.lock().expect("not poisoned");
             flag.store(true, Ordering::Relaxed);
-            Instant::now()
+            (Instant::now(), held)
         });
-        let options = Options { threads: 2, cancel: Some(cancel), ..Options::default() };
+        let options = Options {
+            threads: 2,
+            cancel: Some(cancel),
+            progress: Some(Arc::new(move |p: studioflow_solver::Progress| {
+                *sink.lock().expect("not poisoned") = Some((p.improving, p.cost));
+            })),
+            ..Options::default()
+        };
         let report = solve_with_strategy(&instance, &options, Strategy::default());
         let returned = Instant::now();
-        let set = setter.join().expect("setter thread");
+        let (set, held) = setter.join().expect("setter thread");
         let latency = returned.saturating_duration_since(set);
         assert!(validate(&instance, &report.solution).is_ok());
-        println!("| {after} ms | {:.1} ms | {} |", latency.as_secs_f64() * 1e3, report.solution.cost);
+        let (phase, held) = match held {
+            Some((true, cost)) => ("improving", cost.to_string()),
+            Some((false, cost)) => ("first search", cost.to_string()),
+            None => ("preparing", "-".to_string()),
+        };
+        println!("| {after} ms | {phase} | {:.1} ms | {} | {held} |", latency.as_secs_f64() * 1e3, report.solution.cost);
         // Let the stray workers of the cancelled solve finish their chunk before the next run.
         std::thread::sleep(Duration::from_millis(500));
     }

@@ -95,9 +95,10 @@ pub(crate) struct Problem {
 }
 
 impl Problem {
-    /// Builds the candidates of every affected booking, at most `cap` each (cheapest first).
-    /// Assumes `instance.check()` passed; a booking in an unknown room is treated as unaffected.
-    pub fn build(instance: &Instance, cap: usize) -> Problem {
+    /// Builds the candidates of every affected booking, cheapest first, each keeping at most
+    /// `budget` divided by the affected bookings, and at least `cap`. Assumes `instance.check()`
+    /// passed; a booking in an unknown room is treated as unaffected.
+    pub fn build(instance: &Instance, cap: usize, budget: usize) -> Problem {
         let room_index: HashMap<&str, u32> =
             instance.rooms.iter().enumerate().map(|(i, r)| (r.id.as_str(), i as u32)).collect();
         let mut clients = Interner::default();
@@ -156,12 +157,13 @@ impl Problem {
         let generator = Generator { instance, fixed: &fixed, open: &open, room_index: &room_index, lists: &lists, list_of: &list_of };
         // Bookings are independent here, so they are generated in parallel (on the caller's
         // rayon pool) and concatenated in instance order.
+        let cap = cap.max(budget / affected.len().max(1)).max(1);
         let generated: Vec<(Vec<Candidate>, Option<i64>, Option<Blocked>)> = affected
             .par_iter()
             .enumerate()
             .map(|(i, a)| {
                 let mut own = Vec::new();
-                let floor = generator.cheapest(i as u32, a, cap.max(1), &mut own);
+                let floor = generator.cheapest(i as u32, a, cap, &mut own);
                 let blocked = if own.is_empty() { generator.candidates(i as u32, a, &mut own) } else { None };
                 // Cheapest first; among equal costs the generation order (rooms rotated per booking).
                 own.sort_by_key(|c| c.cost);

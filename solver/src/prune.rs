@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn contested_matches_the_pairwise_check() {
         for seed in 0..6 {
-            let problem = Problem::build(&generate::small(seed), usize::MAX);
+            let problem = Problem::build(&generate::small(seed), usize::MAX, 0);
             let fast = contested(&problem, || false).expect("not stopped");
             let cands = &problem.candidates;
             for (i, c) in cands.iter().enumerate() {

@@ -4,7 +4,7 @@
 //! changes the answer; only a time limit or a cancel that cuts a search short can.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -131,17 +131,21 @@ pub struct Strategy {
     /// After every part's first search, improve the parts until the time or work limit (`lns`):
     /// Lagrangian bounds and neighbourhoods re-solved exactly.
     pub improve: bool,
-    /// The most placements a booking keeps, cheapest first (see `candidates`): in a chain of
-    /// hundreds of rooms a booking may go to thousands, and the month would not fit in memory.
-    /// Bounds count a dropped placement at the least cost it could have, so they stay valid.
+    /// The fewest placements a booking keeps, cheapest first, when the month has more than
+    /// [`Strategy::candidate_budget`] (see `candidates`): in a chain of hundreds of rooms a booking
+    /// may go to thousands, and the month would not fit in memory. Bounds count a dropped
+    /// placement at the least cost it could have, so they stay valid, but weaker.
     pub candidate_cap: usize,
+    /// Placements for the whole month: each booking keeps up to this divided by the affected
+    /// bookings, and at least [`Strategy::candidate_cap`]. Months up to about 80 rooms lose none.
+    pub candidate_budget: usize,
 }
 
 impl Default for Strategy {
     /// Measured in BENCHMARKS.md: parts up to 6,000 candidates (every part of the studio and the
     /// 40-room chain) stay exact; bigger ones keep 32 candidates per booking.
     fn default() -> Self {
-        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 6_000, thin_to: 32, prune: true, ilp_up_to: 30_000, improve: true, candidate_cap: 192 }
+        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 6_000, thin_to: 32, prune: true, ilp_up_to: 30_000, improve: true, candidate_cap: 192, candidate_budget: 1_000_000 }
     }
 }
 
@@ -222,7 +226,7 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     // the ILP parts run on it from a background thread.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(options.threads.max(1)).build().ok().map(Arc::new);
     let prepare = || {
-        let mut problem = Problem::build(instance, strategy.candidate_cap);
+        let mut problem = Problem::build(instance, strategy.candidate_cap, strategy.candidate_budget);
         // Pruning is exact and shrinks the search; a cancel stops it between rounds.
         if strategy.prune {
             prune(&mut problem, cancelled);
@@ -346,9 +350,12 @@ fn improve_parts(
     progress(best, done, false);
 
     let stop = Arc::new(AtomicBool::new(false));
+    // Rounds completed so far, readable when the deadline ends the wait before the search ends.
+    let rounds_done = Arc::new(AtomicU64::new(0));
     let (sender, updates) = mpsc::channel::<Update>();
     {
         let (problem, parts, stop) = (Arc::clone(problem), Arc::clone(parts), Arc::clone(&stop));
+        let rounds_done = Arc::clone(&rounds_done);
         let mut states: Vec<PartOutcome> = best.to_vec();
         let work_limit = options.work_limit;
         std::thread::spawn(move || {
@@ -397,6 +404,7 @@ fn improve_parts(
                         searches[i] = search;
                     }
                     round += 1;
+                    rounds_done.store(round, Ordering::Relaxed);
                 }
                 round
             };
@@ -457,6 +465,7 @@ fn improve_parts(
         }
     }
     search.deadline_hit |= Instant::now() >= deadline;
+    search.rounds = search.rounds.max(rounds_done.load(Ordering::Relaxed));
     stop.store(true, Ordering::Relaxed);
     search
 }

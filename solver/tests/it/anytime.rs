@@ -123,7 +123,7 @@ fn capped_candidates_keep_the_bound_below_the_optimum() {
             continue;
         }
         for cap in [1, 3] {
-            let capped = solve_with_strategy(&inst, &with_work(1, 20), Strategy { candidate_cap: cap, ..Strategy::default() });
+            let capped = solve_with_strategy(&inst, &with_work(1, 20), Strategy { candidate_cap: cap, candidate_budget: 0, ..Strategy::default() });
             assert_valid(&inst, &capped.solution);
             assert!(capped.lower_bound <= exact.solution.cost, "seed {seed}, cap {cap}: bound {} above {}", capped.lower_bound, exact.solution.cost);
             assert!(capped.solution.cost >= exact.solution.cost, "seed {seed}, cap {cap}");
