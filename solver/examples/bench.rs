@@ -192,17 +192,19 @@ fn run_one() {
     let s = &report.solution;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "| {name} | {seed} | {} | {threads} | {time} s{} | {} | {} | {} | {:.2} s | {cpu:.2} s | {} MiB | {} | {} |",
+        "| {name} | {seed} | {} | {threads} | {time} s{} | {} | {} | {} | {:.2} s | {:.2} s | {cpu:.2} s | {} MiB | {} | {} |",
         report.affected,
         work.map_or(String::new(), |w| format!(", {w} rounds")),
         s.cost,
         report.lower_bound,
         studioflow_solver::quality(s.cost, report.lower_bound),
+        report.phases.prepare.as_secs_f64(),
         report.elapsed.as_secs_f64(),
         peak_rss_mib(),
         report.rounds,
         load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
     );
+    eprintln!("columns: family | seed | affected | threads | limit | cost | bound | gap | prepare | time | CPU | peak RSS | rounds | load");
     let events = events.lock().expect("not poisoned");
     let at = |t: f64| events.iter().rev().find(|e| e.0 <= t).copied();
     let mut line = format!("gap over time ({name} {seed}):");
