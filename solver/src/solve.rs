@@ -142,10 +142,12 @@ pub struct Strategy {
 }
 
 impl Default for Strategy {
-    /// Measured in BENCHMARKS.md: parts up to 6,000 candidates (every part of the studio and the
-    /// 40-room chain) stay exact; bigger ones keep 32 candidates per booking.
+    /// Measured in BENCHMARKS.md: parts up to 18,000 candidates (every part of the chains up to
+    /// 80 rooms) get the exact integer program first; bigger ones, up to 30,000 (the loose
+    /// month's, with a six-hour window), keep 32 candidates per booking for it; bigger still go
+    /// straight to the improvement phase. Up to 1,000,000 placements in all before any is capped.
     fn default() -> Self {
-        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 6_000, thin_to: 32, prune: true, ilp_up_to: 30_000, improve: true, candidate_cap: 192, candidate_budget: 1_000_000 }
+        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 18_000, thin_to: 32, prune: true, ilp_up_to: 30_000, improve: true, candidate_cap: 192, candidate_budget: 1_000_000 }
     }
 }
 
