@@ -184,9 +184,35 @@ fn run_one() {
         })),
         ..Options::default()
     };
+    // `cancel=MS`: set the cancel flag MS ms after the start, and say how long the solve took to return.
+    let cancel_after: Option<u64> = flag("cancel").map(|c| c.parse().expect("cancel"));
+    let flag_set: Arc<std::sync::Mutex<Option<Instant>>> = Arc::default();
+    let options = match cancel_after {
+        Some(ms) => {
+            let cancel = Arc::new(AtomicBool::new(false));
+            let (cancel_flag, set) = (Arc::clone(&cancel), Arc::clone(&flag_set));
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(ms));
+                *set.lock().expect("not poisoned") = Some(Instant::now());
+                cancel_flag.store(true, Ordering::Relaxed);
+            });
+            Options { cancel: Some(cancel), ..options }
+        }
+        None => options,
+    };
     let cpu = cpu_seconds();
     let report = solve_with_strategy(&instance, &options, Strategy::default());
     let cpu = cpu_seconds() - cpu;
+    if let Some(set) = *flag_set.lock().expect("not poisoned") {
+        let improving = events.lock().expect("not poisoned").len();
+        println!(
+            "cancel set {} ms after the start ({improving} progress reports by then or after): returned {:.1} ms after the flag, cancelled: {}, finish phase {:?}",
+            cancel_after.unwrap_or(0),
+            Instant::now().saturating_duration_since(set).as_secs_f64() * 1e3,
+            report.cancelled,
+            report.phases.finish,
+        );
+    }
     let valid = validate(&instance, &report.solution).is_ok();
     assert!(valid, "{name} {seed}: invalid answer");
     let s = &report.solution;

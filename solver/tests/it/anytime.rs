@@ -19,7 +19,8 @@ fn with_work(threads: usize, rounds: u64) -> Options {
 fn more_rounds_never_give_a_worse_plan_or_a_lower_bound() {
     // Rounds are deterministic, so a run of n rounds is the start of a run of n + 1: the plan's
     // cost can only fall and the bound only rise, from the first pass (0 rounds) on.
-    let inst = generate::large_chain(1);
+    // A loose month (six-hour window) is not proven optimal in its first search.
+    let inst = generate::loose(1);
     let first = solve_with_strategy(&inst, &with_work(2, 0), Strategy { improve: false, ..Strategy::default() });
     let mut previous = first.clone();
     for rounds in [0, 1, 4] {
@@ -90,7 +91,9 @@ fn one_and_two_threads_agree_under_a_work_limit() {
         assert!(!one.timed_out && !two.timed_out);
         assert_eq!(one.solution, two.solution);
         assert_eq!(one.lower_bound, two.lower_bound);
-        assert_eq!((one.rounds, two.rounds), (3, 3));
+        // Fewer rounds only when every part is proven or stalled before the third.
+        assert_eq!(one.rounds, two.rounds);
+        assert!(one.rounds <= 3);
     }
 }
 
