@@ -15,6 +15,7 @@
 //! assert_eq!(solution.moved + solution.unresolved, report.affected);
 //! assert!(validate(&instance, solution).is_ok());
 //! assert!(report.lower_bound <= solution.cost);
+//! println!("cost {} ({})", solution.cost, report.quality()); // "proven optimal", or "within 0.80 % of optimal"
 //! for unresolved in &solution.unresolved_bookings {
 //!     println!("{}: {}", unresolved.booking, unresolved.reason);
 //! }

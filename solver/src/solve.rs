@@ -190,6 +190,18 @@ pub struct Report {
     pub elapsed: Duration,
 }
 
+impl Report {
+    /// `100 * (cost - lower_bound) / cost`, rounded up to two decimals; 0 when proven optimal.
+    pub fn gap_percent(&self) -> f64 {
+        gap_percent(self.solution.cost, self.lower_bound)
+    }
+
+    /// "proven optimal", or "within 0.80 % of optimal".
+    pub fn quality(&self) -> String {
+        quality(self.solution.cost, self.lower_bound)
+    }
+}
+
 /// Wall time per phase of a solve.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Phases {
