@@ -1,7 +1,8 @@
-//! The entry points: build the candidates, split into parts, take a greedy plan per part, then
-//! improve the parts with the ILP in parallel while the calling thread watches the cancel flag,
-//! the deadline and the progress. Parts are merged in index order, so the thread count never
-//! changes the answer; only a time limit or a cancel that cuts a search short can.
+//! The entry points: build the candidates, split into parts, take a greedy plan per part (with
+//! local search), improve the parts with the ILP in parallel, then spend the rest of the time in
+//! rounds of improvement steps, while the calling thread watches the cancel flag, the deadline
+//! and the progress. Parts are merged in index order, so the thread count never changes the
+//! answer; only a time limit or a cancel that cuts a search short can.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -207,9 +208,9 @@ impl Report {
 pub struct Phases {
     /// Building candidates and splitting into parts.
     pub prepare: Duration,
-    /// The greedy plans.
+    /// The greedy plans and their local search.
     pub greedy: Duration,
-    /// The ILP search.
+    /// The ILP search and the improvement rounds.
     pub ilp: Duration,
     /// Merging, reasons and the cost.
     pub finish: Duration,
