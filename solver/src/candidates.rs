@@ -307,17 +307,20 @@ impl Generator<'_> {
         }
         let own_room = self.room_index.get(b.room.as_str()).copied();
         let compatible = self.compatible(index);
-        let others: Vec<u32> = {
-            let rest: Vec<u32> = compatible.iter().copied().filter(|&r| Some(r) != own_room).collect();
-            // A series' occurrences turn alike, so that a cap keeps rooms they have in common.
-            let key = match &b.series {
-                Some(series) => series.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, byte| (h ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3)),
-                None => (a.booking as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            };
-            let turn = if rest.is_empty() { 0 } else { (key >> 17) as usize % rest.len() };
-            rest[turn..].iter().chain(&rest[..turn]).copied().collect()
+        // The other rooms, turned to start at a place that depends on the booking; built lazily,
+        // so that a booking that reaches its cap early never walks all the rooms of a big chain.
+        // `compatible` is in index order, so the booking's own room is found by bisection.
+        let own_at = own_room.and_then(|r| compatible.binary_search(&r).ok());
+        let count = compatible.len() - usize::from(own_at.is_some());
+        // A series' occurrences turn alike, so that a cap keeps rooms they have in common.
+        let key = match &b.series {
+            Some(series) => series.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, byte| (h ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3)),
+            None => (a.booking as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         };
-        let own: Vec<u32> = own_room.filter(|r| compatible.contains(r)).into_iter().collect();
+        let turn = if count == 0 { 0 } else { (key >> 17) as usize % count };
+        let other_at = |i: usize| compatible[if own_at.is_some_and(|p| i >= p) { i + 1 } else { i }];
+        let others = || (0..count).map(move |j| other_at((turn + j) % count));
+        let own: Vec<u32> = own_at.map(|p| compatible[p]).into_iter().collect();
         let w = &inst.weights;
         let steps = inst.max_shift_minutes / inst.grid_minutes;
         // Levels of equal cost: (cost, shift steps, whether in another room).
@@ -340,7 +343,8 @@ impl Generator<'_> {
             if free.is_empty() {
                 continue;
             }
-            for &r in if other { &others } else { &own } {
+            let rooms: Box<dyn Iterator<Item = u32> + '_> = if other { Box::new(others()) } else { Box::new(own.iter().copied()) };
+            for r in rooms {
                 let room = &inst.rooms[r as usize];
                 let room_timeline = timeline(Resource::Room(r));
                 for &s in &free {
