@@ -58,6 +58,10 @@ enum Command {
         /// Stop improving after this many seconds and answer with the best plan found.
         #[arg(long, default_value_t = 10.0)]
         time_limit: f64,
+        /// Stop after this many rounds of improvement instead: the same answer on any machine and
+        /// thread count, as long as the time limit does not come first.
+        #[arg(long)]
+        work_limit: Option<u64>,
     },
     /// Serve the studio's tools over MCP: stdio by default, or Streamable HTTP at /mcp with --http.
     Serve(ServeArgs),
@@ -165,7 +169,7 @@ fn main() -> ExitCode {
         Command::ExportInstance { db, month, offline, max_shift_minutes } => {
             commands::export_instance(&db, &month, &offline, max_shift_minutes)
         }
-        Command::Solve { file, threads, time_limit } => commands::solve(&file, threads, time_limit),
+        Command::Solve { file, threads, time_limit, work_limit } => commands::solve(&file, threads, time_limit, work_limit),
         Command::Demo { db } => commands::demo(&db),
         Command::Serve(args) => commands::serve(args.config()),
     };

@@ -2,6 +2,12 @@
 //! against the greedy alone, the exact split (no thinning), no pruning and the unsplit model,
 //! plus how fast a cancel returns. Run with `cargo run --release -p studioflow-solver --example bench`
 //! (add `quick` for one seed).
+//!
+//! `bench -- run FAMILY SEED [threads=2] [time=10] [work=ROUNDS] [out=DIR]` solves one instance
+//! (families: demo-free `studio`, `chain-40`, `chain-60`, `chain-80`, `loose`, `chain-300`,
+//! `chain-1000`) in a process of its own, so that its peak memory is its own, and prints the
+//! cost, the bound and the gap over time from the progress reports; with `out`, it writes the
+//! instance and the solution as JSON for `bench/cpsat/check.py`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +17,9 @@ use studioflow_solver::generate::{self, Config};
 use studioflow_solver::{Instance, Options, Report, Strategy, solve_with_strategy, validate};
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("run") {
+        return run_one();
+    }
     let quick = std::env::args().any(|a| a == "quick");
     let seeds: &[u64] = if quick { &[1] } else { &[1, 2, 3] };
     type Scale = (&'static str, fn(u64) -> Instance, u64);
@@ -60,24 +69,41 @@ fn main() {
     }
 
     println!();
-    println!("| cancel set after | returned after the flag | cost returned |");
-    println!("|---|---|---|");
+    println!("| cancel set after | phase then | returned after the flag | cost returned | cost held when set |");
+    println!("|---|---|---|---|---|");
     let instance = generate::large_chain(1);
-    for after in [0, 30, 60, 200, 1000] {
+    for after in [0, 30, 60, 200, 1000, 3000, 6000] {
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&cancel);
+        // The latest progress report: whether the improvement phase had begun, and its cost.
+        let latest: Arc<std::sync::Mutex<Option<(bool, i64)>>> = Arc::default();
+        let sink = Arc::clone(&latest);
+        let seen = Arc::clone(&latest);
         let setter = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(after));
+            let held = *seen.lock().expect("not poisoned");
             flag.store(true, Ordering::Relaxed);
-            Instant::now()
+            (Instant::now(), held)
         });
-        let options = Options { threads: 2, cancel: Some(cancel), ..Options::default() };
+        let options = Options {
+            threads: 2,
+            cancel: Some(cancel),
+            progress: Some(Arc::new(move |p: studioflow_solver::Progress| {
+                *sink.lock().expect("not poisoned") = Some((p.improving, p.cost));
+            })),
+            ..Options::default()
+        };
         let report = solve_with_strategy(&instance, &options, Strategy::default());
         let returned = Instant::now();
-        let set = setter.join().expect("setter thread");
+        let (set, held) = setter.join().expect("setter thread");
         let latency = returned.saturating_duration_since(set);
         assert!(validate(&instance, &report.solution).is_ok());
-        println!("| {after} ms | {:.1} ms | {} |", latency.as_secs_f64() * 1e3, report.solution.cost);
+        let (phase, held) = match held {
+            Some((true, cost)) => ("improving", cost.to_string()),
+            Some((false, cost)) => ("first search", cost.to_string()),
+            None => ("preparing", "-".to_string()),
+        };
+        println!("| {after} ms | {phase} | {:.1} ms | {} | {held} |", latency.as_secs_f64() * 1e3, report.solution.cost);
         // Let the stray workers of the cancelled solve finish their chunk before the next run.
         std::thread::sleep(Duration::from_millis(500));
     }
@@ -114,4 +140,125 @@ fn row(name: &str, seed: u64, threads: usize, method: &str, r: &Report, cpu: f64
         if r.proven_optimal { "yes" } else { "no" },
         if r.timed_out { " (time limit)" } else { "" },
     );
+}
+
+/// The instance family `name` at `seed`.
+fn family(name: &str, seed: u64) -> Instance {
+    match name {
+        "studio" => generate::studio(seed),
+        "chain-40" => generate::chain(seed),
+        "chain-60" => chain_60(seed),
+        "chain-80" => generate::large_chain(seed),
+        "loose" => generate::loose(seed),
+        "chain-300" => generate::chain_300(seed),
+        "chain-1000" => generate::chain_1000(seed),
+        other => panic!("unknown family {other}"),
+    }
+}
+
+/// `run FAMILY SEED [threads=N] [time=S] [work=ROUNDS] [out=DIR]`: one instance, with its gap over time.
+fn run_one() {
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let name = args.first().expect("a family").clone();
+    let seed: u64 = args.get(1).and_then(|s| s.parse().ok()).expect("a seed");
+    let flag = |key: &str| args.iter().find_map(|a| a.strip_prefix(&format!("{key}=")).map(str::to_string));
+    let threads: usize = flag("threads").map_or(2, |t| t.parse().expect("threads"));
+    let time: f64 = flag("time").map_or(10.0, |t| t.parse().expect("time"));
+    let work: Option<u64> = flag("work").map(|w| w.parse().expect("work"));
+    let out = flag("out");
+    let file = flag("file");
+
+    let instance = match &file {
+        Some(path) => serde_json::from_str(&std::fs::read_to_string(path).expect("instance file")).expect("instance JSON"),
+        None => family(&name, seed),
+    };
+    let started = Instant::now();
+    let events: Arc<std::sync::Mutex<Vec<(f64, i64, i64)>>> = Arc::default();
+    let sink = Arc::clone(&events);
+    let options = Options {
+        threads,
+        time_limit: Duration::from_secs_f64(time),
+        work_limit: work,
+        progress: Some(Arc::new(move |p: studioflow_solver::Progress| {
+            sink.lock().expect("not poisoned").push((started.elapsed().as_secs_f64(), p.cost, p.lower_bound));
+        })),
+        ..Options::default()
+    };
+    // `cancel=MS`: set the cancel flag MS ms after the start, and say how long the solve took to return.
+    let cancel_after: Option<u64> = flag("cancel").map(|c| c.parse().expect("cancel"));
+    let flag_set: Arc<std::sync::Mutex<Option<Instant>>> = Arc::default();
+    let options = match cancel_after {
+        Some(ms) => {
+            let cancel = Arc::new(AtomicBool::new(false));
+            let (cancel_flag, set) = (Arc::clone(&cancel), Arc::clone(&flag_set));
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(ms));
+                *set.lock().expect("not poisoned") = Some(Instant::now());
+                cancel_flag.store(true, Ordering::Relaxed);
+            });
+            Options { cancel: Some(cancel), ..options }
+        }
+        None => options,
+    };
+    let cpu = cpu_seconds();
+    let report = solve_with_strategy(&instance, &options, Strategy::default());
+    let cpu = cpu_seconds() - cpu;
+    if let Some(set) = *flag_set.lock().expect("not poisoned") {
+        let improving = events.lock().expect("not poisoned").len();
+        println!(
+            "cancel set {} ms after the start ({improving} progress reports by then or after): returned {:.1} ms after the flag, cancelled: {}, finish phase {:?}",
+            cancel_after.unwrap_or(0),
+            Instant::now().saturating_duration_since(set).as_secs_f64() * 1e3,
+            report.cancelled,
+            report.phases.finish,
+        );
+    }
+    let valid = validate(&instance, &report.solution).is_ok();
+    assert!(valid, "{name} {seed}: invalid answer");
+    let s = &report.solution;
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "| {name} | {seed} | {} | {threads} | {time} s{} | {} | {} | {} | {:.2} s | {:.2} s | {cpu:.2} s | {} MiB | {} | {} |",
+        report.affected,
+        work.map_or(String::new(), |w| format!(", {w} rounds")),
+        s.cost,
+        report.lower_bound,
+        studioflow_solver::quality(s.cost, report.lower_bound),
+        report.phases.prepare.as_secs_f64(),
+        report.elapsed.as_secs_f64(),
+        peak_rss_mib(),
+        report.rounds,
+        load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+    );
+    eprintln!("columns: family | seed | affected | threads | limit | cost | bound | gap | prepare | time | CPU | peak RSS | rounds | load");
+    let events = events.lock().expect("not poisoned");
+    let at = |t: f64| events.iter().rev().find(|e| e.0 <= t).copied();
+    let mut line = format!("gap over time ({name} {seed}):");
+    for t in [1.0, 2.0, 5.0, 10.0, 30.0, 60.0] {
+        if t > time + 0.5 {
+            break;
+        }
+        match at(t) {
+            Some((_, cost, bound)) => line += &format!(" {t} s: {cost} / {bound} = {:.2} %;", studioflow_solver::gap_percent(cost, bound)),
+            None => line += &format!(" {t} s: (preparing);"),
+        }
+    }
+    println!("{line}");
+    if let Some(dir) = out {
+        std::fs::create_dir_all(&dir).expect("out dir");
+        let stem = format!("{dir}/{name}-{seed}");
+        std::fs::write(format!("{stem}.json"), serde_json::to_string(&instance).expect("json")).expect("write instance");
+        std::fs::write(format!("{stem}.solution.json"), serde_json::to_string(s).expect("json")).expect("write solution");
+    }
+}
+
+/// Peak resident memory of this process so far, from `/proc/self/status` (VmHWM); 0 elsewhere.
+fn peak_rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    kib / 1024
 }

@@ -2,6 +2,12 @@
 //! every placement that rules 1-3 allow and that no fixed booking blocks (rules 4-5 against fixed
 //! bookings never change, so they are filtered here once). A booking left with no candidate keeps
 //! the first rule that stopped it, for its unresolved reason. Nothing here chooses between candidates.
+//!
+//! In a large chain a booking may go to hundreds of rooms at each start; keeping them all would
+//! make the month's size bookings times rooms. So each booking keeps at most a cap of its cheapest
+//! placements (rooms of equal cost in an order that differs per booking, so that bookings do not
+//! all crowd into the first rooms), and records the least cost of any placement it dropped
+//! ([`Affected::floor`]): lower bounds count a dropped placement at that cost, so they stay valid.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -61,6 +67,8 @@ pub(crate) enum RoomState {
 pub(crate) struct Affected {
     /// Index into the instance's bookings.
     pub booking: usize,
+    /// Its original start.
+    pub start: Minute,
     pub client: u32,
     pub engineer: Option<u32>,
     /// Index of its series among the series that matter (two or more affected bookings with candidates).
@@ -69,6 +77,9 @@ pub(crate) struct Affected {
     pub candidates: Range<usize>,
     /// How many candidates it had before pruning: how constrained it is, for the greedy's order.
     pub options: usize,
+    /// When the cap dropped some of its placements: no dropped placement costs less than this.
+    /// `None` when every placement rules 1-5 allow against fixed bookings is a candidate.
+    pub floor: Option<i64>,
     pub blocked: Option<Blocked>,
 }
 
@@ -84,9 +95,10 @@ pub(crate) struct Problem {
 }
 
 impl Problem {
-    /// Builds the candidates of every affected booking. Assumes `instance.check()` passed;
-    /// a booking in an unknown room is treated as unaffected.
-    pub fn build(instance: &Instance) -> Problem {
+    /// Builds the candidates of every affected booking, cheapest first, each keeping at most
+    /// `budget` divided by the affected bookings, and at least `cap`. Assumes `instance.check()`
+    /// passed; a booking in an unknown room is treated as unaffected.
+    pub fn build(instance: &Instance, cap: usize, budget: usize) -> Problem {
         let room_index: HashMap<&str, u32> =
             instance.rooms.iter().enumerate().map(|(i, r)| (r.id.as_str(), i as u32)).collect();
         let mut clients = Interner::default();
@@ -100,11 +112,13 @@ impl Problem {
             if instance.rooms[room as usize].is_offline_during(b.start, b.end) {
                 affected.push(Affected {
                     booking: index,
+                    start: b.start,
                     client,
                     engineer,
                     series: None,
                     candidates: 0..0,
                     options: 0,
+                    floor: None,
                     blocked: None,
                 });
                 continue;
@@ -127,22 +141,39 @@ impl Problem {
             })
             .collect();
 
-        let generator = Generator { instance, fixed: &fixed, open: &open, room_index: &room_index };
+        // Bookings with the same needs share their list of compatible rooms (rule 2), so that the
+        // rooms are scanned once per kind of need, not once per booking.
+        let mut needs: HashMap<(u32, &[String]), u32> = HashMap::new();
+        let mut lists: Vec<Vec<u32>> = Vec::new();
+        let mut list_of = Vec::with_capacity(affected.len());
+        for a in &affected {
+            let b = &instance.bookings[a.booking];
+            let list = *needs.entry((b.party_size, b.requires.as_slice())).or_insert_with(|| {
+                lists.push((0..instance.rooms.len() as u32).filter(|&r| fits(&instance.rooms[r as usize], b.party_size, &b.requires)).collect());
+                lists.len() as u32 - 1
+            });
+            list_of.push(list);
+        }
+        let generator = Generator { instance, fixed: &fixed, open: &open, room_index: &room_index, lists: &lists, list_of: &list_of };
         // Bookings are independent here, so they are generated in parallel (on the caller's
         // rayon pool) and concatenated in instance order.
-        let generated: Vec<(Vec<Candidate>, Option<Blocked>)> = affected
+        let cap = cap.max(budget / affected.len().max(1)).max(1);
+        let generated: Vec<(Vec<Candidate>, Option<i64>, Option<Blocked>)> = affected
             .par_iter()
             .enumerate()
             .map(|(i, a)| {
                 let mut own = Vec::new();
-                let blocked = generator.candidates(i as u32, a, &mut own);
-                own.sort_by_key(|c| (c.cost, c.room, c.start));
-                (own, blocked)
+                let floor = generator.cheapest(i as u32, a, cap, &mut own);
+                let blocked = if own.is_empty() { generator.candidates(i as u32, a, &mut own) } else { None };
+                // Cheapest first; among equal costs the generation order (rooms rotated per booking).
+                own.sort_by_key(|c| c.cost);
+                (own, floor, blocked)
             })
             .collect();
-        let mut candidates = Vec::with_capacity(generated.iter().map(|(c, _)| c.len()).sum());
-        for (a, (own, blocked)) in affected.iter_mut().zip(generated) {
+        let mut candidates = Vec::with_capacity(generated.iter().map(|(c, _, _)| c.len()).sum());
+        for (a, (own, floor, blocked)) in affected.iter_mut().zip(generated) {
             a.blocked = blocked;
+            a.floor = floor;
             a.candidates = candidates.len()..candidates.len() + own.len();
             a.options = own.len();
             candidates.extend(own);
@@ -200,6 +231,12 @@ impl Problem {
         self.candidates = kept;
     }
 
+    /// Whether every booking of `affected` kept all its placements (no cap dropped any), so that
+    /// a bound proven over the candidates holds for the instance.
+    pub fn is_complete(&self, affected: &[u32]) -> bool {
+        affected.iter().all(|&a| self.affected[a as usize].floor.is_none())
+    }
+
     /// The candidate indices of an affected booking.
     pub fn candidates_of(&self, affected: u32) -> Range<usize> {
         self.affected[affected as usize].candidates.clone()
@@ -247,9 +284,87 @@ struct Generator<'a> {
     fixed: &'a HashMap<Resource, Timeline>,
     open: &'a [Vec<[Minute; 2]>],
     room_index: &'a HashMap<&'a str, u32>,
+    /// The distinct lists of compatible rooms, and which one each affected booking has.
+    lists: &'a [Vec<u32>],
+    list_of: &'a [u32],
 }
 
 impl Generator<'_> {
+    /// The rooms that fit affected booking `index` (rule 2), in index order.
+    fn compatible(&self, index: u32) -> &[u32] {
+        &self.lists[self.list_of[index as usize] as usize]
+    }
+
+    /// Pushes the cheapest placements of one affected booking, at most `cap`, in order of cost,
+    /// and returns the least cost a placement it did not look at could have (`None` when it looked
+    /// at them all). Among rooms of equal cost the order starts at a room that depends on the
+    /// booking, so that a cap spreads the bookings over the rooms.
+    fn cheapest(&self, index: u32, a: &Affected, cap: usize, out: &mut Vec<Candidate>) -> Option<i64> {
+        let inst = self.instance;
+        let b = &inst.bookings[a.booking];
+        if !b.movable {
+            return None;
+        }
+        let own_room = self.room_index.get(b.room.as_str()).copied();
+        let compatible = self.compatible(index);
+        // The other rooms, turned to start at a place that depends on the booking; built lazily,
+        // so that a booking that reaches its cap early never walks all the rooms of a big chain.
+        // `compatible` is in index order, so the booking's own room is found by bisection.
+        let own_at = own_room.and_then(|r| compatible.binary_search(&r).ok());
+        let count = compatible.len() - usize::from(own_at.is_some());
+        // A series' occurrences turn alike, so that a cap keeps rooms they have in common.
+        let key = match &b.series {
+            Some(series) => series.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, byte| (h ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3)),
+            None => (a.booking as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        };
+        let turn = if count == 0 { 0 } else { (key >> 17) as usize % count };
+        let other_at = |i: usize| compatible[if own_at.is_some_and(|p| i >= p) { i + 1 } else { i }];
+        let others = || (0..count).map(move |j| other_at((turn + j) % count));
+        let own: Vec<u32> = own_at.map(|p| compatible[p]).into_iter().collect();
+        let w = &inst.weights;
+        let steps = inst.max_shift_minutes / inst.grid_minutes;
+        // Levels of equal cost: (cost, shift steps, whether in another room).
+        let mut levels: Vec<(i64, i64, bool)> = (0..=steps)
+            .flat_map(|k| [(w.shift_step * k, k, false), (w.shift_step * k + w.room_change, k, true)])
+            .collect();
+        levels.sort_unstable();
+        let duration = b.end - b.start;
+        let timeline = |r: Resource| self.fixed.get(&r);
+        let busy = |t: Option<&Timeline>, s, e, pad| t.is_some_and(|t| t.clashes(s, e, pad));
+        let client_timeline = timeline(Resource::Client(a.client));
+        let engineer_timeline = a.engineer.and_then(|e| timeline(Resource::Engineer(e)));
+        for &(cost, k, other) in &levels {
+            let starts: Vec<Minute> = if k == 0 { vec![b.start] } else { vec![b.start - k * inst.grid_minutes, b.start + k * inst.grid_minutes] };
+            let starts: Vec<Minute> = starts.into_iter().filter(|s| s.div_euclid(DAY) == b.day()).collect();
+            let free: Vec<Minute> = starts
+                .into_iter()
+                .filter(|&s| !busy(client_timeline, s, s + duration, 0) && !busy(engineer_timeline, s, s + duration, 0))
+                .collect();
+            if free.is_empty() {
+                continue;
+            }
+            let rooms: Box<dyn Iterator<Item = u32> + '_> = if other { Box::new(others()) } else { Box::new(own.iter().copied()) };
+            for r in rooms {
+                let room = &inst.rooms[r as usize];
+                let room_timeline = timeline(Resource::Room(r));
+                for &s in &free {
+                    let e = s + duration;
+                    if is_open(&self.open[r as usize], s, e)
+                        && !room.is_offline_during(s, e)
+                        && !busy(room_timeline, s, e, inst.buffer_minutes)
+                    {
+                        if out.len() == cap {
+                            // Everything not looked at is at this level or a later, dearer one.
+                            return Some(cost);
+                        }
+                        out.push(Candidate { affected: index, room: r, start: s, end: e, cost });
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// Pushes the candidates of one affected booking, or returns why it has none.
     fn candidates(&self, index: u32, a: &Affected, out: &mut Vec<Candidate>) -> Option<Blocked> {
         let inst = self.instance;
@@ -258,9 +373,7 @@ impl Generator<'_> {
             return Some(Blocked::Pinned);
         }
         let own_room = self.room_index.get(b.room.as_str()).copied();
-        let compatible: Vec<u32> = (0..inst.rooms.len() as u32)
-            .filter(|&r| fits(&inst.rooms[r as usize], b.party_size, &b.requires))
-            .collect();
+        let compatible = self.compatible(index);
         if compatible.is_empty() {
             return Some(Blocked::NoCompatibleRoom);
         }
@@ -278,7 +391,7 @@ impl Generator<'_> {
         let mut states = Vec::with_capacity(compatible.len());
         let (mut client_free_somewhere, mut engineer_free_somewhere) = (false, false);
         let before = out.len();
-        for &r in &compatible {
+        for &r in compatible {
             let room = &inst.rooms[r as usize];
             let room_timeline = timeline(Resource::Room(r));
             // How far this room got through rules 3 and 4 at its best start, for the reason:

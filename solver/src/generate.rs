@@ -86,6 +86,12 @@ impl Config {
         Config { rooms: 80, offline_rooms: 8, offline_days: 21, ..Config::studio(seed) }
     }
 
+    /// A chain of `rooms` rooms (mostly rehearsal and recording), `offline_rooms` of them offline
+    /// for 21 days: about 110 affected bookings per offline room.
+    pub fn big_chain(seed: u64, rooms: usize, offline_rooms: usize) -> Config {
+        Config { rooms, offline_rooms, offline_days: 21, ..Config::studio(seed) }
+    }
+
     /// A small, busy week for property tests; the buffer varies with the seed.
     pub fn small(seed: u64) -> Config {
         Config {
@@ -119,6 +125,24 @@ pub fn large_chain(seed: u64) -> Instance {
 /// [`Config::small`].
 pub fn small(seed: u64) -> Instance {
     generate(&Config::small(seed))
+}
+
+/// [`Config::big_chain`] with 300 rooms, 27 offline (about 2,800 affected bookings).
+pub fn chain_300(seed: u64) -> Instance {
+    generate(&Config::big_chain(seed, 300, 27))
+}
+
+/// [`Config::big_chain`] with 1,000 rooms, 100 offline (about 10,000 affected bookings).
+pub fn chain_1000(seed: u64) -> Instance {
+    generate(&Config::big_chain(seed, 1000, 100))
+}
+
+/// A loose month: 60 rooms, 9 offline for 21 days, and bookings may move up to six hours either
+/// way (about 900 affected bookings, each with hundreds of placements).
+pub fn loose(seed: u64) -> Instance {
+    let mut instance = generate(&Config { rooms: 60, offline_rooms: 9, ..Config::chain(seed) });
+    instance.max_shift_minutes = 360;
+    instance
 }
 
 /// A kind of room: what it holds and offers, and its daily hours (the end may pass midnight).

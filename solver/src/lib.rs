@@ -15,6 +15,7 @@
 //! assert_eq!(solution.moved + solution.unresolved, report.affected);
 //! assert!(validate(&instance, solution).is_ok());
 //! assert!(report.lower_bound <= solution.cost);
+//! println!("cost {} ({})", solution.cost, report.quality()); // "proven optimal", or "within 0.80 % of optimal"
 //! for unresolved in &solution.unresolved_bookings {
 //!     println!("{}: {}", unresolved.booking, unresolved.reason);
 //! }
@@ -24,23 +25,32 @@
 //!
 //! - [`instance`]: the contract's types, read and written as JSON.
 //! - `check`: [`Instance::check`], which rejects malformed instances.
-//! - `candidates`: every placement rules 1-5 allow against fixed bookings, or why there is none.
+//! - `candidates`: every placement rules 1-5 allow against fixed bookings (at most a cap per
+//!   booking, cheapest first, with a floor for the rest), or why there is none.
 //! - `prune`: candidates that a free placement of the same booking dominates are dropped (exact).
 //! - `split`: independent parts of the month (connected by time clashes and series).
 //! - `plan`, `greedy`: a part's choice and its exact cost; the greedy incumbent.
+//! - `local`: local search on a plan (a split series into one room, bookings to cheaper places).
 //! - `model`: the integer program of a part, written with good_lp and searched with microlp from
 //!   the greedy start (on big parts over each booking's cheapest candidates only).
+//! - `bound`: a Lagrangian lower bound for parts too big to prove with the integer program.
+//! - `lns`: the improvement phase, one step per part: bound iterations and one neighbourhood
+//!   re-solved exactly.
 //! - `reasons`: plain words for unresolved bookings.
-//! - `solve`: [`solve`] and [`solve_with_report`]: parallel parts, limits, cancel, progress.
+//! - `solve`: [`solve`] and [`solve_with_report`]: parallel parts, the improvement rounds,
+//!   limits, cancel, progress.
 //! - `validate`: [`validate`] and [`cost`], an independent judge of any solution.
 //! - [`generate`]: seeded realistic instances for tests and benchmarks.
 #![deny(missing_docs)]
 
+mod bound;
 mod candidates;
 mod check;
 pub mod generate;
 mod greedy;
 pub mod instance;
+mod lns;
+mod local;
 mod model;
 mod plan;
 mod prune;
@@ -51,5 +61,5 @@ mod validate;
 
 pub use check::InstanceError;
 pub use instance::{Assignment, Booking, DAY, Instance, Interval, Minute, Room, Solution, Unresolved, VERSION, Weights};
-pub use solve::{Options, Phases, Progress, Report, Strategy, solve, solve_with_report, solve_with_strategy};
+pub use solve::{Options, Phases, Progress, Report, Strategy, gap_percent, quality, solve, solve_with_report, solve_with_strategy};
 pub use validate::{Violation, cost, validate};

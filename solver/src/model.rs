@@ -45,7 +45,7 @@ pub(crate) struct Limits<'a> {
 }
 
 impl Limits<'_> {
-    fn exhausted(&self, nodes: u64) -> bool {
+    pub fn exhausted(&self, nodes: u64) -> bool {
         nodes >= self.node_budget || self.stop.load(Ordering::Relaxed) || Instant::now() >= self.deadline
     }
 
@@ -74,7 +74,11 @@ struct Model {
 
 impl Model {
     /// The model over `candidates`, some of the part's candidates in ascending order.
-    fn build(problem: &Problem, part: &Part, candidates: Vec<usize>) -> Model {
+    /// `fixed_rooms` gives, per series, the rooms its occurrences outside `part` already use
+    /// (in a neighbourhood of a bigger part): those rooms cost no split, and the first room is
+    /// then no longer free.
+    fn build(problem: &Problem, part: &Part, candidates: Vec<usize>, fixed_rooms: &BTreeMap<u32, BTreeSet<u32>>) -> Model {
+        let fixed = |s: u32, room: u32| fixed_rooms.get(&s).is_some_and(|rooms| rooms.contains(&room));
         let w = &problem.weights;
         let mut vars = ProblemVariables::new();
         let x: Vec<good_lp::Variable> = candidates.iter().map(|_| vars.add(variable().binary())).collect();
@@ -85,14 +89,14 @@ impl Model {
             .iter()
             .filter_map(|&c| {
                 let cand = &problem.candidates[c];
-                problem.affected[cand.affected as usize].series.map(|s| (s, cand.room))
+                problem.affected[cand.affected as usize].series.map(|s| (s, cand.room)).filter(|&(s, room)| !fixed(s, room))
             })
             .collect();
         y.sort_unstable();
         y.dedup();
         let y_vars: Vec<good_lp::Variable> = y.iter().map(|_| vars.add(variable().min(0).max(1))).collect();
         let y_of = |s: u32, room: u32| y_vars[y.partition_point(|&key| key < (s, room))];
-        let mut z: Vec<u32> = y.iter().map(|&(s, _)| s).collect();
+        let mut z: Vec<u32> = y.iter().map(|&(s, _)| s).filter(|s| fixed_rooms.get(s).is_none_or(BTreeSet::is_empty)).collect();
         z.dedup();
         let z_vars: Vec<good_lp::Variable> = z.iter().map(|_| vars.add(variable().min(0).max(1))).collect();
 
@@ -127,7 +131,9 @@ impl Model {
                     by_room.entry(problem.candidates[c].room).or_default().add_mul(1.0, var_of(c));
                 }
                 for (room, taken) in by_room {
-                    lp.add_constraint(constraint!(taken <= y_of(s, room)));
+                    if !fixed(s, room) {
+                        lp.add_constraint(constraint!(taken <= y_of(s, room)));
+                    }
                 }
             }
         }
@@ -161,6 +167,7 @@ impl Model {
         }
         values.extend(self.y.iter().map(|key| f64::from(u8::from(used.contains(key)))));
         values.extend(self.z.iter().map(|&s| f64::from(u8::from(used.iter().any(|&(us, _)| us == s)))));
+        debug_assert_eq!(values.len(), self.handles.len());
         self.handles.iter().copied().zip(values).collect()
     }
 
@@ -233,6 +240,8 @@ pub(crate) fn improve(
     mut report: impl FnMut(&PartOutcome),
 ) -> PartOutcome {
     let mut best = PartOutcome { bound: trivial_bound(problem, part), plan: incumbent, optimal: false };
+    // Only a model of every placement proves something about the instance.
+    let exact = thin.is_none() && problem.is_complete(&part.affected);
     if best.bound >= best.plan.cost || limits.exhausted(0) {
         best.optimal = best.bound >= best.plan.cost;
         return best;
@@ -245,7 +254,7 @@ pub(crate) fn improve(
         .flat_map(|&a| problem.candidates_of(a).take(thin.unwrap_or(usize::MAX)))
         .chain(best.plan.chosen.iter().flatten().copied())
         .collect();
-    let model = Model::build(problem, part, kept.into_iter().collect());
+    let model = Model::build(problem, part, kept.into_iter().collect(), &BTreeMap::new());
     let mut options = SolveOptions::default();
     options.node_limit = Some(NODES_PER_CHUNK);
     options.time_limit = Some(limits.remaining());
@@ -266,7 +275,7 @@ pub(crate) fn improve(
             report(&best);
         }
         if let Some(bound) = current.stats().best_bound
-            && thin.is_none()
+            && exact
         {
             // The cost is an integer, so a fractional bound rounds up.
             let bound = (bound - 1e-6).ceil() as i64 + model.constant;
@@ -291,4 +300,51 @@ pub(crate) fn improve(
     }
     best.bound = best.bound.min(best.plan.cost);
     best
+}
+
+/// Re-solves a neighbourhood of a part exactly: the bookings of `free` (ascending indices into
+/// [`Problem::affected`]) over `candidates` (theirs, ascending, none clashing with the rest of the
+/// part's plan), with the rooms the rest of each series uses in `fixed_rooms`, from `warm` (their
+/// current choices, aligned with `free`). Each plan the search finds is passed to `consider`,
+/// which says whether it was better; the search runs for `nodes` branch-and-bound nodes at most.
+pub(crate) fn solve_neighbourhood(
+    problem: &Problem,
+    free: &Part,
+    candidates: Vec<usize>,
+    fixed_rooms: &BTreeMap<u32, BTreeSet<u32>>,
+    warm: &Plan,
+    limits: &Limits,
+    mut consider: impl FnMut(&Plan),
+) -> bool {
+    let model = Model::build(problem, free, candidates, fixed_rooms);
+    let mut options = SolveOptions::default();
+    options.node_limit = Some(NODES_PER_CHUNK.min(limits.node_budget.max(1)));
+    options.time_limit = Some(limits.remaining());
+    // The warm start needs no special case: `y` and `z` leave out what the rest of a series fixes.
+    options.warm_start = Some(model.warm_start(problem, warm));
+    let mut outcome = catch_unwind(AssertUnwindSafe(|| model.lp.as_inner().solve_with(options)));
+    let mut nodes = 0;
+    loop {
+        let current: SolveOutcome = match outcome {
+            Ok(Ok(current)) => current,
+            Ok(Err(_)) | Err(_) => break,
+        };
+        if let Some(solution) = current.solution()
+            && let Some(plan) = model.plan(problem, free, solution)
+        {
+            consider(&plan);
+        }
+        if current.is_optimal() {
+            return true;
+        }
+        nodes += NODES_PER_CHUNK;
+        if limits.exhausted(nodes) {
+            break;
+        }
+        let mut resume = ResumeOptions::default();
+        resume.node_limit = Some(NODES_PER_CHUNK);
+        resume.time_limit = Some(limits.remaining());
+        outcome = catch_unwind(AssertUnwindSafe(|| current.resume_with(resume)));
+    }
+    false
 }

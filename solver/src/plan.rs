@@ -85,25 +85,33 @@ pub(crate) fn trivial_bound(problem: &Problem, part: &Part) -> i64 {
     let w = &problem.weights;
     let cheapest = |a: u32| problem.candidates_of(a).map(|c| problem.candidates[c].cost).min();
     let alone: i64 = part.affected.iter().map(|&a| cheapest(a).unwrap_or(i64::MAX).min(w.unresolved)).sum();
-    // Per series: rooms common to all occurrences, rooms of a disjoint packing and its size, and
-    // the least that leaving one occurrence unresolved costs beyond its cheapest placement.
-    let mut series: BTreeMap<u32, (HashSet<u32>, HashSet<u32>, i64, i64)> = BTreeMap::new();
+    // Per series: rooms common to all occurrences (`None`: any room), rooms of a disjoint packing
+    // and its size, and the least that leaving one occurrence unresolved costs beyond its cheapest
+    // placement. A booking whose placements were capped may go to rooms it does not list, so it
+    // narrows neither the common rooms nor joins the packing.
+    let mut series: BTreeMap<u32, (Option<HashSet<u32>>, HashSet<u32>, i64, i64)> = BTreeMap::new();
     for &a in &part.affected {
         let Some(s) = problem.affected[a as usize].series else { continue };
+        let complete = problem.affected[a as usize].floor.is_none();
         let rooms: HashSet<u32> = problem.candidates_of(a).map(|c| problem.candidates[c].room).collect();
         let giving_up = (w.unresolved - cheapest(a).unwrap_or(w.unresolved)).max(0);
-        let entry = series.entry(s).or_insert_with(|| (rooms.clone(), HashSet::new(), 0, giving_up));
-        entry.0.retain(|r| rooms.contains(r));
-        if entry.1.is_disjoint(&rooms) {
-            entry.1.extend(rooms);
-            entry.2 += 1;
+        let entry = series.entry(s).or_insert_with(|| (None, HashSet::new(), 0, giving_up));
+        if complete {
+            match &mut entry.0 {
+                Some(common) => common.retain(|r| rooms.contains(r)),
+                None => entry.0 = Some(rooms.clone()),
+            }
+            if entry.1.is_disjoint(&rooms) {
+                entry.1.extend(rooms);
+                entry.2 += 1;
+            }
         }
         entry.3 = entry.3.min(giving_up);
     }
     let forced: i64 = series
         .values()
         .map(|(common, _, packed, least)| {
-            let rooms_needed = (*packed).max(if common.is_empty() { 2 } else { 1 });
+            let rooms_needed = (*packed).max(if common.as_ref().is_some_and(HashSet::is_empty) { 2 } else { 1 });
             (rooms_needed - 1) * w.series_split.min(*least)
         })
         .sum();

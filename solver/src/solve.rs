@@ -1,10 +1,11 @@
-//! The entry points: build the candidates, split into parts, take a greedy plan per part, then
-//! improve the parts with the ILP in parallel while the calling thread watches the cancel flag,
-//! the deadline and the progress. Parts are merged in index order, so the thread count never
-//! changes the answer; only a time limit or a cancel that cuts a search short can.
+//! The entry points: build the candidates, split into parts, take a greedy plan per part (with
+//! local search), improve the parts with the ILP in parallel, then spend the rest of the time in
+//! rounds of improvement steps, while the calling thread watches the cancel flag, the deadline
+//! and the progress. Parts are merged in index order, so the thread count never changes the
+//! answer; only a time limit or a cancel that cuts a search short can.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,7 @@ use rayon::prelude::*;
 use crate::candidates::Problem;
 use crate::greedy::{complete, greedy};
 use crate::instance::{Assignment, Instance, Solution, Unresolved};
+use crate::lns::{PartSearch, step};
 use crate::model::{Limits, PartOutcome, improve};
 use crate::plan::trivial_bound;
 use crate::prune::prune;
@@ -31,8 +33,13 @@ pub struct Options {
     /// plan so far, the greedy one at worst. Workers still inside a chunk of
     /// branch and bound finish that chunk in the background, then stop.
     pub cancel: Option<Arc<AtomicBool>>,
-    /// Called on the calling thread whenever a part finishes.
+    /// Called on the calling thread whenever a part's first search ends, and whenever the
+    /// improvement phase finds a better plan or bound.
     pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    /// Rounds of the improvement phase (after every part's first search), or `None` to improve
+    /// until the time limit. With a work limit that the time limit does not cut short, the answer
+    /// is the same on every machine and thread count.
+    pub work_limit: Option<u64>,
 }
 
 impl Default for Options {
@@ -43,6 +50,7 @@ impl Default for Options {
             time_limit: Duration::from_secs(10),
             cancel: None,
             progress: None,
+            work_limit: None,
         }
     }
 }
@@ -54,17 +62,48 @@ impl fmt::Debug for Options {
             .field("time_limit", &self.time_limit)
             .field("cancel", &self.cancel)
             .field("progress", &self.progress.as_ref().map(|_| "Fn(Progress)"))
+            .field("work_limit", &self.work_limit)
             .finish()
     }
 }
 
-/// How far a solve has come: "9 of 14 parts solved".
+/// How far a solve has come: "9 of 14 parts solved", and the best plan and bound so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
-    /// Parts whose search has ended.
+    /// Parts whose first search has ended.
     pub parts_done: usize,
     /// All parts of the instance.
     pub parts_total: usize,
+    /// The cost of the best plan so far (what a cancel now would return, or less).
+    pub cost: i64,
+    /// A lower bound on the cost of any valid plan.
+    pub lower_bound: i64,
+    /// Whether the improvement phase has begun (every part's first search has ended).
+    pub improving: bool,
+}
+
+impl Progress {
+    /// "proven optimal", or "within 0.80 % of optimal".
+    pub fn quality(&self) -> String {
+        quality(self.cost, self.lower_bound)
+    }
+}
+
+/// How far a cost is from a lower bound, in words: "proven optimal" when they meet, else "within
+/// 0.80 % of optimal" (the gap `(cost - bound) / cost`, rounded up so that it never flatters).
+pub fn quality(cost: i64, lower_bound: i64) -> String {
+    if lower_bound >= cost {
+        return "proven optimal".to_string();
+    }
+    format!("within {:.2} % of optimal", gap_percent(cost, lower_bound))
+}
+
+/// `100 * (cost - lower_bound) / cost`, rounded up to two decimals; 0 when the cost is 0.
+pub fn gap_percent(cost: i64, lower_bound: i64) -> f64 {
+    if cost <= 0 || lower_bound >= cost {
+        return 0.0;
+    }
+    (10_000.0 * (cost - lower_bound) as f64 / cost as f64).ceil() / 100.0
 }
 
 /// The method knobs, for measuring what each choice costs. [`solve`] uses the default.
@@ -87,13 +126,29 @@ pub struct Strategy {
     pub thin_to: usize,
     /// Remove candidates that a free placement of the same booking dominates (exact; see `prune`).
     pub prune: bool,
+    /// Parts with more candidates than this skip the first, whole-part integer program (its root
+    /// LP alone would take longer than the time limit) and go straight to the improvement phase.
+    pub ilp_up_to: usize,
+    /// After every part's first search, improve the parts until the time or work limit (`lns`):
+    /// Lagrangian bounds and neighbourhoods re-solved exactly.
+    pub improve: bool,
+    /// The fewest placements a booking keeps, cheapest first, when the month has more than
+    /// [`Strategy::candidate_budget`] (see `candidates`): in a chain of hundreds of rooms a booking
+    /// may go to thousands, and the month would not fit in memory. Bounds count a dropped
+    /// placement at the least cost it could have, so they stay valid, but weaker.
+    pub candidate_cap: usize,
+    /// Placements for the whole month: each booking keeps up to this divided by the affected
+    /// bookings, and at least [`Strategy::candidate_cap`]. Months up to about 80 rooms lose none.
+    pub candidate_budget: usize,
 }
 
 impl Default for Strategy {
-    /// Measured in BENCHMARKS.md: parts up to 6,000 candidates (every part of the studio and the
-    /// 40-room chain) stay exact; bigger ones keep 32 candidates per booking.
+    /// Measured in BENCHMARKS.md: parts up to 18,000 candidates (every part of the chains up to
+    /// 80 rooms) get the exact integer program first; bigger ones, up to 30,000 (the loose
+    /// month's, with a six-hour window), keep 32 candidates per booking for it; bigger still go
+    /// straight to the improvement phase. Up to 1,000,000 placements in all before any is capped.
     fn default() -> Self {
-        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 6_000, thin_to: 32, prune: true }
+        Strategy { split: true, ilp: true, node_budget: 5_000, thin_above: 18_000, thin_to: 32, prune: true, ilp_up_to: 30_000, improve: true, candidate_cap: 192, candidate_budget: 1_000_000 }
     }
 }
 
@@ -128,10 +183,24 @@ pub struct Report {
     pub cancelled: bool,
     /// Whether the time limit stopped the search before every part was proven optimal.
     pub timed_out: bool,
+    /// Rounds of the improvement phase completed (see [`Options::work_limit`]).
+    pub rounds: u64,
     /// Wall time per phase.
     pub phases: Phases,
     /// Wall time of the whole solve.
     pub elapsed: Duration,
+}
+
+impl Report {
+    /// `100 * (cost - lower_bound) / cost`, rounded up to two decimals; 0 when proven optimal.
+    pub fn gap_percent(&self) -> f64 {
+        gap_percent(self.solution.cost, self.lower_bound)
+    }
+
+    /// "proven optimal", or "within 0.80 % of optimal".
+    pub fn quality(&self) -> String {
+        quality(self.solution.cost, self.lower_bound)
+    }
 }
 
 /// Wall time per phase of a solve.
@@ -139,9 +208,9 @@ pub struct Report {
 pub struct Phases {
     /// Building candidates and splitting into parts.
     pub prepare: Duration,
-    /// The greedy plans.
+    /// The greedy plans and their local search.
     pub greedy: Duration,
-    /// The ILP search.
+    /// The ILP search and the improvement rounds.
     pub ilp: Duration,
     /// Merging, reasons and the cost.
     pub finish: Duration,
@@ -172,7 +241,7 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     // the ILP parts run on it from a background thread.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(options.threads.max(1)).build().ok().map(Arc::new);
     let prepare = || {
-        let mut problem = Problem::build(instance);
+        let mut problem = Problem::build(instance, strategy.candidate_cap, strategy.candidate_budget);
         // Pruning is exact and shrinks the search; a cancel stops it between rounds.
         if strategy.prune {
             prune(&mut problem, cancelled);
@@ -190,7 +259,7 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     phases.prepare = started.elapsed();
 
     let start_part = |part: &Part| {
-        let plan = greedy(&problem, part);
+        let plan = crate::local::improve(&problem, part, greedy(&problem, part));
         let bound = trivial_bound(&problem, part);
         PartOutcome { optimal: bound >= plan.cost, bound, plan }
     };
@@ -201,12 +270,16 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     let greedy_cost: i64 = best.iter().map(|o| o.plan.cost).sum();
     phases.greedy = started.elapsed() - phases.prepare;
 
-    let mut search = Search { cancelled: false, deadline_hit: false };
+    let mut search = Search { cancelled: false, deadline_hit: false, rounds: 0 };
     if strategy.ilp && !cancelled() {
         search = improve_parts(&problem, &parts, &mut best, options, strategy, deadline, pool);
     } else {
         search.cancelled = cancelled();
-        report_progress(options, best.len(), best.len());
+        let unplaceable = problem.affected.iter().filter(|a| a.candidates.is_empty()).count() as i64 * problem.weights.unresolved;
+        let cost = best.iter().map(|o| o.plan.cost).sum::<i64>() + unplaceable;
+        let lower_bound = best.iter().map(|o| o.bound.min(o.plan.cost)).sum::<i64>() + unplaceable;
+        let total = best.len();
+        report_progress(options, Progress { parts_done: total, parts_total: total, cost, lower_bound, improving: false });
     }
     phases.ilp = started.elapsed() - phases.prepare - phases.greedy;
 
@@ -234,6 +307,7 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
         largest_part: parts.iter().map(|p| p.size(&problem)).max().unwrap_or(0),
         affected: problem.affected.len(),
         cancelled: search.cancelled,
+        rounds: search.rounds,
         timed_out: search.deadline_hit && !proven_optimal,
         phases,
         elapsed: started.elapsed(),
@@ -244,17 +318,24 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
 struct Search {
     cancelled: bool,
     deadline_hit: bool,
+    /// Improvement rounds completed.
+    rounds: u64,
 }
 
-/// A part's search sends its better plans as it finds them, then its final outcome.
-struct Update {
-    part: usize,
-    outcome: PartOutcome,
-    last: bool,
+/// What the search thread tells the calling thread.
+enum Update {
+    /// A better plan or bound for a part; `last` when the part's first search has ended.
+    Part { part: usize, outcome: PartOutcome, last: bool },
+    /// The search has ended on its own (everything proven, stalled, or the work limit reached).
+    Finished { rounds: u64 },
 }
 
-/// Runs the ILP of every part not yet proven optimal on a pool of `options.threads` threads,
-/// largest part first, while this thread keeps `best` up to date and watches cancel and deadline.
+/// Improves the parts on a pool of `options.threads` threads while this thread keeps `best` up
+/// to date and watches cancel and deadline. First every part not yet proven optimal gets its
+/// integer program (largest first, node budgets); then, until the time or work limit, rounds of
+/// improvement steps (`lns`): in each round every part that is neither proven nor stalled takes
+/// one step, in parallel, and the round's results are merged in part order. Each step depends
+/// only on its part, so a work limit (rounds) gives the same answer on any thread count.
 /// The pool runs on its own thread, so that a cancel returns at once: the workers see the stop
 /// flag at their next chunk of nodes and end on their own.
 fn improve_parts(
@@ -266,42 +347,101 @@ fn improve_parts(
     deadline: Instant,
     pool: Option<Arc<rayon::ThreadPool>>,
 ) -> Search {
-    let mut todo: Vec<(usize, PartOutcome)> =
-        best.iter().enumerate().filter(|(_, o)| !o.optimal).map(|(i, o)| (i, o.clone())).collect();
+    let mut todo: Vec<(usize, PartOutcome)> = best
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| !o.optimal && parts[*i].size(problem) <= strategy.ilp_up_to)
+        .map(|(i, o)| (i, o.clone()))
+        .collect();
     todo.sort_by_key(|(i, _)| (std::cmp::Reverse(parts[*i].size(problem)), *i));
     let total = best.len();
     let mut done = total - todo.len();
-    report_progress(options, done, total);
+    let unplaceable = problem.affected.iter().filter(|a| a.candidates.is_empty()).count() as i64 * problem.weights.unresolved;
+    let progress = |best: &[PartOutcome], done: usize, improving: bool| {
+        let cost = best.iter().map(|o| o.plan.cost).sum::<i64>() + unplaceable;
+        let lower_bound = best.iter().map(|o| o.bound.min(o.plan.cost)).sum::<i64>() + unplaceable;
+        report_progress(options, Progress { parts_done: done, parts_total: total, cost, lower_bound, improving });
+    };
+    progress(best, done, false);
 
     let stop = Arc::new(AtomicBool::new(false));
+    // Rounds completed so far, readable when the deadline ends the wait before the search ends.
+    let rounds_done = Arc::new(AtomicU64::new(0));
     let (sender, updates) = mpsc::channel::<Update>();
     {
         let (problem, parts, stop) = (Arc::clone(problem), Arc::clone(parts), Arc::clone(&stop));
+        let rounds_done = Arc::clone(&rounds_done);
+        let mut states: Vec<PartOutcome> = best.to_vec();
+        let work_limit = options.work_limit;
         std::thread::spawn(move || {
-            let work = |(part, start): (usize, PartOutcome), sender: &mut mpsc::Sender<Update>| {
+            let first = |(part, start): (usize, PartOutcome), sender: &mut mpsc::Sender<Update>| {
                 let node_budget = strategy.nodes_for(parts[part].size(&problem));
                 let limits = Limits { deadline, stop: &stop, node_budget };
                 let send = |outcome: &PartOutcome, last| {
                     // The receiver may have stopped listening after a cancel; that is fine.
-                    let _ = sender.send(Update { part, outcome: outcome.clone(), last });
+                    let _ = sender.send(Update::Part { part, outcome: outcome.clone(), last });
                 };
                 let thin = (parts[part].size(&problem) > strategy.thin_above).then_some(strategy.thin_to);
                 let outcome = improve(&problem, &parts[part], start.plan, thin, &limits, |o| send(o, false));
                 send(&outcome, true);
+                (part, outcome)
+            };
+            let rounds = |states: &mut Vec<PartOutcome>, sender: &mpsc::Sender<Update>| -> u64 {
+                let mut searches: Vec<PartSearch> = (0..states.len()).map(|_| PartSearch::new()).collect();
+                let mut round = 0;
+                let limits = Limits { deadline, stop: &stop, node_budget: crate::lns::NODES };
+                while work_limit.is_none_or(|limit| round < limit) && !limits.exhausted(0) {
+                    let active: Vec<usize> = (0..states.len()).filter(|&i| !searches[i].done(&states[i])).collect();
+                    let mut jobs: Vec<(usize, PartOutcome, PartSearch)> = active
+                        .into_iter()
+                        .map(|i| (i, states[i].clone(), std::mem::replace(&mut searches[i], PartSearch::new())))
+                        .collect();
+                    if jobs.is_empty() {
+                        break;
+                    }
+                    // Big parts first, so that the round does not wait for one started last.
+                    jobs.sort_by_key(|(i, _, _)| (std::cmp::Reverse(parts[*i].size(&problem)), *i));
+                    let take_step = |sender: &mut mpsc::Sender<Update>, job: &mut (usize, PartOutcome, PartSearch)| {
+                        let (part, outcome, search) = job;
+                        let before = (outcome.plan.cost, outcome.bound);
+                        step(&problem, &parts[*part], *part, outcome, search, &limits);
+                        if (outcome.plan.cost, outcome.bound) != before {
+                            let _ = sender.send(Update::Part { part: *part, outcome: outcome.clone(), last: false });
+                        }
+                    };
+                    jobs.par_iter_mut().with_max_len(1).for_each_with(sender.clone(), take_step);
+                    // A step cut short by the deadline or a cancel does not count as a round.
+                    if limits.exhausted(0) {
+                        break;
+                    }
+                    for (i, outcome, search) in jobs {
+                        states[i] = outcome;
+                        searches[i] = search;
+                    }
+                    round += 1;
+                    rounds_done.store(round, Ordering::Relaxed);
+                }
+                round
+            };
+            let run = || {
+                let finished: Vec<(usize, PartOutcome)> =
+                    todo.into_par_iter().with_max_len(1).map_with(sender.clone(), |s, t| first(t, s)).collect();
+                for (part, outcome) in finished {
+                    states[part] = outcome;
+                }
+                let rounds = if strategy.improve { rounds(&mut states, &sender) } else { 0 };
+                let _ = sender.send(Update::Finished { rounds });
             };
             match pool {
-                Some(pool) => pool.install(|| todo.into_par_iter().with_max_len(1).for_each_with(sender, |s, t| work(t, s))),
-                // No pool (thread limits reached): solve the parts one by one on this thread.
-                None => {
-                    let mut sender = sender;
-                    todo.into_iter().for_each(|t| work(t, &mut sender));
-                }
+                Some(pool) => pool.install(run),
+                // No pool (thread limits reached): rayon runs on this thread alone.
+                None => run(),
             }
         });
     }
 
-    let mut search = Search { cancelled: false, deadline_hit: false };
-    while done < total {
+    let mut search = Search { cancelled: false, deadline_hit: false, rounds: 0 };
+    loop {
         if options.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
             search.cancelled = true;
             break;
@@ -313,20 +453,34 @@ fn improve_parts(
         }
         let wait = POLL.min(deadline + GRACE - now);
         match updates.recv_timeout(wait) {
-            Ok(Update { part, outcome, last }) => {
-                if last || outcome.plan.cost < best[part].plan.cost {
-                    best[part] = outcome;
+            Ok(Update::Part { part, outcome, last }) => {
+                let better = outcome.plan.cost < best[part].plan.cost || outcome.bound > best[part].bound;
+                if last || better {
+                    // Plans only get cheaper and bounds only higher: keep the best of each.
+                    let bound = best[part].bound.max(outcome.bound);
+                    if outcome.plan.cost <= best[part].plan.cost {
+                        best[part].plan = outcome.plan;
+                    }
+                    best[part].bound = bound;
+                    best[part].optimal = bound >= best[part].plan.cost;
                 }
                 if last {
                     done += 1;
-                    report_progress(options, done, total);
                 }
+                if last || better {
+                    progress(best, done, done == total);
+                }
+            }
+            Ok(Update::Finished { rounds }) => {
+                search.rounds = rounds;
+                break;
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
     search.deadline_hit |= Instant::now() >= deadline;
+    search.rounds = search.rounds.max(rounds_done.load(Ordering::Relaxed));
     stop.store(true, Ordering::Relaxed);
     search
 }
@@ -336,9 +490,9 @@ const POLL: Duration = Duration::from_millis(10);
 /// How long after the deadline the calling thread still waits for parts that stop at it.
 const GRACE: Duration = Duration::from_millis(20);
 
-fn report_progress(options: &Options, parts_done: usize, parts_total: usize) {
-    if let Some(progress) = &options.progress {
-        progress(Progress { parts_done, parts_total });
+fn report_progress(options: &Options, progress: Progress) {
+    if let Some(report) = &options.progress {
+        report(progress);
     }
 }
 

@@ -75,7 +75,8 @@ impl fmt::Display for Violation {
 /// Shifts off the grid count the whole steps they span (also reported by [`validate`]).
 pub fn cost(instance: &Instance, solution: &Solution) -> i64 {
     let bookings: HashMap<&str, &Booking> = instance.bookings.iter().map(|b| (b.id.as_str(), b)).collect();
-    let affected = instance.bookings.iter().filter(|b| instance.is_affected(b)).count() as i64;
+    let is_affected = affected_test(instance);
+    let affected = instance.bookings.iter().filter(|b| is_affected(b)).count() as i64;
     let w = &instance.weights;
     let grid = instance.grid_minutes.max(1);
     let mut placed = HashSet::new();
@@ -83,7 +84,7 @@ pub fn cost(instance: &Instance, solution: &Solution) -> i64 {
     let (mut shift_steps, mut room_changes) = (0, 0);
     for a in &solution.assignments {
         let Some(b) = bookings.get(a.booking.as_str()) else { continue };
-        if !instance.is_affected(b) || !placed.insert(b.id.as_str()) {
+        if !is_affected(b) || !placed.insert(b.id.as_str()) {
             continue;
         }
         shift_steps += (a.start - b.start).abs() / grid;
@@ -97,9 +98,17 @@ pub fn cost(instance: &Instance, solution: &Solution) -> i64 {
     w.unresolved * unresolved + w.series_split * splits + w.shift_step * shift_steps + w.room_change * room_changes
 }
 
+/// [`Instance::is_affected`] with the rooms looked up by id once, not scanned per booking: a
+/// chain of a thousand rooms has over a hundred thousand bookings.
+fn affected_test(instance: &Instance) -> impl Fn(&Booking) -> bool + '_ {
+    let rooms: HashMap<&str, &Room> = instance.rooms.iter().map(|r| (r.id.as_str(), r)).collect();
+    move |b: &Booking| rooms.get(b.room.as_str()).is_some_and(|room| room.is_offline_during(b.start, b.end))
+}
+
 /// Checks a solution against every rule of REFLOW.md; all violations found are returned.
 pub fn validate(instance: &Instance, solution: &Solution) -> Result<(), Vec<Violation>> {
     let mut violations = Vec::new();
+    let is_affected = affected_test(instance);
     let rooms: HashMap<&str, &Room> = instance.rooms.iter().map(|r| (r.id.as_str(), r)).collect();
     let bookings: HashMap<&str, &Booking> = instance.bookings.iter().map(|b| (b.id.as_str(), b)).collect();
 
@@ -109,12 +118,12 @@ pub fn validate(instance: &Instance, solution: &Solution) -> Result<(), Vec<Viol
     for id in named.chain(solution.unresolved_bookings.iter().map(|u| &u.booking)) {
         match bookings.get(id.as_str()) {
             None => violations.push(Violation::UnknownBooking(id.clone())),
-            Some(b) if !instance.is_affected(b) => violations.push(Violation::NotAffected(id.clone())),
+            Some(b) if !is_affected(b) => violations.push(Violation::NotAffected(id.clone())),
             Some(_) if !seen.insert(id.as_str()) => violations.push(Violation::Duplicate(id.clone())),
             Some(_) => {}
         }
     }
-    for b in instance.bookings.iter().filter(|b| instance.is_affected(b)) {
+    for b in instance.bookings.iter().filter(|b| is_affected(b)) {
         if !seen.contains(b.id.as_str()) {
             violations.push(Violation::Missing(b.id.clone()));
         }
@@ -164,7 +173,7 @@ pub fn validate(instance: &Instance, solution: &Solution) -> Result<(), Vec<Viol
 
     // Rules 4 and 5: against fixed bookings, and against each other.
     let buffer = instance.buffer_minutes;
-    let fixed = instance.bookings.iter().filter(|b| !instance.is_affected(b));
+    let fixed = instance.bookings.iter().filter(|b| !is_affected(b));
     let occupants: Vec<(&Booking, &str, i64, i64)> =
         fixed.map(|b| (b, b.room.as_str(), b.start, b.end)).chain(placed.iter().copied()).collect();
     for (i, &(b, room, start, end)) in placed.iter().enumerate() {

@@ -105,7 +105,7 @@ fn print_reflow(
 ) -> CommandResult {
     let quality = match reflow.lower_bound {
         Some(bound) if bound >= reflow.cost => "proven optimal".to_owned(),
-        Some(bound) => format!("lower bound {bound}"),
+        Some(bound) => format!("{}, lower bound {bound}", solver::quality(reflow.cost, bound)),
         None => "no bound recorded".to_owned(),
     };
     println!();

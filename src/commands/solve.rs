@@ -8,7 +8,7 @@ use std::path::Path;
 use studioflow_solver as solver;
 
 /// `solve`: reads an instance, prints the solution JSON on stdout and a summary line on stderr.
-pub fn solve(file: &Path, threads: Option<usize>, time_limit: f64) -> CommandResult {
+pub fn solve(file: &Path, threads: Option<usize>, time_limit: f64, work_limit: Option<u64>) -> CommandResult {
     let text = if file == Path::new("-") {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;
@@ -29,6 +29,7 @@ pub fn solve(file: &Path, threads: Option<usize>, time_limit: f64) -> CommandRes
     let options = solver::Options {
         threads: threads.unwrap_or(solver::Options::default().threads),
         time_limit: std::time::Duration::from_secs_f64(time_limit),
+        work_limit,
         ..solver::Options::default()
     };
     let report = solver::solve_with_report(&instance, &options);
@@ -44,12 +45,12 @@ fn summary_line(report: &solver::Report, threads: usize) -> String {
     let quality = if report.proven_optimal {
         "proven optimal".to_owned()
     } else {
-        format!("lower bound {}", report.lower_bound)
+        format!("{}, lower bound {}", solver::quality(s.cost, report.lower_bound), report.lower_bound)
     };
     let stopped = if report.cancelled { ", cancelled" } else if report.timed_out { ", time limit reached" } else { "" };
     format!(
-        "moved {}, unresolved {}, cost {} ({quality}) in {:.2} s on {threads} thread(s), {} part(s){stopped}",
-        s.moved, s.unresolved, s.cost, report.elapsed.as_secs_f64(), report.parts
+        "moved {}, unresolved {}, cost {} ({quality}) in {:.2} s on {threads} thread(s), {} part(s), {} round(s) of improvement{stopped}",
+        s.moved, s.unresolved, s.cost, report.elapsed.as_secs_f64(), report.parts, report.rounds
     )
 }
 

@@ -402,7 +402,7 @@ impl Tasks {
         let affected = export.affected_bookings().len();
         let pool = self.pool.clone();
         let task_id = id.to_owned();
-        let last_write = Mutex::new(Instant::now() - Duration::from_secs(1));
+        let last_write = Mutex::new((Instant::now() - Duration::from_secs(1), false));
         #[cfg(feature = "testing")]
         let delay = self.config.test_delay_per_part;
         let progress: Arc<dyn Fn(solver::Progress) + Send + Sync> = Arc::new(move |p: solver::Progress| {
@@ -410,11 +410,22 @@ impl Tasks {
             if let Some(delay) = delay {
                 std::thread::sleep(delay);
             }
-            // A status write is a commit: a few a second is plenty for someone polling.
+            // A status write is a commit: a few a second is plenty for someone polling. The first
+            // report with every part's first search done is always written.
             let mut last = last_write.lock().unwrap_or_else(|e| e.into_inner());
-            if last.elapsed() >= Duration::from_millis(200) || p.parts_done == p.parts_total {
-                *last = Instant::now();
-                let message = format!("Reflowing {affected} bookings: {} of {} parts solved", p.parts_done, p.parts_total);
+            let (at, all_done) = &mut *last;
+            let first_all_done = p.parts_done == p.parts_total && !*all_done;
+            if at.elapsed() >= Duration::from_millis(200) || first_all_done {
+                *at = Instant::now();
+                *all_done |= p.parts_done == p.parts_total;
+                let stage = if p.improving { ", improving" } else { "" };
+                let message = format!(
+                    "Reflowing {affected} bookings: {} of {} parts solved{stage}; cost {} ({})",
+                    p.parts_done,
+                    p.parts_total,
+                    p.cost,
+                    p.quality()
+                );
                 let _ = pool.with(|s| s.write_with(|w| w.change_task(&task_id, &[TaskStatus::Working], &TaskChange::Progress(message), now_ms())));
             }
         });
@@ -423,6 +434,7 @@ impl Tasks {
             time_limit: self.config.solver_time_limit,
             cancel: Some(cancel.clone()),
             progress: Some(progress),
+            work_limit: None,
         };
         export.solve(&job.request, &options)
     }

@@ -126,3 +126,23 @@ fn the_demo_reflows_the_fortnight_and_prints_the_same_summary_every_time() {
     let second = studioflow(&["demo", "--db", path]);
     assert_eq!(text, stdout(&second), "the demo runs at a fixed clock: same output every run");
 }
+
+#[test]
+fn solve_with_a_work_limit_answers_the_same_on_one_and_two_threads_and_states_the_gap() {
+    // A loose month (six-hour window) is not proven optimal in its first search, so the
+    // improvement rounds run; the work limit, not the (generous) time limit, ends them.
+    let db = temp_db();
+    let file = db.path.with_extension("json");
+    std::fs::write(&file, serde_json::to_string(&solver::generate::loose(2)).unwrap()).unwrap();
+    let run = |threads: &str| {
+        let args = ["solve", file.to_str().unwrap(), "--threads", threads, "--work-limit", "2", "--time-limit", "600"];
+        let out = studioflow(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    };
+    let (one, two) = (run("1"), run("2"));
+    assert_eq!(stdout(&one), stdout(&two));
+    let summary = stderr(&two);
+    assert!(summary.contains("of optimal, lower bound") || summary.contains("proven optimal"), "{summary}");
+    assert!(summary.contains("round(s) of improvement"), "{summary}");
+}

@@ -1,6 +1,8 @@
 //! The solver's integration tests, one binary: worked examples with hand-computed optima, the
-//! corners where nothing can move, the checker, seeded property tests and the limits.
+//! corners where nothing can move, the checker, seeded property tests, the limits and the
+//! improvement phase.
 
+mod anytime;
 mod check;
 mod corners;
 mod limits;

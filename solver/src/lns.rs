@@ -1,0 +1,193 @@
+//! The improvement phase of one part, one step at a time: a few Lagrangian iterations to raise its
+//! lower bound, then a large-neighbourhood step that frees the bookings around one that costs more
+//! than it could (a shifted booking, a split series) and re-solves them exactly with the integer
+//! program, the rest of the plan fixed. A step's plan is kept only when the part's exact cost
+//! goes down, so the part never gets worse. Each step depends only on the part, its state and the
+//! step's number, so that a given number of steps gives the same answer on any thread count.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::bound::Relaxation;
+use crate::candidates::Problem;
+use crate::generate::SplitMix64;
+use crate::local::Holdings;
+use crate::model::{Limits, PartOutcome, solve_neighbourhood};
+use crate::plan::Plan;
+use crate::split::Part;
+
+/// A part's neighbourhoods hold between these many bookings; the size grows when the search
+/// proves a neighbourhood optimal within its nodes, and shrinks when it does not.
+const SMALLEST: usize = 8;
+const LARGEST: usize = 96;
+/// Candidates per freed booking in a neighbourhood (its cheapest free ones, plus its own).
+const PER_BOOKING: usize = 40;
+/// Branch-and-bound nodes per neighbourhood.
+pub(crate) const NODES: u64 = 100;
+/// Lagrangian work per step, in candidate-iterations: small parts get more iterations.
+const BOUND_WORK: usize = 3_000_000;
+/// Steps without a better plan or bound before a part is left alone.
+const PATIENCE: u32 = 40;
+
+/// What the improvement phase keeps between the steps of one part.
+pub(crate) struct PartSearch {
+    relaxation: Option<Relaxation>,
+    size: usize,
+    /// Steps in a row that improved nothing.
+    pub stalled: u32,
+    /// Steps taken.
+    pub steps: u64,
+}
+
+impl PartSearch {
+    pub fn new() -> PartSearch {
+        PartSearch { relaxation: None, size: 24, stalled: 0, steps: 0 }
+    }
+
+    /// Whether more steps are unlikely to help: the part is proven, or stalled.
+    pub fn done(&self, outcome: &PartOutcome) -> bool {
+        outcome.optimal || self.stalled >= PATIENCE
+    }
+}
+
+/// One step on part `index`: raises `outcome.bound` and lowers `outcome.plan.cost` where it can.
+pub(crate) fn step(
+    problem: &Problem,
+    part: &Part,
+    index: usize,
+    outcome: &mut PartOutcome,
+    search: &mut PartSearch,
+    limits: &Limits,
+) {
+    let before = (outcome.plan.cost, outcome.bound);
+    let keep_going = || !limits.exhausted(0);
+
+    // The bound: a few subgradient steps, from where the last step left the prices.
+    let relaxation = search.relaxation.get_or_insert_with(|| Relaxation::new(problem, part));
+    if !relaxation.converged() {
+        let iterations = (BOUND_WORK / relaxation.size().max(1)).clamp(3, 60) as u64;
+        relaxation.improve(outcome.plan.cost as f64, iterations, keep_going);
+        outcome.bound = outcome.bound.max(relaxation.bound().min(outcome.plan.cost));
+    }
+
+    // The plan: one neighbourhood, chosen by a generator seeded with the part and the step.
+    if outcome.bound < outcome.plan.cost && keep_going() {
+        let mut rng = SplitMix64::new((index as u64) << 32 ^ search.steps);
+        if let Some(free) = neighbourhood(problem, part, &outcome.plan, search.size, &mut rng) {
+            let proved = improve_neighbourhood(problem, part, &free, outcome, limits);
+            search.size = if proved { (search.size * 5 / 4).min(LARGEST) } else { (search.size * 4 / 5).max(SMALLEST) };
+        }
+    }
+    outcome.optimal = outcome.bound >= outcome.plan.cost;
+    search.steps += 1;
+    if (outcome.plan.cost, outcome.bound) == before {
+        search.stalled += 1;
+    } else {
+        search.stalled = 0;
+    }
+}
+
+/// Local indices of the bookings to free: one booking that costs more than its cheapest placement
+/// (the dearer of two drawn at random), the bookings of the part nearest to it in time on its
+/// day, and for a series the other occurrences with their own nearest bookings.
+fn neighbourhood(problem: &Problem, part: &Part, plan: &Plan, size: usize, rng: &mut SplitMix64) -> Option<Vec<usize>> {
+    let w = &problem.weights;
+    let cheapest = |i: usize| problem.candidates_of(part.affected[i]).next().map_or(0, |c| problem.candidates[c].cost);
+    let mut series_rooms: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    for c in plan.chosen.iter().flatten() {
+        let cand = &problem.candidates[*c];
+        if let Some(s) = problem.affected[cand.affected as usize].series {
+            series_rooms.entry(s).or_default().insert(cand.room);
+        }
+    }
+    let excess: Vec<i64> = (0..part.affected.len())
+        .map(|i| {
+            let own = plan.chosen[i].map_or(w.unresolved, |c| problem.candidates[c].cost) - cheapest(i);
+            let split = problem.affected[part.affected[i] as usize]
+                .series
+                .and_then(|s| series_rooms.get(&s))
+                .map_or(0, |rooms| if rooms.len() > 1 { w.series_split } else { 0 });
+            own + split
+        })
+        .collect();
+    let seeds: Vec<usize> = (0..excess.len()).filter(|&i| excess[i] > 0).collect();
+    if seeds.is_empty() {
+        return None;
+    }
+    let (a, b) = (*rng.pick(&seeds), *rng.pick(&seeds));
+    let seed = if excess[b] > excess[a] { b } else { a };
+
+    let start = |i: usize| problem.affected[part.affected[i] as usize].start;
+    let day = |i: usize| start(i).div_euclid(crate::instance::DAY);
+    let near = |centre: usize, count: usize, free: &mut BTreeSet<usize>| {
+        let mut around: Vec<(i64, usize)> =
+            (0..part.affected.len()).filter(|&i| day(i) == day(centre)).map(|i| ((start(i) - start(centre)).abs(), i)).collect();
+        around.sort_unstable();
+        for (_, i) in around.into_iter().take(count) {
+            free.insert(i);
+        }
+    };
+    let mut free = BTreeSet::new();
+    let series = problem.affected[part.affected[seed] as usize].series;
+    let occurrences: Vec<usize> = match series {
+        Some(s) => (0..part.affected.len()).filter(|&i| problem.affected[part.affected[i] as usize].series == Some(s)).collect(),
+        None => vec![seed],
+    };
+    let share = (size / occurrences.len()).max(2);
+    for &o in &occurrences {
+        free.insert(o);
+        near(o, share, &mut free);
+    }
+    Some(free.into_iter().collect())
+}
+
+/// Re-solves the freed bookings with the rest of the plan fixed, and keeps what is better.
+/// Returns whether the search finished (proved its neighbourhood optimal) within its nodes.
+fn improve_neighbourhood(problem: &Problem, part: &Part, free: &[usize], outcome: &mut PartOutcome, limits: &Limits) -> bool {
+    let plan = &outcome.plan;
+    let freed: BTreeSet<usize> = free.iter().copied().collect();
+    let mut rest = plan.chosen.clone();
+    for &i in free {
+        rest[i] = None;
+    }
+    let holdings = Holdings::new(problem, &rest);
+    let mut fixed_rooms: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    for c in rest.iter().flatten() {
+        let cand = &problem.candidates[*c];
+        if let Some(s) = problem.affected[cand.affected as usize].series {
+            fixed_rooms.entry(s).or_default().insert(cand.room);
+        }
+    }
+    let mut candidates = Vec::new();
+    for &i in free {
+        let own = plan.chosen[i];
+        candidates.extend(
+            problem
+                .candidates_of(part.affected[i])
+                .filter(|&c| Some(c) == own || holdings.is_free(problem, c, |o| freed.contains(&o)))
+                .take(PER_BOOKING),
+        );
+        if let Some(c) = own {
+            candidates.push(c);
+        }
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    let sub = Part { affected: free.iter().map(|&i| part.affected[i]).collect() };
+    let warm = Plan { chosen: free.iter().map(|&i| plan.chosen[i]).collect(), cost: 0 };
+    let sub_limits = Limits { deadline: limits.deadline, stop: limits.stop, node_budget: NODES };
+    let mut best = outcome.plan.clone();
+    let finished = solve_neighbourhood(problem, &sub, candidates, &fixed_rooms, &warm, &sub_limits, |found| {
+        let mut chosen = best.chosen.clone();
+        for (&i, &c) in free.iter().zip(&found.chosen) {
+            chosen[i] = c;
+        }
+        let trial = Plan::new(problem, chosen);
+        if trial.cost < best.cost {
+            best = trial;
+        }
+    });
+    if best.cost < outcome.plan.cost {
+        outcome.plan = best;
+    }
+    finished
+}
