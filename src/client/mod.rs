@@ -24,7 +24,7 @@ use state::{now, SavedRequest, SavedServer, SavedTask, StateFile};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
-use terminal::{Answer, Progress};
+use terminal::{say, Answer, Progress};
 
 /// How a client command ended, as its exit code says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -263,7 +263,7 @@ fn finish(task_id: &str, server: &SavedServer, ending: Ending, state: &StateFile
         }
         Ending::Interrupted => {
             progress.note(&format!(
-                "Stopped following task {task_id}: it goes on on {server}, and stays saved in {}.\n  \
+                "Stopped following task {task_id}: it keeps running on {server}, and stays saved in {}.\n  \
                  Pick it up again: studioflow client resume{flag}\n  \
                  Or cancel it:      studioflow client cancel {task_id}{flag}",
                 state.path().display()
@@ -289,15 +289,15 @@ fn tell(outcome: &Outcome) -> Result<Exit, ClientError> {
             Ok(Exit::Done)
         }
         Outcome::Refused(message) => {
-            eprintln!("The reflow was refused: {message}");
+            say(&format!("The reflow was refused: {message}"));
             Ok(Exit::Failed)
         }
         Outcome::Failed(message) => {
-            eprintln!("The reflow failed on the server: {message}");
+            say(&format!("The reflow failed on the server: {message}"));
             Ok(Exit::Failed)
         }
         Outcome::Cancelled => {
-            eprintln!("The reflow was cancelled: nothing of it was applied.");
+            say("The reflow was cancelled: nothing of it was applied.");
             Ok(Exit::Cancelled)
         }
     })();
@@ -313,7 +313,7 @@ pub fn resume(connection: &Connection, state: Option<PathBuf>, answer: Option<An
     let state = state_file(state)?;
     let tasks: Vec<SavedTask> = state.load()?.into_iter().filter(|t| only.as_ref().is_none_or(|s| *s == t.server)).collect();
     if tasks.is_empty() {
-        eprintln!("No saved task to resume in {}.", state.path().display());
+        say(&format!("No saved task to resume in {}.", state.path().display()));
         return Ok(Exit::Done);
     }
     let token = connection.token.clone();
@@ -385,17 +385,17 @@ pub fn cancel(connection: &Connection, task_id: &str, state: Option<PathBuf>) ->
         session.close().await;
         match asked {
             Ok(task) => {
-                eprintln!("Task {task_id} is {}.", task.state.as_str());
+                say(&format!("Task {task_id} is {}.", task.state.as_str()));
                 if task.state.is_final() {
                     state.remove(&task_id)?;
                     if task.state == crate::mcp::client::TaskState::Completed {
-                        eprintln!("It had already completed: cancelling changed nothing. `studioflow client resume` no longer lists it.");
+                        say("It had already completed: cancelling changed nothing, and it is no longer saved.");
                     }
                 }
                 Ok(Exit::Done)
             }
             Err(CallError::UnknownTask(_)) => {
-                eprintln!("Task {task_id} is unknown to the server: it expired, or was never committed.");
+                say(&format!("Task {task_id} is unknown to the server: it expired, or was never committed."));
                 state.remove(&task_id)?;
                 Ok(Exit::Failed)
             }

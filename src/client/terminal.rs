@@ -62,13 +62,13 @@ impl Progress {
     /// A line of its own (ends any progress line first).
     pub fn note(&mut self, text: &str) {
         self.end_line();
-        eprintln!("{text}");
+        say(text);
     }
 
     /// Ends the progress line, if one is open.
     pub fn end_line(&mut self) {
         if self.open {
-            eprintln!();
+            say("");
             self.open = false;
         }
     }
@@ -86,6 +86,12 @@ impl Default for Progress {
     }
 }
 
+/// Writes a line to stderr. A closed stderr (a pipe whose reader left) is not worth dying for:
+/// the task's fate is in the state file, not on the screen.
+pub fn say(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
 /// Whether a person can be asked: stdin and stderr are both terminals.
 pub fn can_ask() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
@@ -94,12 +100,14 @@ pub fn can_ask() -> bool {
 /// Asks on the terminal until the answer is one of accept, decline or cancel; `None` at end of input.
 /// Blocking: call it on a blocking thread.
 pub fn ask(question: &str) -> Option<Answer> {
-    eprintln!("{question}");
+    say(question);
     let stdin = std::io::stdin();
     let mut line = String::new();
     loop {
-        eprint!("Apply these moves? [y]es, [n]o (decline, keep nothing), [c]ancel the task: ");
-        let _ = std::io::stderr().flush();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "Apply these moves? [y]es, [n]o (decline, keep nothing), [c]ancel the task: ");
+        let _ = err.flush();
+        drop(err);
         line.clear();
         match stdin.lock().read_line(&mut line) {
             Ok(0) | Err(_) => return None,
@@ -109,7 +117,7 @@ pub fn ask(question: &str) -> Option<Answer> {
             "y" | "yes" | "accept" => return Some(Answer::Accept),
             "n" | "no" | "decline" => return Some(Answer::Decline),
             "c" | "cancel" => return Some(Answer::Cancel),
-            _ => eprintln!("Please answer y, n or c."),
+            _ => say("Please answer y, n or c."),
         }
     }
 }
