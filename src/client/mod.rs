@@ -228,9 +228,27 @@ pub fn reflow(connection: &Connection, args: ReflowArgs) -> Result<Exit, ClientE
         progress.show(&task);
         let mut link = Link::new(endpoint, token, Some(session));
         let ending = poll::follow(&mut link, &task.id, interval, args.answer, &state, &mut progress).await;
+        let ending = with_details(&mut link, ending).await;
         link.close().await;
         finish(&task.id, &server, ending?, &state, given_state, &mut progress)
     })?
+}
+
+/// The most unresolved bookings looked up for their details; the rest are listed by id.
+const DETAILS_AT_MOST: usize = 200;
+
+/// Adds when, where and whose each unresolved booking is (best effort: one `get_booking` each),
+/// so that the list says whom to call, as `demo`'s does.
+async fn with_details(link: &mut Link, ending: anyhow::Result<Ending>) -> anyhow::Result<Ending> {
+    let Ok(Ending::Final(mut task)) = ending else { return ending };
+    if let Some(Outcome::Reflow(report)) = &mut task.outcome {
+        if let Ok(session) = link.session().await {
+            for line in report.unresolved.iter_mut().take(DETAILS_AT_MOST) {
+                line.detail = session.booking_detail(&line.booking).await;
+            }
+        }
+    }
+    Ok(Ending::Final(task))
 }
 
 /// Tells the end of a followed task, forgets it when it is over, and says what the exit is.
@@ -328,6 +346,7 @@ pub fn resume(connection: &Connection, state: Option<PathBuf>, answer: Option<An
             let mut link = Link::new(endpoint_of(&saved.server), token.clone(), None);
             let first_wait = Duration::from_millis(saved.poll_interval_ms);
             let ending = poll::follow(&mut link, &saved.task_id, first_wait, answer, &state, &mut progress).await;
+            let ending = with_details(&mut link, ending).await;
             link.close().await;
             let exit = finish(&saved.task_id, &saved.server, ending?, &state, given_state, &mut progress)?;
             worst = worst.max(exit);

@@ -67,6 +67,13 @@ impl Link {
     }
 }
 
+/// The wait after the `failures`-th transport failure in a row: doubling from [`FIRST_BACKOFF`] up
+/// to [`MAX_BACKOFF`], and never shorter than the poll interval or than `Retry-After` asked.
+pub fn after_failure(failures: u32, retry_after: Option<Duration>, interval: Duration) -> Duration {
+    let doubling = FIRST_BACKOFF.saturating_mul(1 << failures.clamp(1, 7).saturating_sub(1)).min(MAX_BACKOFF);
+    doubling.max(retry_after.unwrap_or_default()).max(interval)
+}
+
 /// Resolves on Ctrl-C (SIGINT); never, if the signal cannot be watched.
 pub async fn ctrl_c() {
     if tokio::signal::ctrl_c().await.is_err() {
@@ -86,6 +93,8 @@ pub async fn follow(
     progress: &mut Progress,
 ) -> anyhow::Result<Ending> {
     let mut wait = first_wait;
+    // The server's latest poll interval: no poll, even after a failure, comes sooner.
+    let mut interval = first_wait;
     let mut failures = 0u32;
     let mut unreachable_since: Option<std::time::Instant> = None;
     let mut last_state: Option<TaskState> = None;
@@ -111,9 +120,7 @@ pub async fn follow(
                 if since.elapsed() >= GIVE_UP_AFTER {
                     return Ok(Ending::Unreachable(message));
                 }
-                let backoff = FIRST_BACKOFF.saturating_mul(1 << failures.min(6).saturating_sub(1)).min(MAX_BACKOFF);
-                // Never sooner than the server's own interval, nor than it asked with Retry-After.
-                wait = backoff.max(retry_after.unwrap_or_default()).max(wait);
+                wait = after_failure(failures, retry_after, interval);
                 progress.note(&format!("  the server did not answer ({message}); asking again in {:.1} s", wait.as_secs_f64()));
                 continue;
             }
@@ -121,7 +128,8 @@ pub async fn follow(
         };
         failures = 0;
         unreachable_since = None;
-        wait = task.poll_interval.unwrap_or(DEFAULT_INTERVAL).max(MIN_INTERVAL);
+        interval = task.poll_interval.unwrap_or(DEFAULT_INTERVAL).max(MIN_INTERVAL);
+        wait = interval;
         progress.show(&task);
         if last_state != Some(task.state) {
             last_state = Some(task.state);
@@ -182,5 +190,19 @@ pub async fn follow(
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_after_failures_double_and_respect_retry_after_and_the_interval() {
+        let ms = Duration::from_millis;
+        let waits: Vec<_> = (1..=9).map(|n| after_failure(n, None, ms(250))).collect();
+        assert_eq!(waits, [ms(500), ms(1000), ms(2000), ms(4000), ms(8000), ms(16000), ms(30000), ms(30000), ms(30000)]);
+        assert_eq!(after_failure(1, Some(Duration::from_secs(120)), ms(250)), Duration::from_secs(120), "Retry-After may ask for more");
+        assert_eq!(after_failure(1, None, ms(5000)), ms(5000), "never sooner than the poll interval");
     }
 }

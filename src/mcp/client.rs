@@ -10,7 +10,7 @@ use rmcp::model::{
     ErrorCode, GetTaskParams, Implementation, JsonObject, ProtocolVersion, TaskPayload, UpdateTaskParams,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService, ServiceError};
-use rmcp::transport::streamable_http_client::{HttpStatusError, StreamableHttpClientTransportConfig};
+use rmcp::transport::streamable_http_client::{HttpStatusError, StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -213,6 +213,26 @@ impl Session {
         }
     }
 
+    /// When, where and whose a booking is, for a person to read: "Tue 8 Sep 2026 11:00-12:30  studio-b
+    /// client-013 (party of 1)", in the studio's local time. `None` if it cannot be had.
+    pub async fn booking_detail(&self, id: &str) -> Option<String> {
+        let mut arguments = JsonObject::new();
+        arguments.insert("id".into(), json!(id));
+        let params = CallToolRequestParams::new("get_booking").with_arguments(arguments);
+        let CallToolResponse::Complete(result) = timed(self.service.peer().call_tool_once(params)).await.ok()? else { return None };
+        let booking = result.structured_content.as_ref()?.get("booking")?;
+        let start = chrono::DateTime::parse_from_rfc3339(booking.get("start")?.as_str()?).ok()?;
+        let end = chrono::DateTime::parse_from_rfc3339(booking.get("end")?.as_str()?).ok()?;
+        Some(format!(
+            "{}-{}  {}  {} (party of {})",
+            start.format("%a %-d %b %Y %H:%M"),
+            end.format("%H:%M"),
+            booking.get("room")?.as_str()?,
+            booking.get("client")?.as_str()?,
+            booking.get("party_size")?.as_u64()?
+        ))
+    }
+
     /// `tasks/get`.
     pub async fn get(&self, task_id: &str) -> Result<TaskView, CallError> {
         let answer = timed(self.service.peer().get_task(GetTaskParams::new(task_id))).await.map_err(|e| unknown(e, task_id))?;
@@ -292,7 +312,12 @@ fn call_error(e: ServiceError) -> CallError {
             let mut retry_after = None;
             let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
             while let Some(current) = source {
-                if let Some(status) = current.downcast_ref::<HttpStatusError>() {
+                // The HTTP transport's error wraps the status `transparent`, so look inside it too.
+                let status = match current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                    Some(StreamableHttpError::HttpStatus(status)) => Some(status),
+                    _ => current.downcast_ref::<HttpStatusError>(),
+                };
+                if let Some(status) = status {
                     retry_after = status.retry_after.as_deref().and_then(parse_retry_after);
                     break;
                 }

@@ -432,3 +432,84 @@ fn bad_flags_exit_2_before_any_server_is_asked() {
     assert_eq!(out.status.code(), Some(2));
     assert!(scene.saved().is_empty());
 }
+
+/// A stand-in server on a raw socket: it answers `server/discover`, answers the first two
+/// `tasks/get` with 503 and `Retry-After: 1`, and then says it does not know the task. Returns
+/// its URL and when each `tasks/get` arrived.
+fn busy_server() -> (String, Arc<Mutex<Vec<Instant>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let polls = Arc::new(Mutex::new(Vec::new()));
+    let seen = polls.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let id = request["id"].clone();
+            let answer = match request["method"].as_str() {
+                Some("server/discover") => Some(serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "resultType": "complete", "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}, "tools": {}},
+                    "ttlMs": 0, "cacheScope": "private"}})),
+                Some("tasks/get") => {
+                    let mut polls = seen.lock().unwrap();
+                    polls.push(Instant::now());
+                    (polls.len() > 2).then(|| serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "unknown task"}}))
+                }
+                _ => None,
+            };
+            let response = match answer {
+                Some(answer) => {
+                    let body = answer.to_string();
+                    format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+                }
+                None if request["id"].is_null() => "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
+                None => "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy".to_owned(),
+            };
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    (url, polls)
+}
+
+#[test]
+fn a_busy_server_is_asked_again_no_sooner_than_its_retry_after() {
+    let scene = Scene::new();
+    let (url, polls) = busy_server();
+    // A task saved by an earlier client, as the state file keeps it.
+    std::fs::create_dir_all(scene.state().parent().unwrap()).unwrap();
+    let saved = serde_json::json!({"version": 1, "tasks": [{
+        "task_id": "tsk_busy", "server": {"http": url}, "started_at": "2026-09-01T10:00:00.000Z",
+        "request": {"month": "2026-09", "offline_rooms": ["studio-b"], "dry_run": false, "require_approval": false},
+        "last_status": "working", "last_message": null, "last_seen_at": "2026-09-01T10:00:00.000Z", "poll_interval_ms": 100}]});
+    std::fs::write(scene.state(), saved.to_string()).unwrap();
+
+    let resumed = run(scene.client(&[], &["resume"]));
+    let said = text(&resumed.stderr);
+    assert_eq!(resumed.status.code(), Some(1), "the task turned out unknown: {said}");
+    assert!(said.contains("asking again in"), "{said}");
+    let polls = polls.lock().unwrap();
+    assert_eq!(polls.len(), 3, "two refused polls and the last one: {said}");
+    for pair in polls.windows(2) {
+        assert!(pair[1] - pair[0] >= Duration::from_secs(1), "asked again after {:?}, before Retry-After's second", pair[1] - pair[0]);
+    }
+    assert!(scene.saved().is_empty(), "the unknown task is forgotten");
+}
