@@ -95,10 +95,16 @@ impl Connection {
 }
 
 /// `http://127.0.0.1:8080` means `http://127.0.0.1:8080/mcp`, the one endpoint `serve` has.
+/// Plain HTTP only: the client is built without TLS, as `serve` serves plain HTTP on loopback.
 fn endpoint_url(url: &str) -> Result<String, ClientError> {
+    if url.starts_with("https://") {
+        return Err(ClientError::Input(format!(
+            "--server {url:?}: this client speaks plain HTTP only (it is built without TLS); reach the server on http:// \
+             through a tunnel, or use --stdio on the server's machine"
+        )));
+    }
     let rest = url
         .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))
         .ok_or_else(|| ClientError::Input(format!("--server {url:?}: give an http:// URL, e.g. http://127.0.0.1:8080/mcp")))?;
     Ok(if rest.contains('/') { url.to_owned() } else { format!("{url}/mcp") })
 }
@@ -432,6 +438,7 @@ mod tests {
         assert_eq!(endpoint_url("http://127.0.0.1:8080").unwrap(), "http://127.0.0.1:8080/mcp");
         assert_eq!(endpoint_url("http://h:1/mcp").unwrap(), "http://h:1/mcp");
         assert!(endpoint_url("127.0.0.1:8080").is_err());
+        assert!(endpoint_url("https://studio.example/mcp").is_err(), "no TLS in this build");
     }
 
     #[test]

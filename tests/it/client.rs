@@ -379,7 +379,7 @@ fn ctrl_c_leaves_the_task_running_and_saved_and_cancel_ends_it() {
     assert_eq!(out.status.code(), Some(130), "{said}");
     assert!(said.contains("studioflow client resume") && said.contains(&format!("studioflow client cancel {task_id}")), "{said}");
     assert_eq!(scene.saved(), [task_id.clone()], "the task stays saved");
-    assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks WHERE status = 'working'"), 1, "and goes on on the server");
+    assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks WHERE status = 'working'"), 1, "and keeps running on the server");
 
     let status = run(scene.client(&[], &["status"]));
     let listed = text(&status.stdout);
