@@ -247,11 +247,11 @@ const DETAILS_AT_MOST: usize = 200;
 /// so that the list says whom to call, as `demo`'s does.
 async fn with_details(link: &mut Link, ending: anyhow::Result<Ending>) -> anyhow::Result<Ending> {
     let Ok(Ending::Final(mut task)) = ending else { return ending };
-    if let Some(Outcome::Reflow(report)) = &mut task.outcome {
-        if let Ok(session) = link.session().await {
-            for line in report.unresolved.iter_mut().take(DETAILS_AT_MOST) {
-                line.detail = session.booking_detail(&line.booking).await;
-            }
+    if let Some(Outcome::Reflow(report)) = &mut task.outcome
+        && let Ok(session) = link.session().await
+    {
+        for line in report.unresolved.iter_mut().take(DETAILS_AT_MOST) {
+            line.detail = session.booking_detail(&line.booking).await;
         }
     }
     Ok(Ending::Final(task))
@@ -262,7 +262,7 @@ fn finish(task_id: &str, server: &SavedServer, ending: Ending, state: &StateFile
     let flag = state_flag(state, given_state);
     match ending {
         Ending::Final(task) => {
-            let outcome = task.outcome.unwrap_or(Outcome::Failed("the server sent no result".into()));
+            let outcome = task.outcome.clone().unwrap_or(Outcome::Failed("the server sent no result".into()));
             let exit = tell(&outcome)?;
             state.remove(task_id)?;
             Ok(exit)

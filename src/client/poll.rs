@@ -24,7 +24,7 @@ const GIVE_UP_AFTER: Duration = Duration::from_secs(600);
 #[derive(Debug)]
 pub enum Ending {
     /// The task reached a final state; its last answer.
-    Final(TaskView),
+    Final(Box<TaskView>),
     /// The server does not know the task (-32602): expired, or never committed.
     Unknown,
     /// The task waits for an answer, and no one can give it here (no terminal, no `--answer`).
@@ -146,7 +146,7 @@ pub async fn follow(
         match task.state {
             s if s.is_final() => {
                 progress.end_line();
-                return Ok(Ending::Final(task));
+                return Ok(Ending::Final(Box::new(task)));
             }
             TaskState::InputRequired if !task.questions.is_empty() => {
                 progress.end_line();

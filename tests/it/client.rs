@@ -378,7 +378,7 @@ fn ctrl_c_leaves_the_task_running_and_saved_and_cancel_ends_it() {
     let said = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{said}");
     assert!(said.contains("studioflow client resume") && said.contains(&format!("studioflow client cancel {task_id}")), "{said}");
-    assert_eq!(scene.saved(), [task_id.clone()], "the task stays saved");
+    assert_eq!(scene.saved(), std::slice::from_ref(&task_id), "the task stays saved");
     assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks WHERE status = 'working'"), 1, "and keeps running on the server");
 
     let status = run(scene.client(&[], &["status"]));
@@ -452,10 +452,10 @@ fn busy_server() -> (String, Arc<Mutex<Vec<Instant>>>) {
                 if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                     break;
                 }
-                if let Some((name, value)) = line.split_once(':') {
-                    if name.eq_ignore_ascii_case("content-length") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap_or(0);
                 }
             }
             let mut body = vec![0; length];
