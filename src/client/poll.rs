@@ -2,8 +2,8 @@
 //! the previous answer (re-read at every answer), longer waits after transport errors (doubling,
 //! and at least what `Retry-After` asked), a reconnect after a lost connection, the approval
 //! question answered from `--answer` or asked on a terminal, and Ctrl-C at any wait. It keeps the
-//! state file's last known state up to date, and never removes an entry: its caller does, once
-//! the end has been told.
+//! state file's last known state up to date (best effort), and never removes an entry: its caller
+//! does, once the end has been told.
 
 use super::state::{now, StateFile};
 use super::terminal::{self, Answer, Progress};
@@ -135,12 +135,16 @@ pub async fn follow(
             last_state = Some(task.state);
             let (status, message, interval) = (task.state.as_str(), task.status_message.clone(), wait.as_millis() as u64);
             if !task.state.is_final() {
-                state.update(task_id, |saved| {
+                let saved = state.update(task_id, |saved| {
                     saved.last_status = status.to_owned();
                     saved.last_message = message;
                     saved.last_seen_at = now();
                     saved.poll_interval_ms = interval;
-                })?;
+                });
+                // Only `status` reads these; a full disk is no reason to stop following the task.
+                if let Err(e) = saved {
+                    progress.note(&format!("  could not note the task's state in the state file: {e}"));
+                }
             }
         }
         match task.state {

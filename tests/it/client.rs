@@ -1,7 +1,8 @@
 //! `studioflow client` against the real server binary: clients killed with `kill -9` at random
 //! instants and resumed, the server's own log of `tasks/get` checked against each task's poll
 //! interval, an expired task forgotten without a second reflow, the approval gate answered by flag
-//! and by a person at a pseudo-terminal, Ctrl-C and cancel, and stdio.
+//! and by a person at a pseudo-terminal, Ctrl-C and cancel, stdio, a server that restarts under
+//! its client, and a busy one that asks for a `Retry-After`.
 
 use rusqlite::Connection;
 use serde_json::Value;
@@ -96,8 +97,12 @@ struct Server {
 }
 
 fn serve(scene: &Scene, extra: &[&str]) -> Server {
+    serve_at(scene, "127.0.0.1:0", extra)
+}
+
+fn serve_at(scene: &Scene, address: &str, extra: &[&str]) -> Server {
     let mut child = Command::new(BIN)
-        .args(["serve", "--db", scene.db().to_str().unwrap(), "--http", "127.0.0.1:0"])
+        .args(["serve", "--db", scene.db().to_str().unwrap(), "--http", address])
         .args(extra)
         .env("RUST_LOG", "studioflow=debug")
         .stdin(Stdio::null())
@@ -512,4 +517,31 @@ fn a_busy_server_is_asked_again_no_sooner_than_its_retry_after() {
         assert!(pair[1] - pair[0] >= Duration::from_secs(1), "asked again after {:?}, before Retry-After's second", pair[1] - pair[0]);
     }
     assert!(scene.saved().is_empty(), "the unknown task is forgotten");
+}
+
+#[test]
+fn a_client_waits_for_its_server_to_come_back() {
+    let scene = Scene::new();
+    let server = serve(&scene, &["--test-solve-delay-ms", "100"]);
+    let address = server.url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let client = scene
+        .client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut client = client;
+    scene.wait_saved(&mut client);
+    std::thread::sleep(Duration::from_millis(300));
+    drop(server); // kill -9, in the middle of the solve
+    std::thread::sleep(Duration::from_millis(1500));
+    // A new server on the same address redoes the task it finds working, and the client gets its answer.
+    let _server = serve_at(&scene, &address, &[]);
+    let out = client.wait_with_output().unwrap();
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("asking again in"), "{said}");
+    assert!(text(&out.stdout).contains("moved 124, unresolved 17"), "{}", text(&out.stdout));
+    assert_eq!(scene.applied_reflows(), 1);
+    assert!(scene.saved().is_empty());
 }
