@@ -297,7 +297,10 @@ fn the_approval_gate_answered_by_flag_declines_then_accepts() {
     assert_eq!(accepted.status.code(), Some(0), "{}", text(&accepted.stderr));
     let out = text(&accepted.stdout);
     assert!(out.contains("moved 124, unresolved 17") && out.contains("Unresolved, left where they are:"), "{out}");
-    assert!(out.contains("pinned by staff"), "unresolved bookings come with their reasons: {out}");
+    assert!(
+        out.contains("bk_00705  Tue 8 Sep 2026 11:00-12:30  studio-b  client-013 (party of 1)\n      pinned by staff"),
+        "unresolved bookings come with when, where, whose, and why: {out}"
+    );
     assert_eq!(scene.applied_reflows(), 1);
     assert!(scene.saved().is_empty());
     assert_eq!(server.polls().len(), 2, "the server logged the polls of both tasks");
@@ -440,33 +443,40 @@ fn bad_flags_exit_2_before_any_server_is_asked() {
 
 /// A stand-in server on a raw socket: it answers `server/discover`, answers the first two
 /// `tasks/get` with 503 and `Retry-After: 1`, and then says it does not know the task. Returns
-/// its URL and when each `tasks/get` arrived.
-fn busy_server() -> (String, Arc<Mutex<Vec<Instant>>>) {
+/// its URL, when each `tasks/get` arrived, and the `Authorization` header of every request.
+#[allow(clippy::type_complexity)]
+fn busy_server() -> (String, Arc<Mutex<Vec<Instant>>>, Arc<Mutex<Vec<Option<String>>>>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let polls = Arc::new(Mutex::new(Vec::new()));
     let seen = polls.clone();
+    let authorizations = Arc::new(Mutex::new(Vec::new()));
+    let authorized = authorizations.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut length = 0;
+            let mut authorization = None;
             let mut line = String::new();
             loop {
                 line.clear();
                 if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                     break;
                 }
-                if let Some((name, value)) = line.split_once(':')
-                    && name.eq_ignore_ascii_case("content-length")
-                {
-                    length = value.trim().parse().unwrap_or(0);
+                if let Some((name, value)) = line.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        length = value.trim().parse().unwrap_or(0);
+                    } else if name.eq_ignore_ascii_case("authorization") {
+                        authorization = Some(value.trim().to_owned());
+                    }
                 }
             }
             let mut body = vec![0; length];
             if reader.read_exact(&mut body).is_err() {
                 continue;
             }
+            authorized.lock().unwrap().push(authorization);
             let request: Value = serde_json::from_slice(&body).unwrap_or_default();
             let id = request["id"].clone();
             let answer = match request["method"].as_str() {
@@ -492,13 +502,13 @@ fn busy_server() -> (String, Arc<Mutex<Vec<Instant>>>) {
             let _ = stream.write_all(response.as_bytes());
         }
     });
-    (url, polls)
+    (url, polls, authorizations)
 }
 
 #[test]
-fn a_busy_server_is_asked_again_no_sooner_than_its_retry_after() {
+fn a_busy_server_is_asked_again_no_sooner_than_its_retry_after_with_the_token_every_time() {
     let scene = Scene::new();
-    let (url, polls) = busy_server();
+    let (url, polls, authorizations) = busy_server();
     // A task saved by an earlier client, as the state file keeps it.
     std::fs::create_dir_all(scene.state().parent().unwrap()).unwrap();
     let saved = serde_json::json!({"version": 1, "tasks": [{
@@ -507,9 +517,14 @@ fn a_busy_server_is_asked_again_no_sooner_than_its_retry_after() {
         "last_status": "working", "last_message": null, "last_seen_at": "2026-09-01T10:00:00.000Z", "poll_interval_ms": 100}]});
     std::fs::write(scene.state(), saved.to_string()).unwrap();
 
-    let resumed = run(scene.client(&[], &["resume"]));
+    let mut resume = scene.client(&[], &["resume"]);
+    resume.env("STUDIOFLOW_TOKEN", "s3cret");
+    let resumed = run(resume);
     let said = text(&resumed.stderr);
     assert_eq!(resumed.status.code(), Some(1), "the task turned out unknown: {said}");
+    let authorizations = authorizations.lock().unwrap();
+    assert!(!authorizations.is_empty() && authorizations.iter().all(|a| a.as_deref() == Some("Bearer s3cret")), "{authorizations:?}");
+    assert!(!std::fs::read_to_string(scene.state()).unwrap().contains("s3cret"), "the token is never saved");
     assert!(said.contains("asking again in"), "{said}");
     let polls = polls.lock().unwrap();
     assert_eq!(polls.len(), 3, "two refused polls and the last one: {said}");
