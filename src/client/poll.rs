@@ -52,7 +52,7 @@ impl Link {
         if self.session.is_none() {
             self.session = Some(Session::connect(&self.endpoint, self.token.as_deref()).await?);
         }
-        Ok(self.session.as_ref().expect("just connected"))
+        self.session.as_ref().ok_or_else(|| CallError::Transport { message: "not connected".into(), retry_after: None })
     }
 
     /// Forgets the session after a transport failure, so the next call connects afresh.

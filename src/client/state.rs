@@ -173,7 +173,7 @@ impl StateFile {
         let _lock = Lock::take(&with_suffix(&self.path, ".lock")).map_err(|e| self.io(e))?;
         let mut tasks = self.load()?;
         change(&mut tasks);
-        let text = serde_json::to_string_pretty(&Contents { version: VERSION, tasks }).expect("the state always serialises");
+        let text = serde_json::to_string_pretty(&Contents { version: VERSION, tasks }).map_err(|e| self.io(std::io::Error::other(e)))?;
         let temporary = with_suffix(&self.path, &format!(".tmp.{}", std::process::id()));
         let written = (|| {
             let mut file = File::create(&temporary)?;

@@ -189,13 +189,11 @@ impl Session {
 
     /// Asks for a month reflow; a server that sees the Tasks extension answers with a task.
     pub async fn start_reflow(&self, call: &ReflowCall) -> Result<Started, CallError> {
-        let arguments = json!({
-            "month": call.month,
-            "offline_rooms": call.offline_rooms,
-            "dry_run": call.dry_run,
-            "require_approval": call.require_approval,
-        });
-        let Value::Object(arguments) = arguments else { unreachable!("a json! object is an object") };
+        let mut arguments = JsonObject::new();
+        arguments.insert("month".into(), json!(call.month));
+        arguments.insert("offline_rooms".into(), json!(call.offline_rooms));
+        arguments.insert("dry_run".into(), json!(call.dry_run));
+        arguments.insert("require_approval".into(), json!(call.require_approval));
         let params = CallToolRequestParams::new(REFLOW_TOOL).with_arguments(arguments);
         match timed(self.service.peer().call_tool_once(params)).await? {
             CallToolResponse::Task(created) => Ok(Started::Task(TaskView {
