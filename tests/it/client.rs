@@ -560,3 +560,41 @@ fn a_client_waits_for_its_server_to_come_back() {
     assert_eq!(scene.applied_reflows(), 1);
     assert!(scene.saved().is_empty());
 }
+
+#[test]
+fn a_question_no_one_can_answer_waits_saved_until_resume_answers_it() {
+    let scene = Scene::new();
+    let server = serve(&scene, &[]);
+    // No terminal (stdin is not one here) and no --answer: the task waits, saved, and the client says how to go on.
+    let asked = run(scene.client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b", "--require-approval"]));
+    let said = text(&asked.stderr);
+    assert_eq!(asked.status.code(), Some(4), "{said}");
+    assert!(said.contains("Apply 124 moves") && said.contains("--answer accept"), "{said}");
+    let task_id = scene.saved().pop().expect("the waiting task stays saved");
+    assert_eq!(scene.applied_reflows(), 0);
+
+    let status = run(scene.client(&[], &["status"]));
+    assert!(text(&status.stdout).contains("last seen input_required"), "{}", text(&status.stdout));
+
+    let resumed = run(scene.client(&[], &["resume", "--answer", "accept"]));
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    assert!(text(&resumed.stderr).contains(&task_id));
+    assert!(text(&resumed.stdout).contains("moved 124, unresolved 17"), "{}", text(&resumed.stdout));
+    assert_eq!(scene.applied_reflows(), 1);
+    assert!(scene.saved().is_empty());
+}
+
+#[test]
+fn a_request_the_server_refuses_at_once_exits_2_and_saves_nothing() {
+    let scene = Scene::new();
+    let server = serve(&scene, &[]);
+    // October has no offline window for studio-b: applying it is refused (a preview would be fine).
+    let refused = run(scene.client(&server.flags(), &["reflow", "--month", "2026-10", "--offline", "studio-b"]));
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("no offline window in 2026-10"), "{}", text(&refused.stderr));
+    let unknown = run(scene.client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-z"]));
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown.stderr));
+    assert!(text(&unknown.stderr).contains("unknown room \"studio-z\""), "{}", text(&unknown.stderr));
+    assert!(scene.saved().is_empty());
+    assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks"), 0);
+}
