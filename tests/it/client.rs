@@ -290,6 +290,7 @@ fn the_approval_gate_answered_by_flag_declines_then_accepts() {
     let said = text(&declined.stderr);
     assert_eq!(declined.status.code(), Some(0), "{said}");
     assert!(said.contains("Apply 124 moves, 17 unresolved?") && said.contains("-> "), "the question and the moves are shown: {said}");
+    assert!(said.contains("\n  [input_required] ") && !said.contains('\u{1b}'), "in a log, progress is plain lines: {said:?}");
     assert!(text(&declined.stdout).contains("Not applied"), "{}", text(&declined.stdout));
     assert_eq!(scene.applied_reflows(), 0, "nothing was applied");
 
@@ -364,6 +365,7 @@ fn a_person_at_a_terminal_is_asked_and_answers() {
     let (code, shown) = at_a_terminal(&ask, "perhaps\ny\n");
     assert_eq!(code, Some(0), "{shown}");
     assert!(shown.contains("Please answer y, n or c."), "{shown}");
+    assert!(shown.contains("\r\u{1b}[2K  [completed]"), "on a terminal the progress line is rewritten in place: {shown:?}");
     assert!(shown.contains("moved 124, unresolved 17"), "{shown}");
     assert_eq!(scene.applied_reflows(), 1);
     assert!(scene.saved().is_empty());
