@@ -211,7 +211,7 @@ pub fn reflow(connection: &Connection, args: ReflowArgs) -> Result<Exit, ClientE
         };
         // Durable before visible: the task is saved before anything is printed.
         let server = saved_server(&endpoint);
-        let interval = task.poll_interval.unwrap_or(Duration::from_secs(1));
+        let interval = task.poll_interval.unwrap_or(poll::DEFAULT_INTERVAL).max(poll::MIN_INTERVAL);
         let saved = state.add(SavedTask {
             task_id: task.id.clone(),
             server: server.clone(),
@@ -252,6 +252,10 @@ async fn with_details(link: &mut Link, ending: anyhow::Result<Ending>) -> anyhow
     {
         for line in report.unresolved.iter_mut().take(DETAILS_AT_MOST) {
             line.detail = session.booking_detail(&line.booking).await;
+            // A server that stopped answering is not asked again for each of the rest.
+            if line.detail.is_none() {
+                break;
+            }
         }
     }
     Ok(Ending::Final(task))

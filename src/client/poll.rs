@@ -11,9 +11,9 @@ use crate::mcp::client::{CallError, Endpoint, Question, Session, TaskState, Task
 use std::time::Duration;
 
 /// The wait when a server gives no poll interval.
-const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 /// Never poll more often than this, whatever a server says.
-const MIN_INTERVAL: Duration = Duration::from_millis(100);
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// The first wait after a transport error; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
