@@ -8,8 +8,11 @@
 //! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
 //! - [`error`]: whose fault a failure is, for the edges to word.
 //! - [`demo`]: the demo studio, loaded from the text files in `data/demo`.
-//! - [`mcp`]: the MCP edge: tools, tasks on the wire, stdio and HTTP.
+//! - [`mcp`]: the MCP edge: tools, tasks on the wire, stdio and HTTP, and the client side that
+//!   [`client`] speaks through.
 //! - [`commands`]: the command line's commands, one file each.
+//! - [`report`]: a finished reflow, told to people (by `demo` and by `client`).
+//! - [`client`]: `studioflow client`, which asks a server for reflows as tasks and follows them.
 
 pub mod domain;
 pub mod store;
@@ -20,3 +23,5 @@ pub mod error;
 pub mod demo;
 pub mod mcp;
 pub mod commands;
+pub mod report;
+pub mod client;

@@ -3,10 +3,13 @@
 //!
 //! Exit codes: 0 done; 1 failed (database, file or internal error); 2 the input or the flags were
 //! wrong (a usage error, an unknown room, a malformed instance): the message says what to change.
+//! `client` adds 3 (the reflow task was cancelled), 4 (it waits for an answer no one gave) and
+//! 130 (Ctrl-C: the task goes on, and stays saved); see `studioflow::client`.
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use studioflow::client::{self, terminal::Answer, ClientError};
 use studioflow::commands::{self, CommandError};
 
 #[derive(Parser)]
@@ -65,6 +68,26 @@ enum Command {
     },
     /// Serve the studio's tools over MCP: stdio by default, or Streamable HTTP at /mcp with --http.
     Serve(ServeArgs),
+    /// Ask a studioflow server for month reflows as durable tasks, and follow them to their end,
+    /// across crashes: the task ids are saved before anything else happens.
+    Client {
+        /// The server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp.
+        #[arg(long, global = true, conflicts_with = "stdio")]
+        server: Option<String>,
+        /// Start this server command and talk to it on stdio, e.g. "studioflow serve --db studio.db"
+        /// (split on spaces; no shell quoting).
+        #[arg(long, global = true)]
+        stdio: Option<String>,
+        /// A bearer token for the HTTP server (sent as Authorization: Bearer); never saved.
+        #[arg(long, global = true, env = "STUDIOFLOW_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// The state file of saved tasks (default: $XDG_STATE_HOME/studioflow/tasks.json,
+        /// or ~/.local/state/studioflow/tasks.json).
+        #[arg(long, global = true)]
+        state: Option<PathBuf>,
+        #[command(subcommand)]
+        action: ClientAction,
+    },
     /// Create a fresh demo database and run its scenario end to end: studio-b goes offline for a
     /// fortnight of September 2026 and the month is reflowed.
     Demo {
@@ -145,6 +168,49 @@ impl ServeArgs {
     }
 }
 
+#[derive(Subcommand)]
+enum ClientAction {
+    /// Ask for a month reflow as a task, save its id, and follow it to its end.
+    Reflow {
+        /// The month, YYYY-MM.
+        #[arg(long)]
+        month: String,
+        /// The offline rooms (space- or comma-separated).
+        #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
+        offline: Vec<String>,
+        /// Plan and record the reflow without moving anything.
+        #[arg(long)]
+        dry_run: bool,
+        /// Solve, then ask before moving anything.
+        #[arg(long)]
+        require_approval: bool,
+        /// Answer the approval question without asking (for scripts).
+        #[arg(long, value_parser = answer)]
+        answer: Option<Answer>,
+    },
+    /// Follow every saved task to its end (with --server or --stdio: only that server's).
+    Resume {
+        /// Answer an approval question without asking (for scripts).
+        #[arg(long, value_parser = answer)]
+        answer: Option<Answer>,
+    },
+    /// List the saved tasks with their last known state (asks no server).
+    Status,
+    /// Cancel a task (on its saved server, unless --server or --stdio names one).
+    Cancel {
+        /// The task's id (tsk_...).
+        task_id: String,
+    },
+}
+
+fn answer(text: &str) -> Result<Answer, String> {
+    match text {
+        "accept" => Ok(Answer::Accept),
+        "decline" => Ok(Answer::Decline),
+        _ => Err(format!("{text:?}: answer accept or decline")),
+    }
+}
+
 /// `8080` means `127.0.0.1:8080`: loopback unless an address is given.
 fn http_address(text: &str) -> Result<std::net::SocketAddr, String> {
     match text.parse::<u16>() {
@@ -165,6 +231,28 @@ fn main() -> ExitCode {
 
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::Client { server, stdio, token, state, action } => {
+            let connection = client::Connection { server, stdio, token };
+            let ran = match action {
+                ClientAction::Reflow { month, offline, dry_run, require_approval, answer } => {
+                    client::reflow(&connection, client::ReflowArgs { month, offline, dry_run, require_approval, answer, state })
+                }
+                ClientAction::Resume { answer } => client::resume(&connection, state, answer),
+                ClientAction::Status => client::status(state),
+                ClientAction::Cancel { task_id } => client::cancel(&connection, &task_id, state),
+            };
+            return match ran {
+                Ok(exit) => ExitCode::from(exit.code()),
+                Err(ClientError::Input(message)) => {
+                    eprintln!("error: {message}");
+                    ExitCode::from(2)
+                }
+                Err(ClientError::Failed(e)) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(1)
+                }
+            };
+        }
         Command::Init { db, demo, studio, bookings } => commands::init(&db, demo, studio.as_deref(), bookings.as_deref()),
         Command::ExportInstance { db, month, offline, max_shift_minutes } => {
             commands::export_instance(&db, &month, &offline, max_shift_minutes)

@@ -4,11 +4,13 @@
 use super::{remove_database, CommandError, CommandResult};
 use crate::demo;
 use crate::domain::{RoomId, Status, StudioTz};
+use crate::report::{MoveLine, ReflowReport, UnresolvedLine};
 use crate::reflow::{Month, ReflowRequest, DEFAULT_MAX_SHIFT};
 use crate::store::{ReflowRecord, Store};
 use anyhow::{anyhow, Context};
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -103,50 +105,52 @@ fn print_reflow(
     before: &BTreeMap<RoomId, usize>,
     after: &BTreeMap<RoomId, usize>,
 ) -> CommandResult {
-    let quality = match reflow.lower_bound {
-        Some(bound) if bound >= reflow.cost => "proven optimal".to_owned(),
-        Some(bound) => format!("{}, lower bound {bound}", solver::quality(reflow.cost, bound)),
-        None => "no bound recorded".to_owned(),
+    let clients: HashMap<_, _> = store.clients()?.into_iter().map(|c| (c.id, c.name)).collect();
+    let mut unresolved = Vec::new();
+    for (booking, reason) in &reflow.unresolved {
+        let Some(b) = store.booking(booking)? else { continue };
+        let detail = format!(
+            "{}-{}  {}  {} (party of {})",
+            show(tz, b.start),
+            tz.local(b.end).format("%H:%M"),
+            b.room,
+            clients.get(&b.client).map_or(b.client.as_str(), String::as_str),
+            b.party_size
+        );
+        unresolved.push(UnresolvedLine { booking: booking.to_string(), detail: Some(detail), reason: reason.clone() });
+    }
+    let report = ReflowReport {
+        reflow_id: reflow.id.clone(),
+        month: reflow.month.clone(),
+        applied: reflow.applied,
+        affected: reflow.affected,
+        cost: reflow.cost,
+        lower_bound: reflow.lower_bound,
+        moves: reflow
+            .moves
+            .iter()
+            .map(|m| MoveLine {
+                booking: m.moved.booking.to_string(),
+                from_room: m.moved.from_room.to_string(),
+                to_room: m.moved.to_room.to_string(),
+                shifted: m.moved.to_start != m.moved.from_start,
+            })
+            .collect(),
+        unresolved,
     };
-    println!();
-    println!(
-        "Reflow {}: {} affected bookings; moved {}, unresolved {}. Cost {} ({quality}).",
-        reflow.id, reflow.affected, reflow.moves.len(), reflow.unresolved.len(), reflow.cost
-    );
-    let same_room = reflow.moves.iter().filter(|m| m.moved.to_room == m.moved.from_room).count();
-    let shifted = reflow.moves.iter().filter(|m| m.moved.to_start != m.moved.from_start).count();
-    println!(
-        "  {} moved to another room, {} kept their room at a new time; {} start at a different time.",
-        reflow.moves.len() - same_room, same_room, shifted
-    );
-    let month = &reflow.month;
-    println!();
-    println!("Bookings per room in {month} (before -> after):");
+    // The headline and the unresolved list are printed as the client prints them (crate::report).
+    let mut out = std::io::stdout().lock();
+    writeln!(out)?;
+    report.write_headline(&mut out)?;
+    writeln!(out)?;
+    writeln!(out, "Bookings per room in {} (before -> after):", reflow.month)?;
     for (room, n) in before {
         let m = after.get(room).copied().unwrap_or(0);
         let delta = m as i64 - *n as i64;
         let delta = if delta == 0 { String::new() } else { format!("  ({delta:+})") };
-        println!("  {:<12} {:>4} -> {:>4}{delta}", room.as_str(), n, m);
+        writeln!(out, "  {:<12} {:>4} -> {:>4}{delta}", room.as_str(), n, m)?;
     }
-
-    if !reflow.unresolved.is_empty() {
-        println!();
-        println!("Unresolved, left where they are:");
-        let clients: HashMap<_, _> = store.clients()?.into_iter().map(|c| (c.id, c.name)).collect();
-        for (booking, reason) in &reflow.unresolved {
-            let Some(b) = store.booking(booking)? else { continue };
-            println!(
-                "  {}  {}-{}  {}  {} (party of {})",
-                booking,
-                show(tz, b.start),
-                tz.local(b.end).format("%H:%M"),
-                b.room,
-                clients.get(&b.client).map_or(b.client.as_str(), String::as_str),
-                b.party_size
-            );
-            println!("      {reason}");
-        }
-    }
+    report.write_unresolved(&mut out)?;
     Ok(())
 }
 

@@ -1,7 +1,9 @@
 //! The MCP edge: the only code that knows JSON-RPC, MCP and JSON schemas. It serves the studio's
 //! tools over stdio or Streamable HTTP with the official SDK (rmcp), converting wire types by hand
-//! to and from the domain. Nothing below this module knows the protocol.
+//! to and from the domain; [`client`] is the other side of the same wire, for `studioflow client`.
+//! Nothing below this module knows the protocol.
 
+pub mod client;
 #[cfg(feature = "testing")]
 mod fixtures;
 #[cfg(feature = "fuzzing")]

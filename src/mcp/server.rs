@@ -182,6 +182,8 @@ impl ServerHandler for StudioServer {
     }
 
     async fn get_task(&self, request: GetTaskParams, _context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
+        // One line per poll (RUST_LOG=studioflow=debug): how often clients poll, and what the client tests count.
+        tracing::debug!(task_id = %request.task_id, "tasks/get");
         let detailed = match self.on_task(&request.task_id, |tasks, id| tasks.view(id)).await? {
             Holder::Durable(view) => detailed(&view)?,
             #[cfg(feature = "testing")]

@@ -1,8 +1,10 @@
 //! One integration test binary, so the project links once. Each module tests one boundary:
-//! the store's rules on real SQLite files, the reflow bridge, and the real `studioflow` binary.
+//! the store's rules on real SQLite files, the reflow bridge, and the real `studioflow` binary
+//! (its commands, its MCP server, durable tasks, and `studioflow client` against the server).
 
 mod bad_inputs;
 mod cli;
+mod client;
 mod front;
 mod inputs;
 mod interop;

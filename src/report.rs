@@ -1,0 +1,130 @@
+//! How a finished reflow is told to people: the headline (moved, unresolved, cost), how the moves
+//! split between a new room and a new time, and the unresolved bookings with their reasons.
+//! `demo` prints it from the store and `client` from a server's answer, so the two read the same.
+//! It only formats: it reads no store and knows no protocol.
+
+use std::io::{self, Write};
+
+/// A finished reflow, as much of it as people read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReflowReport {
+    pub reflow_id: String,
+    pub month: String,
+    /// Whether the moves were written (false for a dry run or a declined plan).
+    pub applied: bool,
+    pub affected: usize,
+    pub cost: i64,
+    pub lower_bound: Option<i64>,
+    pub moves: Vec<MoveLine>,
+    pub unresolved: Vec<UnresolvedLine>,
+}
+
+/// One move of the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoveLine {
+    pub booking: String,
+    pub from_room: String,
+    pub to_room: String,
+    /// Whether the booking starts at a different time.
+    pub shifted: bool,
+}
+
+/// A booking the reflow left where it was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnresolvedLine {
+    pub booking: String,
+    /// When, where and whose it is, when the printer knows ("Tue 8 Sep 2026 11:00-12:30  studio-b  Amara Osei (party of 1)").
+    pub detail: Option<String>,
+    pub reason: String,
+}
+
+impl ReflowReport {
+    /// "Reflow rf_0001: 141 affected bookings; moved 124, unresolved 17. Cost 17480 (proven optimal)."
+    /// and how the moves split.
+    pub fn write_headline(&self, out: &mut impl Write) -> io::Result<()> {
+        let quality = match self.lower_bound {
+            Some(bound) if bound >= self.cost => "proven optimal".to_owned(),
+            Some(bound) => format!("{}, lower bound {bound}", studioflow_solver::quality(self.cost, bound)),
+            None => "no bound recorded".to_owned(),
+        };
+        writeln!(
+            out,
+            "Reflow {}: {} affected bookings; {} {}, unresolved {}. Cost {} ({quality}).",
+            self.reflow_id,
+            self.affected,
+            if self.applied { "moved" } else { "would move" },
+            self.moves.len(),
+            self.unresolved.len(),
+            self.cost
+        )?;
+        let same_room = self.moves.iter().filter(|m| m.to_room == m.from_room).count();
+        let shifted = self.moves.iter().filter(|m| m.shifted).count();
+        writeln!(
+            out,
+            "  {} moved to another room, {} kept their room at a new time; {} start at a different time.",
+            self.moves.len() - same_room,
+            same_room,
+            shifted
+        )?;
+        if !self.applied {
+            writeln!(out, "  Not applied: no booking was moved.")?;
+        }
+        Ok(())
+    }
+
+    /// The unresolved bookings, each with its reason; nothing when there are none.
+    pub fn write_unresolved(&self, out: &mut impl Write) -> io::Result<()> {
+        if self.unresolved.is_empty() {
+            return Ok(());
+        }
+        writeln!(out)?;
+        writeln!(out, "Unresolved, left where they are:")?;
+        for u in &self.unresolved {
+            match &u.detail {
+                Some(detail) => writeln!(out, "  {}  {detail}", u.booking)?,
+                None => writeln!(out, "  {}", u.booking)?,
+            }
+            writeln!(out, "      {}", u.reason)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(applied: bool) -> ReflowReport {
+        ReflowReport {
+            reflow_id: "rf_0001".into(),
+            month: "2026-09".into(),
+            applied,
+            affected: 3,
+            cost: 1003,
+            lower_bound: Some(1003),
+            moves: vec![
+                MoveLine { booking: "bk_1".into(), from_room: "b".into(), to_room: "a".into(), shifted: false },
+                MoveLine { booking: "bk_2".into(), from_room: "b".into(), to_room: "b".into(), shifted: true },
+            ],
+            unresolved: vec![UnresolvedLine { booking: "bk_3".into(), detail: None, reason: "pinned by staff".into() }],
+        }
+    }
+
+    #[test]
+    fn the_headline_counts_moves_and_says_when_nothing_was_applied() {
+        let mut out = Vec::new();
+        report(true).write_headline(&mut out).unwrap();
+        report(true).write_unresolved(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "Reflow rf_0001: 3 affected bookings; moved 2, unresolved 1. Cost 1003 (proven optimal).\n  \
+             1 moved to another room, 1 kept their room at a new time; 1 start at a different time.\n\n\
+             Unresolved, left where they are:\n  bk_3\n      pinned by staff\n"
+        );
+        let mut out = Vec::new();
+        report(false).write_headline(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("would move 2") && text.contains("Not applied"), "{text}");
+    }
+}
