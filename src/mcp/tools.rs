@@ -2,9 +2,15 @@
 //! are plain blocking functions over the store pool; the server runs them off the async threads.
 //! A failure the caller can act on is a [`ToolError::Fix`], which the server sends as `isError`.
 
+mod bookings;
+mod history;
+mod people;
+mod reflows;
+mod rooms;
+
 use super::wire::{self, *};
 use crate::calendar::{self, SlotQuery};
-use crate::domain::{BookingId, ClientId, EngineerId, Session, RoomId, SeriesId, Status, StudioTz};
+use crate::domain::{Actor, BookingId, ClientId, EngineerId, Session, RoomId, SeriesId, Status, StudioTz};
 use crate::error::Blame;
 use crate::reflow::{self, Month, ReflowError, ReflowRequest, DEFAULT_MAX_SHIFT};
 use crate::store::{BookingQuery, CancelScope, Pool, Store, StoreError, TaskOutcome};
@@ -19,6 +25,31 @@ use std::sync::Arc;
 pub struct Ctx {
     pub pool: Arc<Pool>,
     pub tasks: Arc<Tasks>,
+}
+
+/// One call of a tool: the shared context, and who is calling (the MCP client's name) through
+/// which tool, for the history. Derefs to the context.
+pub struct Call<'a> {
+    pub ctx: &'a Ctx,
+    /// The caller: over stdio and HTTP, the client's `clientInfo.name` (an authenticated principal
+    /// will take its place once there is one).
+    pub who: &'a str,
+    pub tool: &'static str,
+}
+
+impl std::ops::Deref for Call<'_> {
+    type Target = Ctx;
+
+    fn deref(&self) -> &Ctx {
+        self.ctx
+    }
+}
+
+impl Call<'_> {
+    /// Who writes, through this tool.
+    pub fn actor(&self) -> Actor {
+        Actor::new(self.who, self.tool)
+    }
 }
 
 /// A tool's answer: the structured content, and a short summary for people.
@@ -42,7 +73,7 @@ impl<E: Blame> From<E> for ToolError {
     }
 }
 
-type Handler = dyn Fn(&Ctx, JsonObject) -> Result<Reply, ToolError> + Send + Sync;
+type Handler = dyn Fn(&Ctx, &str, JsonObject) -> Result<Reply, ToolError> + Send + Sync;
 
 /// One tool: what `tools/list` shows, and what runs on `tools/call`.
 pub struct ToolSpec {
@@ -52,7 +83,7 @@ pub struct ToolSpec {
 
 /// How a tool touches the studio, for its annotations.
 #[derive(Clone, Copy)]
-enum Effect {
+pub(crate) enum Effect {
     /// Reads only.
     Read,
     /// Adds to the calendar, changing nothing already there.
@@ -62,9 +93,9 @@ enum Effect {
 }
 
 /// A tool's handler: its arguments in, its answer and summary out.
-type Run<A, O> = fn(&Ctx, A) -> Result<(O, String), ToolError>;
+type Run<A, O> = fn(&Call<'_>, A) -> Result<(O, String), ToolError>;
 
-fn spec<A, O>(name: &'static str, title: &str, description: &str, effect: Effect, run: Run<A, O>) -> ToolSpec
+pub(crate) fn spec<A, O>(name: &'static str, title: &str, description: &str, effect: Effect, run: Run<A, O>) -> ToolSpec
 where
     A: DeserializeOwned + JsonSchema + 'static,
     O: Serialize + JsonSchema + 'static,
@@ -78,7 +109,7 @@ where
         .with_title(title)
         .with_raw_output_schema(rmcp::handler::server::common::schema_for_output::<O>())
         .with_annotations(annotations.open_world(false));
-    let run = Box::new(move |ctx: &Ctx, args: JsonObject| {
+    let run = Box::new(move |ctx: &Ctx, who: &str, args: JsonObject| {
         // The path names the argument that does not fit (`start`, `requires[1]`), so that the
         // caller knows which to change; an error about the whole object (a missing or unknown
         // field) names the field itself.
@@ -87,7 +118,7 @@ where
             let field = if path == "." { String::new() } else { format!("{path}: ") };
             ToolError::Fix(format!("the arguments of {name} do not fit its input schema: {field}{}", e.into_inner()))
         })?;
-        let (out, summary) = run(ctx, args)?;
+        let (out, summary) = run(&Call { ctx, who, tool: name }, args)?;
         let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
         Ok(Reply { structured, summary })
     });
@@ -107,27 +138,40 @@ pub fn all() -> Vec<ToolSpec> {
         spec("set_room_offline", "Take a room offline", "Mark a room out of use for a time (repairs, maintenance). It moves nothing: it says how many bookings are affected; run reflow_month to move them.", Effect::Add, set_room_offline),
         spec("list_offline_windows", "List offline windows", "List the windows when rooms are out of use.", Effect::Read, list_offline_windows),
         spec("reflow_month", "Reflow a month", "Move every booking of a month that sits in an offline room to a compatible room or a nearby time on the same day, with no double-booking of rooms, clients or engineers; solved as an optimisation. Gives the moves and, for each booking it could not place, why. dry_run plans without moving.", Effect::Change { idempotent: false }, reflow_month),
-        spec("get_reflow", "Get a reflow", "A stored reflow: its request, its moves, its unresolved bookings with their reasons, and whether it was applied.", Effect::Read, get_reflow),
+        spec("get_reflow", "Get a reflow", "A stored reflow: its request, its moves, its unresolved bookings with their reasons, and whether it was applied or undone.", Effect::Read, get_reflow),
+        spec("update_booking", "Update a booking", "Change a booking's engineer, party size, needs, notes, status (confirm a hold), pin or hold, for one session or the rest of its series; checked exactly like a new booking.", Effect::Change { idempotent: true }, bookings::update_booking),
+        spec("apply_reflow", "Apply a reflow plan", "Apply a plan that reflow_month made with dry_run: true, if every booking is still where the plan found it and no reflow of its month is under way. The look-then-approve flow for clients without the tasks extension.", Effect::Change { idempotent: false }, reflows::apply_reflow),
+        spec("undo_reflow", "Undo a reflow", "Put every booking an applied reflow moved back where it was, in one step, if none changed since and every old place is free (a room still offline refuses it). At most once.", Effect::Change { idempotent: false }, reflows::undo_reflow),
+        spec("list_clients", "List clients", "List the studio's clients, by id, filtered by part of an id or name and by active, a page at a time (pass next_cursor back as cursor).", Effect::Read, people::list_clients),
+        spec("create_client", "Add a client", "Add a client (name, email, phone, notes); the id is made from the name unless given. The client can be booked at once.", Effect::Add, people::create_client),
+        spec("update_client", "Update a client", "Change a client's name, email, phone or notes, or deactivate them (active: false: they cannot be booked; their future bookings stay and are listed).", Effect::Change { idempotent: true }, people::update_client),
+        spec("list_engineers", "List engineers", "List the studio's engineers, by id, filtered by part of an id or name and by active, a page at a time (pass next_cursor back as cursor).", Effect::Read, people::list_engineers),
+        spec("create_engineer", "Add an engineer", "Add an engineer (name, email, phone, notes, skills); the id is made from the name unless given.", Effect::Add, people::create_engineer),
+        spec("update_engineer", "Update an engineer", "Change an engineer's name, contact details, notes or skills, or deactivate them (active: false: they cannot be booked; their future bookings stay and are listed).", Effect::Change { idempotent: true }, people::update_engineer),
+        spec("create_room", "Add a room", "Add a room: id, name, capacity, features, weekly opening hours (as list_rooms shows them) and turnaround.", Effect::Add, rooms::create_room),
+        spec("update_room", "Update a room", "Change a room's name, capacity, features, opening hours or turnaround, or retire it (active: false). A change that would put future bookings out of the room is refused listing them; with force: true it is applied and they are displaced, ready for reflow_month.", Effect::Change { idempotent: true }, rooms::update_room),
+        spec("remove_offline_window", "Remove an offline window", "End a room's offline window early (the repair is done); says which bookings a reflow moved out of it could now go back.", Effect::Change { idempotent: false }, rooms::remove_offline_window),
+        spec("list_changes", "List changes", "The studio's history in commit order: every change to a booking, room, client, engineer or offline window, with who, when, through what, and the fields before and after. Pass next_cursor back as since to follow it without missing or repeating a change.", Effect::Read, history::list_changes),
     ]
 }
 
 // ---- helpers --------------------------------------------------------------------------------
 
 impl Ctx {
-    fn with<T>(&self, f: impl FnOnce(&mut Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
         self.pool.with(f)?
     }
 }
 
-fn time(tz: &StudioTz, field: &str, text: &str) -> Result<DateTime<Utc>, ToolError> {
+pub(crate) fn time(tz: &StudioTz, field: &str, text: &str) -> Result<DateTime<Utc>, ToolError> {
     tz.parse(text).map_err(|e| ToolError::Fix(format!("{field}: {e}")))
 }
 
-fn room_id(text: &str) -> RoomId {
+pub(crate) fn room_id(text: &str) -> RoomId {
     RoomId::new(text.trim())
 }
 
-fn status(s: StatusArg) -> Status {
+pub(crate) fn status(s: StatusArg) -> Status {
     match s {
         StatusArg::Confirmed => Status::Confirmed,
         StatusArg::Tentative => Status::Tentative,
@@ -147,13 +191,13 @@ fn decode_cursor(text: &str) -> Result<(i64, i64), ToolError> {
     Ok((i64::from_str_radix(start, 16).map_err(|_| bad())?, i64::from_str_radix(seq, 16).map_err(|_| bad())?))
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 // ---- handlers -------------------------------------------------------------------------------
 
-fn list_rooms(ctx: &Ctx, _: NoArgs) -> Result<(RoomsOut, String), ToolError> {
+fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(RoomsOut, String), ToolError> {
     ctx.with(|store| {
         let studio = store.studio()?.clone();
         let now = studio.now(Utc::now());
@@ -172,7 +216,7 @@ fn list_rooms(ctx: &Ctx, _: NoArgs) -> Result<(RoomsOut, String), ToolError> {
     })
 }
 
-fn query_bookings(ctx: &Ctx, a: QueryBookingsArgs) -> Result<(BookingsOut, String), ToolError> {
+fn query_bookings(ctx: &Call<'_>, a: QueryBookingsArgs) -> Result<(BookingsOut, String), ToolError> {
     let limit = a.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
         return Err(ToolError::Fix("limit must be 1 to 500".into()));
@@ -216,7 +260,7 @@ fn query_bookings(ctx: &Ctx, a: QueryBookingsArgs) -> Result<(BookingsOut, Strin
     })
 }
 
-fn get_booking(ctx: &Ctx, a: IdArgs) -> Result<(BookingDetailOut, String), ToolError> {
+fn get_booking(ctx: &Call<'_>, a: IdArgs) -> Result<(BookingDetailOut, String), ToolError> {
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let id = BookingId::new(a.id.trim());
@@ -236,15 +280,17 @@ fn get_booking(ctx: &Ctx, a: IdArgs) -> Result<(BookingDetailOut, String), ToolE
             None => None,
         };
         let history: Vec<_> = store.booking_history(&id)?.iter().map(|m| wire::history(&tz, m)).collect();
+        let events = crate::store::EventQuery { entity: Some(crate::store::Entity::Booking), id: Some(id.0.clone()), limit: 10_000, ..Default::default() };
+        let changes: Vec<_> = store.events(&events)?.iter().map(|e| wire::event(&tz, e)).collect();
         let summary = format!(
             "{} in {} from {} to {} ({}).",
             b.id, b.room, tz.format(b.start), tz.format(b.end), b.status
         );
-        Ok((BookingDetailOut { booking: wire::booking(&tz, &b), series, reflow_history: history }, summary))
+        Ok((BookingDetailOut { booking: wire::booking(&tz, &b), series, reflow_history: history, history: changes }, summary))
     })
 }
 
-fn find_free_slots(ctx: &Ctx, a: FindFreeSlotsArgs) -> Result<(SlotsOut, String), ToolError> {
+fn find_free_slots(ctx: &Call<'_>, a: FindFreeSlotsArgs) -> Result<(SlotsOut, String), ToolError> {
     if !(15..=1440).contains(&a.duration_minutes) {
         return Err(ToolError::Fix("duration_minutes must be 15 to 1440".into()));
     }
@@ -282,7 +328,7 @@ fn find_free_slots(ctx: &Ctx, a: FindFreeSlotsArgs) -> Result<(SlotsOut, String)
     })
 }
 
-fn create_booking(ctx: &Ctx, a: CreateBookingArgs) -> Result<(CreatedOut, String), ToolError> {
+fn create_booking(ctx: &Call<'_>, a: CreateBookingArgs) -> Result<(CreatedOut, String), ToolError> {
     if let Some(key) = &a.idempotency_key
         && (key.is_empty() || key.len() > 200) {
             return Err(ToolError::Fix("idempotency_key must be 1 to 200 characters".into()));
@@ -291,6 +337,7 @@ fn create_booking(ctx: &Ctx, a: CreateBookingArgs) -> Result<(CreatedOut, String
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let (start, end) = (time(&tz, "start", &a.start)?, time(&tz, "end", &a.end)?);
+        let hold_until = a.hold_until.as_deref().map(|t| time(&tz, "hold_until", t)).transpose()?;
         let new = Session {
             room: room_id(&a.room),
             client: ClientId::new(a.client.trim()),
@@ -302,7 +349,7 @@ fn create_booking(ctx: &Ctx, a: CreateBookingArgs) -> Result<(CreatedOut, String
             status: a.status.map_or(Status::Confirmed, status),
             pinned: false,
         };
-        let (bookings, series, replayed) = store.write_with(|w| {
+        let (bookings, series, replayed) = store.write_as(&ctx.actor(), |w| {
             if let Some(key) = &a.idempotency_key
                 && let Some(earlier) = w.idempotent_replay(key, &request)? {
                     let series = earlier.first().and_then(|b| b.series.clone());
@@ -310,10 +357,10 @@ fn create_booking(ctx: &Ctx, a: CreateBookingArgs) -> Result<(CreatedOut, String
                 }
             let (bookings, series) = match &a.recurrence {
                 Some(rule) => {
-                    let (series, sessions) = w.create_series(None, rule, &new)?;
+                    let (series, sessions) = w.create_series_with(None, rule, &new, a.notes.as_deref(), hold_until)?;
                     (sessions, Some(series.id))
                 }
-                None => (vec![w.create_booking(&new)?], None),
+                None => (vec![w.create_booking_with(&new, a.notes.as_deref(), hold_until)?], None),
             };
             if let Some(key) = &a.idempotency_key {
                 w.remember_idempotent(key, &request, &bookings)?;
@@ -330,7 +377,7 @@ fn create_booking(ctx: &Ctx, a: CreateBookingArgs) -> Result<(CreatedOut, String
     })
 }
 
-fn cancel_booking(ctx: &Ctx, a: CancelBookingArgs) -> Result<(CancelledOut, String), ToolError> {
+fn cancel_booking(ctx: &Call<'_>, a: CancelBookingArgs) -> Result<(CancelledOut, String), ToolError> {
     let scope = match a.scope.unwrap_or(ScopeArg::Occurrence) {
         ScopeArg::Occurrence => CancelScope::Occurrence,
         ScopeArg::Following => CancelScope::Following,
@@ -339,18 +386,18 @@ fn cancel_booking(ctx: &Ctx, a: CancelBookingArgs) -> Result<(CancelledOut, Stri
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let id = BookingId::new(a.id.trim());
-        let cancelled = store.write_with(|w| w.cancel_booking(&id, scope))?;
+        let cancelled = store.write_as(&ctx.actor(), |w| w.cancel_booking(&id, scope))?;
         let summary = format!("Cancelled {}.", plural(cancelled.len(), "booking", "bookings"));
         Ok((CancelledOut { cancelled: cancelled.iter().map(|b| wire::booking(&tz, b)).collect() }, summary))
     })
 }
 
-fn move_booking(ctx: &Ctx, a: MoveBookingArgs) -> Result<(MovedOut, String), ToolError> {
+fn move_booking(ctx: &Call<'_>, a: MoveBookingArgs) -> Result<(MovedOut, String), ToolError> {
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let id = BookingId::new(a.id.trim());
         let start = time(&tz, "start", &a.start)?;
-        let moved = store.write_with(|w| {
+        let moved = store.write_as(&ctx.actor(), |w| {
             // Read where it is inside the transaction: someone may move it meanwhile.
             let current = w.booking(&id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
             let room = a.room.as_deref().map_or_else(|| current.room.clone(), room_id);
@@ -361,12 +408,12 @@ fn move_booking(ctx: &Ctx, a: MoveBookingArgs) -> Result<(MovedOut, String), Too
     })
 }
 
-fn set_room_offline(ctx: &Ctx, a: SetRoomOfflineArgs) -> Result<(OfflineOut, String), ToolError> {
+fn set_room_offline(ctx: &Call<'_>, a: SetRoomOfflineArgs) -> Result<(OfflineOut, String), ToolError> {
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let (from, to) = (time(&tz, "from", &a.from)?, time(&tz, "to", &a.to)?);
         let room = room_id(&a.room);
-        let window = store.write_with(|w| w.add_offline_window(&room, from, to, &a.reason))?;
+        let window = store.write_as(&ctx.actor(), |w| w.add_offline_window(&room, from, to, &a.reason))?;
         // A window that met another of the room's is merged with it: report the merged one.
         let merged = window.from != from || window.to != to;
         let (from, to) = (window.from, window.to);
@@ -398,7 +445,7 @@ fn set_room_offline(ctx: &Ctx, a: SetRoomOfflineArgs) -> Result<(OfflineOut, Str
     })
 }
 
-fn list_offline_windows(ctx: &Ctx, a: ListOfflineWindowsArgs) -> Result<(WindowsOut, String), ToolError> {
+fn list_offline_windows(ctx: &Call<'_>, a: ListOfflineWindowsArgs) -> Result<(WindowsOut, String), ToolError> {
     ctx.with(|store| {
         let studio = store.studio()?.clone();
         let tz = studio.tz;
@@ -425,13 +472,13 @@ fn list_offline_windows(ctx: &Ctx, a: ListOfflineWindowsArgs) -> Result<(Windows
 
 /// Reads a reflow request; shared with the task path. The request's own checks (rooms, shift)
 /// are the reflow's, made once when its month is exported.
-pub fn reflow_job(a: &ReflowMonthArgs) -> Result<ReflowJob, ToolError> {
+pub fn reflow_job(a: &ReflowMonthArgs, actor: Actor) -> Result<ReflowJob, ToolError> {
     let request = ReflowRequest {
         month: Month::parse(&a.month)?,
         offline_rooms: a.offline_rooms.iter().map(|r| room_id(r)).collect(),
         max_shift_minutes: a.max_shift_minutes.unwrap_or(DEFAULT_MAX_SHIFT),
     };
-    Ok(ReflowJob { request, dry_run: a.dry_run, require_approval: a.require_approval })
+    Ok(ReflowJob { request, dry_run: a.dry_run, require_approval: a.require_approval, actor })
 }
 
 /// How the caller follows a reflow: as a task it polls, or by waiting for the answer.
@@ -460,8 +507,8 @@ pub fn reflow_refusal(e: TaskError, follow: Follow) -> ToolError {
     }
 }
 
-fn reflow_month(ctx: &Ctx, a: ReflowMonthArgs) -> Result<(ReflowOut, String), ToolError> {
-    let job = reflow_job(&a)?;
+fn reflow_month(ctx: &Call<'_>, a: ReflowMonthArgs) -> Result<(ReflowOut, String), ToolError> {
+    let job = reflow_job(&a, ctx.actor())?;
     if job.require_approval {
         return Err(ToolError::Fix(
             "require_approval needs a client that declares the io.modelcontextprotocol/tasks extension; \
@@ -491,7 +538,7 @@ pub fn finished_reflow(view: &TaskView) -> Result<(ReflowOut, String), ToolError
     }
 }
 
-fn get_reflow(ctx: &Ctx, a: GetReflowArgs) -> Result<(StoredReflowOut, String), ToolError> {
+fn get_reflow(ctx: &Call<'_>, a: GetReflowArgs) -> Result<(StoredReflowOut, String), ToolError> {
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let record = store
@@ -501,6 +548,7 @@ fn get_reflow(ctx: &Ctx, a: GetReflowArgs) -> Result<(StoredReflowOut, String), 
             "Reflow {} of {}: {} moves, {} unresolved, {}.",
             record.id, record.month, record.moves.len(), record.unresolved.len(), if record.applied { "applied" } else { "not applied" }
         );
+        let summary = if record.undone { summary.replace(", applied.", ", applied and then undone.") } else { summary };
         Ok((wire::stored_reflow(&tz, &record), summary))
     })
 }
