@@ -381,3 +381,56 @@ fn tasks_finished_under_schema_3_keep_their_outcomes_after_the_upgrade() {
     let conn = rusqlite::Connection::open(&db.path).unwrap();
     assert!(conn.execute("UPDATE tasks SET status = 'working' WHERE id = 'tsk_done'", []).is_err());
 }
+
+/// The schema before issue 10's migration (rooms, people and bookings without the management
+/// columns, no history).
+const BEFORE_STUDIO_MANAGEMENT: i64 = 4;
+
+#[test]
+fn a_file_from_before_studio_management_upgrades_with_everyone_active_and_an_empty_history() {
+    use studioflow::domain::{Actor, Profile};
+    use studioflow::store::{EventQuery, PersonKind, RoomEdit};
+    let db = temp_db();
+    let mut old = Store::open_at_version(&db.path, BEFORE_STUDIO_MANAGEMENT).unwrap();
+    old.write_with(|w| {
+        w.conn().execute_batch(
+            "INSERT INTO studio (id, name, timezone, notice_minutes, clock) VALUES (1, 'Old', 'Europe/London', 2880, 1788163200);
+             INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes) VALUES ('live', 'Live', 6, '[\"drums\"]', '[\"mon-sun 10:00-02:00\"]', 15);
+             INSERT INTO clients (id, name) VALUES ('c1', 'Client 1');
+             INSERT INTO engineers (id, name) VALUES ('e1', 'Engineer 1');",
+        )?;
+        w.conn().execute(
+            "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, status, pinned, created_at, updated_at) \
+             VALUES (1, 'bk_00001', 'live', 'c1', 'e1', ?1, ?2, 4, '[]', 'tentative', 0, 0, 0)",
+            (at("2026-09-07T12:00").timestamp(), at("2026-09-07T14:00").timestamp()),
+        )?;
+        Ok(())
+    })
+    .unwrap();
+    drop(old);
+
+    let mut store = Store::open(&db.path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let kept = store.booking(&BookingId::new("bk_00001")).unwrap().unwrap();
+    assert_eq!((kept.status, kept.notes.clone(), kept.hold_until, kept.displaced), (Status::Tentative, None, None, false));
+    assert!(store.rooms().unwrap()[0].active);
+    let client = store.person(PersonKind::Client, "c1").unwrap().unwrap();
+    assert_eq!(client.profile, Profile::default());
+    let engineer = store.person(PersonKind::Engineer, "e1").unwrap().unwrap();
+    assert_eq!((engineer.profile.skills.len(), engineer.profile.active), (0, true));
+    assert!(store.events(&EventQuery { limit: 100, ..Default::default() }).unwrap().is_empty());
+
+    // The old rows take part in the new rules: shrinking the room under the booking is refused,
+    // forced it displaces it, and both changes are in the history.
+    let actor = Actor::new("upgrade-test", "test");
+    let edit = RoomEdit { capacity: Some(2), ..Default::default() };
+    let refused = store.write_as(&actor, |w| w.update_room(&RoomId::new("live"), &edit, false));
+    assert!(matches!(refused, Err(StoreError::RoomChangeDisplaces { total: 1, .. })), "{refused:?}");
+    let change = store.write_as(&actor, |w| w.update_room(&RoomId::new("live"), &edit, true)).unwrap();
+    assert_eq!(change.displaced.len(), 1);
+    assert!(store.booking(&BookingId::new("bk_00001")).unwrap().unwrap().displaced);
+    let events = store.events(&EventQuery { limit: 100, ..Default::default() }).unwrap();
+    let actions: Vec<(&str, &str)> = events.iter().map(|e| (e.id.as_str(), e.action.as_str())).collect();
+    assert_eq!(actions, [("live", "updated"), ("bk_00001", "displaced")]);
+    assert!(events.iter().all(|e| e.who == "upgrade-test" && e.at == at("2026-08-31T09:00")));
+}
