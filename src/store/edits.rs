@@ -132,8 +132,7 @@ impl Writer<'_> {
             check_hold(now, session.status, hold_until, session.start)
                 .map_err(|e| if edit.hold_until.is_some() { e } else { StoreError::invalid("hold_until", "hold_until: the booking's hold has passed; give a new one or confirm it") })?;
             if before.displaced {
-                let displaced_check = Session { room: before.room.clone(), ..session.clone() };
-                check_people(self, &displaced_check)?;
+                check_engineer(self, &before, session.engineer.as_ref())?;
             } else {
                 check(&self.tx, &tz, &session, Some(&target))?;
             }
@@ -348,20 +347,13 @@ impl Writer<'_> {
     }
 }
 
-/// The people of a session exist and may be booked (the room is not checked: a displaced
-/// booking holds none).
-fn check_people(w: &Writer<'_>, s: &Session) -> Result<()> {
-    match read::active(w.conn(), "clients", s.client.as_str())? {
-        None => return Err(StoreError::UnknownClient(s.client.clone())),
-        Some(false) => return Err(StoreError::Inactive { kind: "client", id: s.client.0.clone() }),
-        Some(true) => {}
+/// A new engineer for a displaced booking (which holds no room, so only this is checked) exists
+/// and may be booked; the one it already has may stay even if deactivated since.
+fn check_engineer(w: &Writer<'_>, before: &Booking, engineer: Option<&EngineerId>) -> Result<()> {
+    let Some(e) = engineer else { return Ok(()) };
+    match read::active(w.conn(), "engineers", e.as_str())? {
+        None => Err(StoreError::UnknownEngineer(e.clone())),
+        Some(false) if before.engineer.as_ref() != Some(e) => Err(StoreError::Inactive { kind: "engineer", id: e.0.clone() }),
+        Some(_) => Ok(()),
     }
-    if let Some(e) = &s.engineer {
-        match read::active(w.conn(), "engineers", e.as_str())? {
-            None => return Err(StoreError::UnknownEngineer(e.clone())),
-            Some(false) => return Err(StoreError::Inactive { kind: "engineer", id: e.0.clone() }),
-            Some(true) => {}
-        }
-    }
-    Ok(())
 }

@@ -569,16 +569,26 @@ pub(super) fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &Sessi
     if !room.active {
         return Err(StoreError::Inactive { kind: "room", id: room.id.0.clone() });
     }
+    // A deactivated person cannot be booked anew; a booking they already have may still be moved
+    // or edited (a reflow must be able to place it), so only a person it does not have yet counts.
+    let current = match ignore {
+        Some(id) => read::booking(conn, id)?,
+        None => None,
+    };
     match read::active(conn, "clients", new.client.as_str())? {
         None => return Err(StoreError::UnknownClient(new.client.clone())),
-        Some(false) => return Err(StoreError::Inactive { kind: "client", id: new.client.0.clone() }),
-        Some(true) => {}
+        Some(false) if current.as_ref().is_none_or(|b| b.client != new.client) => {
+            return Err(StoreError::Inactive { kind: "client", id: new.client.0.clone() });
+        }
+        Some(_) => {}
     }
     if let Some(engineer) = &new.engineer {
         match read::active(conn, "engineers", engineer.as_str())? {
             None => return Err(StoreError::UnknownEngineer(engineer.clone())),
-            Some(false) => return Err(StoreError::Inactive { kind: "engineer", id: engineer.0.clone() }),
-            Some(true) => {}
+            Some(false) if current.as_ref().is_none_or(|b| b.engineer.as_ref() != Some(engineer)) => {
+                return Err(StoreError::Inactive { kind: "engineer", id: engineer.0.clone() });
+            }
+            Some(_) => {}
         }
     }
     let (from, to) = (tz.zoned(new.start), tz.zoned(new.end));

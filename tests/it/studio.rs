@@ -316,8 +316,13 @@ fn every_new_tool_works_on_its_happy_path() {
     let refused = s.refused("create_booking", json!({"room": "studio-c", "client": "lumens", "start": "2026-11-05T10:00", "end": "2026-11-05T11:00"}));
     assert!(refused.contains("client \"lumens\" is inactive"), "{refused}");
     assert_eq!(s.ok("list_clients", json!({"active": false}))["clients"][0]["id"], "lumens");
+    // Their bookings stay theirs, and can still be edited or moved.
+    s.ok("update_booking", json!({"id": first, "notes": "client on hold"}));
     let inactive = s.ok("update_engineer", json!({"id": "kai-tanaka", "active": false}));
     assert_eq!(inactive["future_bookings"].as_array().unwrap().len(), 2, "the first session has no engineer now");
+    let second = booked["bookings"][1]["id"].as_str().unwrap().to_owned();
+    s.ok("update_booking", json!({"id": second, "notes": "Kai's last sessions"}));
+    assert!(s.refused("update_booking", json!({"id": first, "engineer": "kai-tanaka"})).contains("engineer \"kai-tanaka\" is inactive"));
 
     // An offline window ended early says which bookings could go back.
     let window = s.ok("set_room_offline", json!({"room": "rehearsal-1", "from": "2026-10-20T00:00", "to": "2026-10-21T00:00", "reason": "new desk"}));
