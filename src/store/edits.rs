@@ -277,7 +277,8 @@ impl Writer<'_> {
         }
         if !blocked.is_empty() {
             return Err(StoreError::Undo(format!(
-                "cannot undo reflow {reflow_id}: {} cannot go back: {}",
+                "cannot undo reflow {reflow_id}: {} cannot go back: {}; free the old places first (remove_offline_window \
+                 ends a window early), or move bookings by hand",
                 if blocked.len() == 1 { "a booking" } else { "some bookings" },
                 blocked.join("; ")
             )));
