@@ -1,13 +1,94 @@
-//! The rooms' tools: add a room, change or retire one (refused while it would put future
-//! bookings out of it, unless forced: then they are displaced, ready for a reflow), and end an
-//! offline window early.
+//! The rooms' tools: list them, add a room, change or retire one (refused while it would put
+//! future bookings out of it, unless forced: then they are displaced, ready for a reflow), take a
+//! room offline, list offline windows, and end one early.
 
 use super::super::wire::{self, *};
-use super::{plural, room_id, Call, ToolError};
+use super::{plural, room_id, time, Call, ToolError};
 use crate::calendar;
 use crate::domain::{Room, WeeklyHours};
-use crate::store::RoomEdit;
+use crate::store::{RoomEdit, StoreError};
 use chrono::{Duration, Utc};
+
+pub fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(RoomsOut, String), ToolError> {
+    ctx.with(|store| {
+        let studio = store.studio()?.clone();
+        let now = studio.now(Utc::now());
+        let windows = calendar::current_and_upcoming(store, now)?;
+        let rooms: Vec<_> = store
+            .rooms()?
+            .iter()
+            .map(|r| {
+                let own: Vec<_> = windows.iter().filter(|w| w.room == r.id).cloned().collect();
+                wire::room(&studio.tz, r, &own)
+            })
+            .collect();
+        let offline = rooms.iter().filter(|r| !r.offline_windows.is_empty()).count();
+        let summary = format!("{} at {}; {} with offline windows.", plural(rooms.len(), "room", "rooms"), studio.name, offline);
+        Ok((RoomsOut { rooms }, summary))
+    })
+}
+
+pub fn set_room_offline(ctx: &Call<'_>, a: SetRoomOfflineArgs) -> Result<(OfflineOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let (from, to) = (time(&tz, "from", &a.from)?, time(&tz, "to", &a.to)?);
+        let room = room_id(&a.room);
+        let window = store.write_as(&ctx.actor(), |w| w.add_offline_window(&room, from, to, &a.reason))?;
+        // A window that met another of the room's is merged with it: report the merged one.
+        let merged = window.from != from || window.to != to;
+        let (from, to) = (window.from, window.to);
+        let affected = calendar::affected_by(store, &room, from, to)?;
+        let months: std::collections::BTreeSet<String> =
+            affected.iter().map(|b| tz.local(b.start).format("%Y-%m").to_string()).collect();
+        let next_step = if affected.is_empty() {
+            "Nothing to move.".to_owned()
+        } else {
+            let months: Vec<String> = months.into_iter().collect();
+            format!("Run reflow_month for {} with offline_rooms [\"{room}\"] to move them.", months.join(" and "))
+        };
+        let summary = format!(
+            "{room} is offline from {} to {}{}; {} affected. {next_step}",
+            tz.format(from),
+            tz.format(to),
+            if merged { " (merged with the room's window that met this one)" } else { "" },
+            plural(affected.len(), "booking is", "bookings are")
+        );
+        Ok((
+            OfflineOut {
+                window: wire::window(&tz, &window),
+                affected: affected.len() as u32,
+                affected_bookings: affected.iter().map(|b| b.id.0.clone()).collect(),
+                next_step,
+            },
+            summary,
+        ))
+    })
+}
+
+pub fn list_offline_windows(ctx: &Call<'_>, a: ListOfflineWindowsArgs) -> Result<(WindowsOut, String), ToolError> {
+    ctx.with(|store| {
+        let studio = store.studio()?.clone();
+        let tz = studio.tz;
+        let from = match &a.from {
+            Some(t) => time(&tz, "from", t)?,
+            None => studio.now(Utc::now()),
+        };
+        let to = match &a.to {
+            Some(t) => time(&tz, "to", t)?,
+            None => from + Duration::days(366),
+        };
+        if to <= from {
+            return Err(ToolError::Fix("to must be after from".into()));
+        }
+        let room = a.room.as_deref().map(room_id);
+        if let Some(room) = &room {
+            store.room(room)?.ok_or_else(|| StoreError::UnknownRoom(room.clone()))?;
+        }
+        let windows: Vec<_> = store.offline_windows(room.as_ref(), from, to)?.iter().map(|w| wire::window(&tz, w)).collect();
+        let summary = format!("{}.", plural(windows.len(), "offline window", "offline windows"));
+        Ok((WindowsOut { windows }, summary))
+    })
+}
 
 fn hours(lines: &[String]) -> Result<WeeklyHours, ToolError> {
     if lines.is_empty() {
