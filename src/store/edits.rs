@@ -201,7 +201,9 @@ impl Writer<'_> {
         let via = self.set_via(format!("reflow {reflow_id}"));
         let applied = self.apply_moves(moves);
         self.set_via(via);
-        applied.map(|_| ())
+        applied?;
+        let change = events::diff(None, Some(events::fields([("moves", serde_json::json!(moves.len()))])));
+        self.event(Entity::Reflow, reflow_id, "applied", change)
     }
 
     /// Puts back every booking a reflow moved, if none changed since and each old place is free

@@ -101,7 +101,10 @@ pub struct RoomChange {
 
 const MAX_TEXT: usize = 500;
 
-fn person_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(String, String, (Option<String>, Option<String>, Option<String>), String, bool)> {
+/// A person's row: id, name, (email, phone, notes), skills as JSON, active.
+type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool);
+
+fn person_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PersonRow> {
     Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?))
 }
 
@@ -110,7 +113,7 @@ fn person_sql(kind: PersonKind) -> String {
     format!("SELECT id, name, email, phone, notes, {skills}, active FROM {}", kind.table())
 }
 
-fn to_record(row: (String, String, (Option<String>, Option<String>, Option<String>), String, bool)) -> Result<PersonRecord> {
+fn to_record(row: PersonRow) -> Result<PersonRecord> {
     let (id, name, (email, phone, notes), skills, active) = row;
     Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active } })
 }

@@ -416,6 +416,8 @@ fn the_new_tools_refuse_bad_input_saying_what_to_change() {
         ("list_changes", json!({"limit": 0}), "limit must be 1 to 1000"),
         ("list_changes", json!({"entity": "invoice"}), "unknown variant `invoice`"),
         ("list_changes", json!({"id": " "}), "id: give the id of a booking"),
+        ("list_changes", json!({"entity": "booking", "id": "bk_99999"}), "unknown booking \"bk_99999\""),
+        ("list_changes", json!({"entity": "room", "id": "attic"}), "unknown room \"attic\""),
         ("create_booking", json!({"room": "studio-c", "client": "client-002", "start": "2026-11-10T10:00", "end": "2026-11-10T12:00", "hold_until": "2026-11-09T10:00"}), "only a tentative booking is held"),
         ("create_booking", json!({"room": "studio-c", "client": "client-002", "start": "2026-11-10T10:00", "end": "2026-11-10T12:00", "status": "tentative", "hold_until": "2026-08-01T10:00"}), "a hold must end after now"),
         ("create_booking", json!({"room": "studio-c", "client": "client-002", "start": "2026-11-10T10:00", "end": "2026-11-10T12:00", "status": "tentative", "hold_until": "soon"}), "hold_until: cannot read"),

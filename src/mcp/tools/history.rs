@@ -3,7 +3,8 @@
 
 use super::super::wire::{self, *};
 use super::{plural, Call, ToolError};
-use crate::store::{Entity, EventQuery};
+use crate::domain::{BookingId, RoomId};
+use crate::store::{Entity, EventQuery, PersonKind, StoreError};
 
 fn encode_cursor(seq: i64) -> String {
     format!("e1.{seq:x}")
@@ -38,6 +39,20 @@ pub fn list_changes(ctx: &Call<'_>, a: ListChangesArgs) -> Result<(ChangesOut, S
     };
     ctx.with(|store| {
         let tz = store.studio()?.tz;
+        // An id of a kind that is never deleted is checked, as every other tool checks ids.
+        if let (Some(kind), Some(id)) = (a.entity, id.as_deref()) {
+            let missing = match kind {
+                EntityArg::Booking => store.booking(&BookingId::new(id))?.is_none().then(|| StoreError::UnknownBooking(id.into())),
+                EntityArg::Room => store.room(&RoomId::new(id))?.is_none().then(|| StoreError::UnknownRoom(id.into())),
+                EntityArg::Client => store.person(PersonKind::Client, id)?.is_none().then(|| StoreError::UnknownClient(id.into())),
+                EntityArg::Engineer => store.person(PersonKind::Engineer, id)?.is_none().then(|| StoreError::UnknownEngineer(id.into())),
+                // A window may have been removed, and a reflow's history is its own answer.
+                EntityArg::OfflineWindow | EntityArg::Reflow => None,
+            };
+            if let Some(e) = missing {
+                return Err(e.into());
+            }
+        }
         let query = EventQuery { after, entity: a.entity.map(entity), id, limit: limit as usize + 1 };
         let mut events = store.events(&query)?;
         let more = events.len() > limit as usize;
