@@ -2,7 +2,7 @@
 //! booking edits, holds, history, applying a dry-run plan without tasks, and undoing a reflow.
 //! The studio manager's scenario is one test; each new tool has its happy path and bad inputs.
 
-use crate::mcp_client::{stdio, Mcp, StdioServer};
+use crate::mcp_client::{http, stdio, Mcp, StdioServer};
 use crate::support::{temp_db, TempDb};
 use chrono::{Duration, DurationRound, Utc};
 use serde_json::{json, Value};
@@ -213,6 +213,29 @@ fn list_changes_gives_every_event_once_across_pages_while_eight_writers_write() 
     assert!(pages > (WRITERS * EACH) / 7, "{pages} pages");
 }
 
+#[test]
+fn who_is_the_clients_name_over_stdio_http_and_a_legacy_initialize() {
+    let db = temp_db();
+    let mut s = stdio(&db.path, &["--demo"]);
+    s.ok("create_client", json!({"name": "Over Stdio"}));
+    // A legacy client names itself once, at initialize.
+    let mut legacy = stdio(&db.path, &[]);
+    legacy.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "legacy-agent", "version": "0.1"}}}));
+    legacy.notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let created = legacy.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "create_client", "arguments": {"name": "Over Legacy"}}}));
+    assert_eq!(created["result"]["isError"], false, "{created}");
+    let mut h = http(&db.path, &[]);
+    h.ok("create_client", json!({"name": "Over Http"}));
+
+    let changes = s.ok("list_changes", json!({"entity": "client", "limit": 1000}))["events"].clone();
+    let who = |id: &str| changes.as_array().unwrap().iter().find(|e| e["id"] == id).map(|e| (e["who"].clone(), e["via"].clone()));
+    assert_eq!(who("over-stdio"), Some((json!("studioflow-tests"), json!("create_client"))));
+    assert_eq!(who("over-legacy"), Some((json!("legacy-agent"), json!("create_client"))));
+    assert_eq!(who("over-http"), Some((json!("studioflow-tests"), json!("create_client"))));
+    assert_eq!(who("client-001"), Some((json!("studioflow"), json!("init"))), "a command writes as itself");
+}
+
 /// A studio on the real clock (holds expire by the studio's clock; the demo's stands still).
 fn real_clock_studio(db: &TempDb) {
     let mut store = Store::open(&db.path).unwrap();
@@ -344,6 +367,12 @@ fn every_new_tool_works_on_its_happy_path() {
     assert!(retired["displaced_count"].as_u64().unwrap() >= 3, "{retired}");
     assert_eq!(retired["room"]["active"], false);
     assert!(s.refused("create_booking", json!({"room": "studio-c", "client": "client-001", "start": "2026-11-10T10:00", "end": "2026-11-10T11:00"})).contains("room \"studio-c\" is inactive"));
+    assert_eq!(booking(&mut s, &first)["displaced"], true);
+    let moved = s.ok("move_booking", json!({"id": first, "room": "studio-a", "start": "2026-11-03T10:00"}));
+    assert_eq!((moved["booking"]["room"].clone(), moved["booking"]["displaced"].clone()), (json!("studio-a"), json!(false)), "placed, it holds its place again");
+    assert!(s.ok("list_rooms", json!({}))["rooms"].as_array().unwrap().iter().any(|r| r["id"] == "studio-c" && r["active"] == false));
+    let slots = s.ok("find_free_slots", json!({"from": "2026-11-10T09:00", "to": "2026-11-10T20:00", "duration_minutes": 60, "limit": 200}));
+    assert!(slots["slots"].as_array().unwrap().iter().all(|x| x["room"] != "studio-c"), "a retired room is never offered");
 
     let changes = s.ok("list_changes", json!({"entity": "client", "limit": 2}));
     assert_eq!(changes["events"].as_array().unwrap().len(), 2);
