@@ -150,6 +150,9 @@ async fn release_expired_holds(pool: Arc<crate::store::Pool>) {
         let released = tokio::task::spawn_blocking(move || {
             pool.with(|store| {
                 let now = store.studio()?.now(chrono::Utc::now());
+                if !store.has_expired_holds(now)? {
+                    return Ok(Vec::new());
+                }
                 store.write_as(&crate::domain::Actor::new("studioflow", "hold expiry"), |w| w.release_expired_holds(now))
             })?
         });

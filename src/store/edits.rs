@@ -70,6 +70,19 @@ pub(super) fn clean_notes(notes: Option<&str>) -> Result<Option<String>> {
     Ok(Some(notes.to_owned()))
 }
 
+impl super::Store {
+    /// Whether some hold has ended by `now`: a read, so that the server's sweeper takes the write
+    /// lock only when there is something to release.
+    pub fn has_expired_holds(&self, now: DateTime<Utc>) -> Result<bool> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT 1 FROM bookings WHERE hold_until IS NOT NULL AND hold_until <= ? AND status = 'tentative' LIMIT 1")?
+            .query_row([now.timestamp()], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+}
+
 impl Writer<'_> {
     /// The bookings a scope reaches from `booking`, as `cancel_booking` counts them.
     fn scope_ids(&self, booking: &Booking, scope: CancelScope) -> Result<Vec<BookingId>> {
