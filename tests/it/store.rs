@@ -434,3 +434,48 @@ fn a_file_from_before_studio_management_upgrades_with_everyone_active_and_an_emp
     assert_eq!(actions, [("live", "updated"), ("bk_00001", "displaced")]);
     assert!(events.iter().all(|e| e.who == "upgrade-test" && e.at == at("2026-08-31T09:00")));
 }
+
+/// Issue 10: an undo sets every booking back, then checks them all, so a reflow that swapped two
+/// bookings is undone too; a second undo is refused, and so is one after a booking changed.
+#[test]
+fn undoing_a_swap_puts_both_back_and_an_undo_happens_once() {
+    use studioflow::reflow::{apply_plan, Month, Move, ReflowPlan, ReflowRequest};
+    let db = temp_db();
+    let mut store = small_studio(&db);
+    let a = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
+    let b = store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-07T12:00", 120))).unwrap();
+    let swap = |from: &studioflow::domain::Booking, to: &str| Move {
+        booking: from.id.clone(),
+        from_room: from.room.clone(),
+        from_start: from.start,
+        from_end: from.end,
+        to_room: RoomId::new(to),
+        to_start: from.start,
+        to_end: from.end,
+    };
+    let plan = ReflowPlan {
+        request: ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 120 },
+        affected: 2,
+        moves: vec![swap(&a, "hall"), swap(&b, "live")],
+        unresolved: vec![],
+        cost: 2,
+        lower_bound: 2,
+        proven_optimal: true,
+    };
+    let id = apply_plan(&mut store, &plan, false).unwrap();
+    assert_eq!(store.booking(&a.id).unwrap().unwrap().room, RoomId::new("hall"));
+
+    let undone = store.write_with(|w| w.undo_reflow(&id)).unwrap();
+    assert_eq!(undone.restored.len(), 2);
+    assert_eq!(store.booking(&a.id).unwrap().unwrap().room, RoomId::new("live"));
+    assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("hall"));
+    let again = store.write_with(|w| w.undo_reflow(&id));
+    assert!(matches!(&again, Err(StoreError::Undo(m)) if m.contains("undone already")), "{again:?}");
+
+    // Applied again, then one booking moved by hand: the undo names it and changes nothing.
+    let id = apply_plan(&mut store, &plan, false).unwrap();
+    store.write_with(|w| w.move_booking(&a.id, &RoomId::new("hall"), at("2026-09-07T15:00"))).unwrap();
+    let refused = store.write_with(|w| w.undo_reflow(&id));
+    assert!(matches!(&refused, Err(StoreError::Undo(m)) if m.contains(a.id.as_str()) && m.contains("changed since")), "{refused:?}");
+    assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("live"), "nothing was put back");
+}
