@@ -382,9 +382,9 @@ fn tasks_finished_under_schema_3_keep_their_outcomes_after_the_upgrade() {
     assert!(conn.execute("UPDATE tasks SET status = 'working' WHERE id = 'tsk_done'", []).is_err());
 }
 
-/// The schema before issue 10's migration (rooms, people and bookings without the management
+/// The schema before issue 10's migration, 6 (rooms, people and bookings without the management
 /// columns, no history).
-const BEFORE_STUDIO_MANAGEMENT: i64 = 4;
+const BEFORE_STUDIO_MANAGEMENT: i64 = 5;
 
 #[test]
 fn a_file_from_before_studio_management_upgrades_with_everyone_active_and_an_empty_history() {

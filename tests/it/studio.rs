@@ -241,7 +241,7 @@ fn real_clock_studio(db: &TempDb) {
     let mut store = Store::open(&db.path).unwrap();
     store
         .write_with(|w| {
-            w.set_studio(&Studio { name: "Now".into(), tz: crate::support::london(), notice: Duration::hours(1), clock: None })?;
+            w.set_studio(&Studio { name: "Now".into(), tz: crate::support::london(), notice: Duration::hours(1), clock: None, horizon: Duration::days(730) })?;
             w.add_room(&Room {
                 id: RoomId::new("hall"),
                 name: "Hall".into(),
@@ -466,4 +466,20 @@ fn the_new_tools_refuse_bad_input_saying_what_to_change() {
 /// How many events the history holds.
 pub fn events_count(db: &TempDb) -> usize {
     Store::open(&db.path).unwrap().events(&EventQuery { limit: usize::MAX >> 1, ..Default::default() }).unwrap().len()
+}
+
+#[test]
+fn merged_offline_windows_and_a_removed_one_are_in_the_history() {
+    let db = temp_db();
+    let mut s = stdio(&db.path, &["--demo"]);
+    let first = s.ok("set_room_offline", json!({"room": "rehearsal-1", "from": "2026-11-02T00:00", "to": "2026-11-04T00:00", "reason": "new floor"}));
+    let id = first["window"]["id"].as_i64().unwrap().to_string();
+    s.ok("set_room_offline", json!({"room": "rehearsal-1", "from": "2026-11-03T00:00", "to": "2026-11-05T00:00", "reason": "paint"}));
+    s.ok("remove_offline_window", json!({"id": first["window"]["id"]}));
+    let events = s.ok("list_changes", json!({"entity": "offline_window", "id": id}))["events"].clone();
+    let actions: Vec<&str> = events.as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["created", "updated", "removed"]);
+    assert_eq!(events[1]["before"], json!({"to": "2026-11-04T00:00:00+00:00", "reason": "new floor"}));
+    assert_eq!(events[1]["after"], json!({"to": "2026-11-05T00:00:00+00:00", "reason": "new floor; paint"}));
+    assert_eq!(events[2]["after"], json!({}));
 }
