@@ -333,7 +333,7 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
 
 /// The instance's room for bookings flagged displaced out of `room`: never open, offline all month.
 fn displaced_room(room: &RoomId) -> String {
-    format!("displaced-from-{room}")
+    format!("{}{room}", crate::domain::DISPLACED_ROOM_PREFIX)
 }
 
 /// `intervals` with `holes` cut out; both sorted or not, the result is sorted.

@@ -77,6 +77,10 @@ impl Room {
     }
 }
 
+/// The start of the id a reflow gives the room of bookings displaced out of a room
+/// (`displaced-from-studio-d`): no real room may have such an id.
+pub const DISPLACED_ROOM_PREFIX: &str = "displaced-from-";
+
 /// A client (a band, an artist, a podcast) or an engineer: someone who can be double-booked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person<Id> {

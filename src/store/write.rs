@@ -178,6 +178,9 @@ impl<'c> Writer<'c> {
         if !is_slug(room.id.as_str()) {
             return invalid("an id is 1 to 64 of a-z, 0-9, '-' and '_'".into());
         }
+        if room.id.as_str().starts_with(crate::domain::DISPLACED_ROOM_PREFIX) {
+            return invalid(format!("ids starting with {:?} are kept for displaced bookings in a reflow: choose another id", crate::domain::DISPLACED_ROOM_PREFIX));
+        }
         if room.name.trim().is_empty() {
             return invalid("give it a name".into());
         }

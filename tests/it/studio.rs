@@ -415,6 +415,7 @@ fn the_new_tools_refuse_bad_input_saying_what_to_change() {
         ("update_engineer", json!({"id": "eng-01", "email": "bo@@example.com"}), "does not look like an address"),
         ("update_engineer", json!({"active": false}), "missing field `id`"),
         ("create_room", json!({"id": "studio-a", "name": "A", "capacity": 2, "opening_hours": ["mon 10:00-12:00"]}), "already exists"),
+        ("create_room", json!({"id": "displaced-from-x", "name": "X", "capacity": 2, "opening_hours": ["mon 10:00-12:00"]}), "kept for displaced bookings"),
         ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 0, "opening_hours": ["mon 10:00-12:00"]}), "capacity must be at least 1"),
         ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": ["someday 10-12"]}), "opening_hours:"),
         ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": []}), "opening_hours: give at least one line"),
