@@ -78,6 +78,7 @@ fn build_database(path: &Path, bookings: usize) -> usize {
                     features: FEATURE_SETS[r % 3].iter().map(|f| f.to_string()).collect(),
                     hours: WeeklyHours::parse(&["mon-sun 08:00-24:00"]).unwrap(),
                     buffer: Duration::minutes(15),
+                    active: true,
                 })?;
             }
             for c in 0..CLIENTS {

@@ -67,7 +67,8 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
     if let Some(only) = &q.room {
         rooms.retain(|r| &r.id == only);
     }
-    rooms.retain(|r| r.capacity >= q.party_size && r.missing_features(&q.requires).is_empty());
+    // A retired room is never offered.
+    rooms.retain(|r| r.active && r.capacity >= q.party_size && r.missing_features(&q.requires).is_empty());
 
     // One read of the bookings and one of the offline windows for the whole search, grouped by
     // room here: the reads, not the interval arithmetic, are what a search costs. The day of

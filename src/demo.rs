@@ -151,7 +151,8 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
     };
 
     let mut loaded = Loaded { rooms: 0, clients: 0, engineers: 0, series: 0, bookings: 0, offline_windows: 0 };
-    store.write_with(|w| {
+    // Loading a studio is the `init` command's work (or `serve --demo`'s, which runs it).
+    store.write_as(&crate::domain::Actor::new("studioflow", "init"), |w| {
         // A studio's own files may hold sessions already held: they load as records (the demo's
         // all lie after its clock anyway). The horizon still holds for them.
         w.load_history();
@@ -165,6 +166,7 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
                 features: r.features.clone(),
                 hours,
                 buffer: Duration::minutes(r.buffer_minutes),
+                active: true,
             })?;
         }
         for c in &studio_file.clients {

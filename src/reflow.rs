@@ -4,7 +4,7 @@
 //! It owns the conversions; the solver never sees a timestamp and the store never sees a minute.
 
 pub use crate::domain::Move;
-use crate::domain::{Booking, BookingId, Lock, RoomId, Status, StudioTz};
+use crate::domain::{Actor, Booking, BookingId, Lock, RoomId, Status, StudioTz};
 use crate::store::{NewReflow, ReflowRecord, Store, StoreError, Writer};
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -193,7 +193,11 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
     let studio = store.studio()?;
     let tz = studio.tz;
     let rooms = store.rooms()?;
-    if request.offline_rooms.is_empty() {
+    let (month_start, month_end) = request.month.bounds(&tz);
+    // A month with bookings flagged displaced (their room changed under them) is worth a reflow
+    // with no room offline: those bookings are what it moves.
+    let flagged = |b: &Booking| b.displaced && b.is_active() && b.start >= month_start && b.start < month_end;
+    if request.offline_rooms.is_empty() && !store.bookings_between(month_start, month_end)?.iter().any(flagged) {
         return Err(ReflowError::invalid("offline_rooms", "offline_rooms: name at least one room, e.g. [\"studio-b\"]"));
     }
     for id in &request.offline_rooms {
@@ -206,7 +210,6 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
     }
     let month = request.month;
     let clock = MonthClock { tz, origin: month.first_day().and_time(NaiveTime::MIN) };
-    let (month_start, month_end) = month.bounds(&tz);
     // Openings and windows may run past the month's end for the last day's late sessions.
     let horizon_end = tz.start_of_day(month.next_first_day() + Duration::days(1));
     let horizon = clock.minute(horizon_end);
@@ -235,6 +238,10 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
                 Vec::new()
             }
         };
+        // A retired room is never a placement.
+        if !room.active {
+            open.clear();
+        }
         instance_rooms.push(solver::Room {
             id: room.id.0.clone(),
             capacity: room.capacity,
@@ -251,10 +258,26 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
     let mut instance_bookings = Vec::new();
     // Sessions of the next month's first hours are there too, fixed, so that a late session moved
     // past midnight cannot land on them.
+    let mut pseudo_rooms: Vec<String> = Vec::new();
     for b in store.bookings_between(month_start, horizon_end)? {
         if b.status == Status::Cancelled {
             continue;
         }
+        // A booking flagged displaced holds nothing. One of this month is affected: the instance
+        // puts it in a room offline all month (REFLOW.md's "affected" stays as it is), and the
+        // plan reads it back to its real room. One of another month is left out.
+        let room = if b.displaced {
+            if !flagged(&b) {
+                continue;
+            }
+            let pseudo = displaced_room(&b.room);
+            if !pseudo_rooms.contains(&pseudo) {
+                pseudo_rooms.push(pseudo.clone());
+            }
+            pseudo
+        } else {
+            b.room.0.clone()
+        };
         let start = clock.minute(b.start).max(0);
         // Wall-clock minutes, but never shorter than the real session: across a clock change the
         // two differ, and the longer keeps every rule on the safe side.
@@ -278,7 +301,7 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
         }
         instance_bookings.push(solver::Booking {
             id: b.id.0.clone(),
-            room: b.room.0.clone(),
+            room,
             start,
             end,
             client: b.client.0.clone(),
@@ -289,6 +312,10 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
             movable: lock.is_none(),
         });
         bookings.insert(b.id.clone(), b);
+    }
+
+    for id in pseudo_rooms {
+        instance_rooms.push(solver::Room { id, capacity: 0, features: Vec::new(), open: Vec::new(), offline: vec![[0, horizon]] });
     }
 
     let instance = solver::Instance {
@@ -302,6 +329,11 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
         bookings: instance_bookings,
     };
     Ok(Export { instance, clock, bookings, locks, notice_hours: studio.notice.num_hours() })
+}
+
+/// The instance's room for bookings flagged displaced out of `room`: never open, offline all month.
+fn displaced_room(room: &RoomId) -> String {
+    format!("{}{room}", crate::domain::DISPLACED_ROOM_PREFIX)
 }
 
 /// `intervals` with `holes` cut out; both sorted or not, the result is sorted.
@@ -423,22 +455,23 @@ impl Export {
 /// Records a plan and, unless `dry_run`, applies its moves, all in one transaction. A plan whose
 /// bookings have changed since it was made is refused whole. Returns the reflow's id.
 pub fn apply_plan(store: &mut Store, plan: &ReflowPlan, dry_run: bool) -> Result<String, ReflowError> {
-    apply_plan_with(store, plan, dry_run, |_, _| Ok(())).map(|(id, ())| id)
+    apply_plan_with(store, &Actor::default(), plan, dry_run, |_, _| Ok(())).map(|(id, ())| id)
 }
 
 /// [`apply_plan`], with `also` run in the same transaction after the moves (a task writes its
 /// final state there, so that moves and state commit together or not at all).
 pub fn apply_plan_with<T>(
     store: &mut Store,
+    actor: &Actor,
     plan: &ReflowPlan,
     dry_run: bool,
     also: impl FnOnce(&mut Writer<'_>, &str) -> Result<T, StoreError>,
 ) -> Result<(String, T), ReflowError> {
-    let result = store.write_with(|w| {
-        if !dry_run {
-            apply_moves_checked(w, &plan.moves)?;
-        }
+    let result = store.write_as(actor, |w| {
         let id = w.record_reflow(&plan.to_record(!dry_run))?;
+        if !dry_run {
+            apply_moves_checked(w, &id, &plan.moves)?;
+        }
         let extra = also(w, &id)?;
         Ok((id, extra))
     });
@@ -446,14 +479,18 @@ pub fn apply_plan_with<T>(
 }
 
 /// Applies a recorded (not yet applied) plan, with `also` in the same transaction.
+/// `before` runs first in the transaction (a check that must see what the apply sees).
 pub fn apply_recorded_with<T>(
     store: &mut Store,
+    actor: &Actor,
     reflow_id: &str,
+    before: impl FnOnce(&mut Writer<'_>) -> Result<(), StoreError>,
     also: impl FnOnce(&mut Writer<'_>) -> Result<T, StoreError>,
 ) -> Result<T, ReflowError> {
-    let result = store.write_with(|w| {
+    let result = store.write_as(actor, |w| {
+        before(w)?;
         let moves: Vec<Move> = w.reflow_moves(reflow_id)?.into_iter().map(|m| m.moved).collect();
-        apply_moves_checked(w, &moves)?;
+        apply_moves_checked(w, reflow_id, &moves)?;
         w.mark_reflow_applied(reflow_id)?;
         also(w)
     });
@@ -461,7 +498,7 @@ pub fn apply_recorded_with<T>(
 }
 
 /// Checks that every booking is still where the plan found it, then moves them all.
-fn apply_moves_checked(w: &mut Writer<'_>, moves: &[Move]) -> Result<(), StoreError> {
+fn apply_moves_checked(w: &mut Writer<'_>, reflow_id: &str, moves: &[Move]) -> Result<(), StoreError> {
     let mut changed = Vec::new();
     for m in moves {
         let now = w.booking(&m.booking)?;
@@ -475,7 +512,7 @@ fn apply_moves_checked(w: &mut Writer<'_>, moves: &[Move]) -> Result<(), StoreEr
     if !changed.is_empty() {
         return Err(StoreError::Stale(changed));
     }
-    w.apply_moves(moves)
+    w.apply_reflow_moves(reflow_id, moves)
 }
 
 /// A booking that moved, went or met a new neighbour since the plan was made: the month changed.

@@ -1,6 +1,6 @@
 //! `studioflow serve`: the composition root of the server. Flags are checked before any work, then
-//! the store, the task runner (resuming work a killed process left), the sweeper of expired tasks
-//! and the MCP server are put together and served on stdio or HTTP until the end.
+//! the store, the task runner (resuming work a killed process left), the sweepers of expired tasks
+//! and expired holds, and the MCP server are put together and served on stdio or HTTP until the end.
 
 use super::{CommandError, CommandResult};
 use crate::demo;
@@ -84,6 +84,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     }
     let pool = Arc::new(pool);
     let tasks = crate::tasks::Tasks::new(pool.clone(), task_config);
+    let holds = pool.clone();
     // Work a killed process left behind is redone before anyone asks about it.
     let resumed = tasks.resume()?;
     if resumed > 0 {
@@ -99,6 +100,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let outcome = runtime.block_on(async move {
         tokio::spawn(sweep_expired(tasks, ttl));
+        tokio::spawn(release_expired_holds(holds));
         match config.http {
             None => crate::mcp::serve_stdio(server).await,
             Some(address) => {
@@ -129,6 +131,36 @@ async fn sweep_expired(tasks: Arc<crate::tasks::Tasks>, ttl: Duration) {
             Ok(Ok(0)) => {}
             Ok(Ok(n)) => tracing::info!(deleted = n, "deleted expired tasks"),
             Ok(Err(e)) => tracing::warn!(error = %e, "sweeping expired tasks failed"),
+            Err(_) => break,
+        }
+    }
+}
+
+/// How often expired holds are looked for: a released hold frees its slot within this long.
+const HOLD_SWEEP: Duration = Duration::from_secs(1);
+
+/// Releases (cancels) tentative bookings whose hold has ended, by the studio's clock, for as long
+/// as the server runs; each release is recorded as done through "hold expiry".
+async fn release_expired_holds(pool: Arc<crate::store::Pool>) {
+    let mut tick = tokio::time::interval(HOLD_SWEEP);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let pool = pool.clone();
+        let released = tokio::task::spawn_blocking(move || {
+            pool.with(|store| {
+                let now = store.studio()?.now(chrono::Utc::now());
+                if !store.has_expired_holds(now)? {
+                    return Ok(Vec::new());
+                }
+                store.write_as(&crate::domain::Actor::new("studioflow", "hold expiry"), |w| w.release_expired_holds(now))
+            })?
+        });
+        match released.await {
+            Ok(Ok(bookings)) if bookings.is_empty() => {}
+            Ok(Ok(bookings)) => tracing::info!(released = bookings.len(), "released expired holds"),
+            Ok(Err(crate::store::StoreError::NoStudio)) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "releasing expired holds failed"),
             Err(_) => break,
         }
     }

@@ -62,6 +62,8 @@ pub struct Room {
     pub hours: WeeklyHours,
     /// Turnaround between two sessions in this room (set-up, clean-up).
     pub buffer: Duration,
+    /// A retired room (`false`) is never booked nor a reflow's target; it stays listed.
+    pub active: bool,
 }
 
 impl Room {
@@ -75,6 +77,10 @@ impl Room {
     }
 }
 
+/// The start of the id a reflow gives the room of bookings displaced out of a room
+/// (`displaced-from-studio-d`): no real room may have such an id.
+pub const DISPLACED_ROOM_PREFIX: &str = "displaced-from-";
+
 /// A client (a band, an artist, a podcast) or an engineer: someone who can be double-booked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person<Id> {
@@ -84,6 +90,83 @@ pub struct Person<Id> {
 
 pub type Client = Person<ClientId>;
 pub type Engineer = Person<EngineerId>;
+
+/// What the roster keeps of a person beyond their name: how to reach them, and whether they can
+/// be booked. A person is deactivated, never deleted, so that old bookings keep their names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub notes: Option<String>,
+    /// Free-text tags (engineers only): "mixing", "drums", ...
+    pub skills: Vec<String>,
+    /// An inactive person cannot be booked; their bookings stay.
+    pub active: bool,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile { email: None, phone: None, notes: None, skills: Vec::new(), active: true }
+    }
+}
+
+/// Whether `email` looks like an address a person could mean: one `@` with something before it,
+/// and a dotted domain after it, no spaces. Not an RFC 5322 parser, on purpose.
+pub fn plausible_email(email: &str) -> bool {
+    let Some((local, domain)) = email.split_once('@') else { return false };
+    !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !email.chars().any(char::is_whitespace)
+        && email.len() <= 254
+}
+
+/// A readable id made from a name: "Amara Osei" becomes "amara-osei". Empty when the name has no
+/// letter or digit to keep.
+pub fn slug_from(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.trim().chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let mut out: String = out.trim_end_matches('-').chars().take(56).collect();
+    while out.ends_with('-') {
+        out.pop();
+    }
+    out
+}
+
+/// Who changed the studio and through what: the history records it with every change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Actor {
+    /// The person or client program: an MCP client's `clientInfo.name`, a command's name.
+    pub who: String,
+    /// The way in: a tool's name, a command, a reflow id, "hold expiry".
+    pub via: String,
+}
+
+impl Actor {
+    pub fn new(who: impl Into<String>, via: impl Into<String>) -> Actor {
+        Actor { who: who.into(), via: via.into() }
+    }
+
+    /// The same person, through another way in.
+    pub fn via(&self, via: impl Into<String>) -> Actor {
+        Actor { who: self.who.clone(), via: via.into() }
+    }
+}
+
+impl Default for Actor {
+    /// studioflow itself, for writes no person asked for by name.
+    fn default() -> Self {
+        Actor::new("studioflow", "studioflow")
+    }
+}
 
 /// Where a booking stands. Cancelled bookings are kept for history and occupy nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -125,6 +208,13 @@ pub struct Booking {
     pub id: BookingId,
     pub series: Option<SeriesId>,
     pub session: Session,
+    /// Staff notes, free text.
+    pub notes: Option<String>,
+    /// A tentative booking held until then: past it, the server releases (cancels) it.
+    pub hold_until: Option<DateTime<Utc>>,
+    /// Put out of its room by a change to the room (smaller, retired...): it holds nothing until
+    /// a reflow or a person moves it.
+    pub displaced: bool,
 }
 
 impl std::ops::Deref for Booking {

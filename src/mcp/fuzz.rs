@@ -150,11 +150,11 @@ pub fn tool_arguments(index: usize, arguments: &[u8]) {
     if name == "reflow_month" {
         // A reflow's solve is the solver's business (and slow): decode and check the request only.
         if let Ok(args) = serde_json::from_value::<super::wire::ReflowMonthArgs>(Value::Object(arguments)) {
-            let _ = tools::reflow_job(&args);
+            let _ = tools::reflow_job(&args, crate::domain::Actor::new("fuzz", "reflow_month"));
         }
         return;
     }
-    if let Err(tools::ToolError::Internal(message)) = (spec.run)(&scratch.ctx, arguments) {
+    if let Err(tools::ToolError::Internal(message)) = (spec.run)(&scratch.ctx, "fuzz", arguments) {
         panic!("{name}: our own failure on input: {message}");
     }
 }

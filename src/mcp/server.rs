@@ -10,6 +10,7 @@ use super::fixtures::Fixtures;
 use super::tasks::{approval, call_tool_result, detailed, task, task_error};
 use super::tools::{self, Ctx, Follow, ToolError, ToolSpec};
 use super::wire::ReflowMonthArgs;
+use crate::domain::Actor;
 use crate::tasks::{TaskError, Tasks};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, CreateTaskResult,
@@ -19,6 +20,17 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use std::sync::Arc;
+
+/// Who is calling, for the history: the client's `clientInfo.name`, read from the request's
+/// `_meta` (2026-07-28) or, for a legacy client, from its `initialize`. Over HTTP it is the same
+/// until there is authentication; then the principal takes its place here.
+fn caller(context: &RequestContext<RoleServer>) -> String {
+    context
+        .client_info()
+        .map(|info| info.name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "unnamed client".to_owned())
+}
 
 /// The studio as an MCP server. Cheap to clone: HTTP makes one per request.
 #[derive(Clone)]
@@ -62,7 +74,7 @@ impl StudioServer {
     }
 
     /// Starts `reflow_month` as a durable task; the row is committed before this returns.
-    async fn start_reflow_task(&self, arguments: rmcp::model::JsonObject) -> Result<CallToolResponse, McpError> {
+    async fn start_reflow_task(&self, arguments: rmcp::model::JsonObject, who: String) -> Result<CallToolResponse, McpError> {
         let args: ReflowMonthArgs = match serde_json::from_value(serde_json::Value::Object(arguments)) {
             Ok(args) => args,
             Err(e) => {
@@ -70,7 +82,7 @@ impl StudioServer {
                 return Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(message)])));
             }
         };
-        let job = match tools::reflow_job(&args) {
+        let job = match tools::reflow_job(&args, Actor::new(who, "reflow_month")) {
             Ok(job) => job,
             Err(e) => return call_tool_result(Err(e)).map(CallToolResponse::Complete),
         };
@@ -111,10 +123,10 @@ impl StudioServer {
     }
 
     /// Runs a tool by name and shapes its answer.
-    async fn run_tool(&self, index: usize, arguments: rmcp::model::JsonObject) -> Result<CallToolResult, McpError> {
+    async fn run_tool(&self, index: usize, arguments: rmcp::model::JsonObject, who: String) -> Result<CallToolResult, McpError> {
         let this = self.clone();
         let name = self.tools[index].tool.name.clone();
-        let outcome = tokio::task::spawn_blocking(move || (this.tools[index].run)(&this.ctx, arguments))
+        let outcome = tokio::task::spawn_blocking(move || (this.tools[index].run)(&this.ctx, &who, arguments))
             .await
             .map_err(|e| McpError::internal_error(format!("the {name} handler stopped: {e}"), None))?;
         if let Err(ToolError::Internal(message)) = &outcome {
@@ -174,10 +186,11 @@ impl ServerHandler for StudioServer {
             }
             return Err(McpError::invalid_params(format!("unknown tool {:?}: call tools/list to see the tools", request.name), None));
         };
+        let who = caller(&context);
         if request.name == "reflow_month" && wants_task {
-            return self.start_reflow_task(request.arguments.unwrap_or_default()).await;
+            return self.start_reflow_task(request.arguments.unwrap_or_default(), who).await;
         }
-        let result = self.run_tool(index, request.arguments.unwrap_or_default()).await?;
+        let result = self.run_tool(index, request.arguments.unwrap_or_default(), who).await?;
         Ok(CallToolResponse::Complete(result))
     }
 
@@ -194,12 +207,13 @@ impl ServerHandler for StudioServer {
         Ok(GetTaskResult::new(detailed))
     }
 
-    async fn update_task(&self, request: UpdateTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
         let answer = approval(&request.input_responses);
+        let actor = Actor::new(caller(&context), "tasks/update");
         let outcome = self
             .on_task(&request.task_id, move |tasks, id| match answer {
                 // A bad answer to a task that is not waiting is ignored like any other.
-                Ok(Some(approval)) => tasks.answer(id, approval).map(|_| Ok(())),
+                Ok(Some(approval)) => tasks.answer(id, approval, &actor).map(|_| Ok(())),
                 Ok(None) => tasks.get(id).map(|_| Ok(())),
                 Err(e) => tasks.get(id).map(|task| if task.status == crate::store::TaskStatus::InputRequired { Err(e) } else { Ok(()) }),
             })

@@ -3,7 +3,7 @@
 //! the project never changes the wire by accident.
 
 use crate::domain::{Booking, OfflineWindow, Room, StudioTz};
-use crate::store::{MoveRecord, ReflowRecord};
+use crate::store::{Event, MoveRecord, PersonRecord, ReflowRecord};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -100,6 +100,12 @@ pub struct CreateBookingArgs {
     pub recurrence: Option<String>,
     /// "confirmed" (default) or "tentative".
     pub status: Option<StatusArg>,
+    /// Hold a tentative booking until this time (RFC 3339 or local studio time, at the latest its
+    /// start): past it, the server releases the booking and the slot is free again. Confirm it
+    /// with update_booking {status: "confirmed"}.
+    pub hold_until: Option<String>,
+    /// Staff notes, free text.
+    pub notes: Option<String>,
     /// A key of your choice: a retry with the same key and arguments returns the same booking(s)
     /// and books nothing twice.
     pub idempotency_key: Option<String>,
@@ -203,6 +209,8 @@ pub struct RoomOut {
     pub opening_hours: Vec<String>,
     /// Turnaround kept free between two sessions in the room.
     pub buffer_minutes: i64,
+    /// False for a retired room: it cannot be booked and no reflow moves anything into it.
+    pub active: bool,
     /// Offline windows that have not ended yet.
     pub offline_windows: Vec<WindowOut>,
 }
@@ -231,6 +239,13 @@ pub struct BookingOut {
     pub status: String,
     /// Locked by staff: a reflow never moves it.
     pub pinned: bool,
+    /// Staff notes.
+    pub notes: Option<String>,
+    /// A tentative booking is released (cancelled) by the server after this time.
+    pub hold_until: Option<String>,
+    /// Put out of its room by a change to the room: it holds nothing until a reflow of its month
+    /// or move_booking places it.
+    pub displaced: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -246,6 +261,9 @@ pub struct BookingDetailOut {
     pub series: Option<SeriesOut>,
     /// The reflows that moved (or planned to move) this booking, oldest first.
     pub reflow_history: Vec<HistoryOut>,
+    /// Every recorded change to this booking, oldest first: who, when, through what, and the
+    /// fields before and after.
+    pub history: Vec<EventOut>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -353,6 +371,8 @@ pub struct MoveOut {
 pub struct StoredReflowOut {
     #[serde(flatten)]
     pub reflow: ReflowOut,
+    /// Whether it was applied and later undone with undo_reflow.
+    pub undone: bool,
     /// The request as it was made: month, offline_rooms, max_shift_minutes.
     pub request: serde_json::Value,
     pub created_at: String,
@@ -373,6 +393,9 @@ pub fn booking(tz: &StudioTz, b: &Booking) -> BookingOut {
         series: b.series.as_ref().map(|s| s.0.clone()),
         status: b.status.to_string(),
         pinned: b.pinned,
+        notes: b.notes.clone(),
+        hold_until: b.hold_until.map(|t| tz.format(t)),
+        displaced: b.displaced,
     }
 }
 
@@ -388,6 +411,7 @@ pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
         features: r.features.clone(),
         opening_hours: r.hours.to_lines(),
         buffer_minutes: r.buffer.num_minutes(),
+        active: r.active,
         offline_windows: windows.iter().map(|w| window(tz, w)).collect(),
     }
 }
@@ -438,5 +462,323 @@ pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
 }
 
 pub fn stored_reflow(tz: &StudioTz, r: &ReflowRecord) -> StoredReflowOut {
-    StoredReflowOut { reflow: reflow(tz, r), request: r.request.clone(), created_at: tz.format(r.created_at) }
+    StoredReflowOut { reflow: reflow(tz, r), undone: r.undone, request: r.request.clone(), created_at: tz.format(r.created_at) }
+}
+
+// ---- the studio's management: people, rooms, edits, reflow approval and undo, history --------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListPeopleArgs {
+    /// Part of an id or a name, any case (e.g. "osei").
+    pub query: Option<String>,
+    /// Only active (true) or only inactive (false) people; both without it.
+    pub active: Option<bool>,
+    /// People per page, 1 to 500 (default 50).
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page, to read the next one.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateClientArgs {
+    /// The client's name (a band, an artist, a podcast), e.g. "Amara Osei".
+    pub name: String,
+    /// An email address, e.g. "amara@example.com".
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    /// Free text for staff.
+    pub notes: Option<String>,
+    /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name, e.g. "amara-osei".
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateEngineerArgs {
+    /// The engineer's name.
+    pub name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub notes: Option<String>,
+    /// Free-text tags, e.g. ["mixing", "drums"].
+    #[serde(default)]
+    pub skills: Vec<String>,
+    /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name.
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateClientArgs {
+    /// The client's id.
+    pub id: String,
+    pub name: Option<String>,
+    /// A new email; "" clears it.
+    pub email: Option<String>,
+    /// A new phone number; "" clears it.
+    pub phone: Option<String>,
+    /// New notes; "" clears them.
+    pub notes: Option<String>,
+    /// false deactivates the client (they cannot be booked; their bookings stay), true reactivates.
+    pub active: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateEngineerArgs {
+    /// The engineer's id.
+    pub id: String,
+    pub name: Option<String>,
+    /// A new email; "" clears it.
+    pub email: Option<String>,
+    /// A new phone number; "" clears it.
+    pub phone: Option<String>,
+    /// New notes; "" clears them.
+    pub notes: Option<String>,
+    /// The new list of tags (replaces the old one).
+    pub skills: Option<Vec<String>>,
+    /// false deactivates the engineer (they cannot be booked; their bookings stay), true reactivates.
+    pub active: Option<bool>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PersonOut {
+    pub id: String,
+    pub name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub notes: Option<String>,
+    /// Tags (engineers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<String>>,
+    /// An inactive person cannot be booked.
+    pub active: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ClientsOut {
+    pub clients: Vec<PersonOut>,
+    /// Pass as `cursor` to read the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EngineersOut {
+    pub engineers: Vec<PersonOut>,
+    /// Pass as `cursor` to read the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ClientOut {
+    pub client: PersonOut,
+    /// When the client was deactivated: their future bookings, which stay (cancel or keep them).
+    pub future_bookings: Vec<BookingOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EngineerOut {
+    pub engineer: PersonOut,
+    /// When the engineer was deactivated: their future bookings, which stay (reassign or keep them).
+    pub future_bookings: Vec<BookingOut>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRoomArgs {
+    /// The room's id (a-z, 0-9, '-', '_'), e.g. "studio-d".
+    pub id: String,
+    pub name: String,
+    /// How many people it holds, at least 1.
+    pub capacity: u32,
+    /// What it has, e.g. ["drums", "vocal-booth"].
+    #[serde(default)]
+    pub features: Vec<String>,
+    /// Weekly opening hours as list_rooms shows them, e.g. ["mon-fri 10:00-01:00", "sat 12:00-18:00"].
+    pub opening_hours: Vec<String>,
+    /// Turnaround kept free between two sessions, 0 to 240 minutes (default 0).
+    pub buffer_minutes: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateRoomArgs {
+    /// The room's id.
+    pub id: String,
+    pub name: Option<String>,
+    pub capacity: Option<u32>,
+    /// The new feature list (replaces the old one).
+    pub features: Option<Vec<String>>,
+    /// The new weekly opening hours (replace the old ones).
+    pub opening_hours: Option<Vec<String>>,
+    pub buffer_minutes: Option<i64>,
+    /// false retires the room: it cannot be booked, and its future bookings are displaced.
+    pub active: Option<bool>,
+    /// Apply a change that puts future bookings out of the room, marking them displaced (default
+    /// false: such a change is refused, listing them).
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RoomChangedOut {
+    pub room: RoomOut,
+    /// Future bookings this change put out of the room (the first 20); they hold nothing until moved.
+    pub displaced: Vec<BookingOut>,
+    /// How many bookings it displaced in all.
+    pub displaced_count: u32,
+    /// What to do next.
+    pub next_step: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveOfflineWindowArgs {
+    /// The window's id, as list_offline_windows shows it.
+    pub id: i64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WindowRemovedOut {
+    pub removed: WindowOut,
+    /// Bookings an applied reflow moved out of this window that could go back now: each is still
+    /// where the reflow put it, and its old place is free.
+    pub could_return: Vec<ReturnOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReturnOut {
+    pub booking: String,
+    /// Where it is now.
+    pub room: String,
+    pub start: String,
+    /// Where it was before the reflow (move_booking puts it back).
+    pub original_room: String,
+    pub original_start: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateBookingArgs {
+    /// The booking's id.
+    pub id: String,
+    /// The engineer's id; "" takes the engineer off.
+    pub engineer: Option<String>,
+    pub party_size: Option<u32>,
+    /// What the session needs (replaces the old list).
+    pub requires: Option<Vec<String>>,
+    /// Staff notes; "" clears them.
+    pub notes: Option<String>,
+    /// "confirmed" (which ends a hold) or "tentative"; cancel with cancel_booking.
+    pub status: Option<StatusArg>,
+    /// Locked by staff: a reflow never moves a pinned booking.
+    pub pinned: Option<bool>,
+    /// Hold a tentative booking until this time; "" clears the hold.
+    pub hold_until: Option<String>,
+    /// "occurrence" (default): this booking; "following": this and every later session of its
+    /// series; "series": every session of its series that has not started.
+    pub scope: Option<ScopeArg>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UpdatedOut {
+    /// The bookings as they are now.
+    pub bookings: Vec<BookingOut>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReflowIdArgs {
+    /// The reflow's id, e.g. "rf_0001".
+    pub reflow_id: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UndoneOut {
+    pub reflow_id: String,
+    /// The bookings, back where they were before the reflow.
+    pub restored: Vec<BookingOut>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EntityArg {
+    Booking,
+    Room,
+    Client,
+    Engineer,
+    OfflineWindow,
+    Reflow,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListChangesArgs {
+    /// The `next_cursor` of an earlier answer: only changes committed after it. Without it, from
+    /// the first change.
+    pub since: Option<String>,
+    /// Only changes to this kind of thing.
+    pub entity: Option<EntityArg>,
+    /// Only changes to the thing with this id (a booking id, a room id, a window id...).
+    pub id: Option<String>,
+    /// Changes per page, 1 to 1000 (default 100).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventOut {
+    /// Its place in commit order.
+    pub seq: i64,
+    /// When, by the studio's clock.
+    pub at: String,
+    /// Who: the MCP client's name, or the command.
+    pub who: String,
+    /// Through what: a tool, a command, a reflow ("reflow rf_0001"), "hold expiry".
+    pub via: String,
+    /// "booking", "room", "client", "engineer", "offline_window" or "reflow".
+    pub entity: String,
+    pub id: String,
+    /// What happened: "created", "updated", "moved", "cancelled", "displaced", ...
+    pub action: String,
+    /// The changed fields as they were (empty when created).
+    pub before: serde_json::Map<String, serde_json::Value>,
+    /// The changed fields as they are (empty when removed).
+    pub after: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ChangesOut {
+    pub events: Vec<EventOut>,
+    /// Pass as `since` to read what comes next, now or later: nothing is missed or repeated.
+    pub next_cursor: String,
+    /// Whether more changes are already there to read.
+    pub more: bool,
+}
+
+pub fn person(p: &PersonRecord, engineer: bool) -> PersonOut {
+    PersonOut {
+        id: p.id.clone(),
+        name: p.name.clone(),
+        email: p.profile.email.clone(),
+        phone: p.profile.phone.clone(),
+        notes: p.profile.notes.clone(),
+        skills: engineer.then(|| p.profile.skills.clone()),
+        active: p.profile.active,
+    }
+}
+
+pub fn event(tz: &StudioTz, e: &Event) -> EventOut {
+    EventOut {
+        seq: e.seq,
+        at: tz.format(e.at),
+        who: e.who.clone(),
+        via: e.via.clone(),
+        entity: e.entity.as_str().to_owned(),
+        id: e.id.clone(),
+        action: e.action.clone(),
+        before: e.before.clone(),
+        after: e.after.clone(),
+    }
 }

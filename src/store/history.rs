@@ -21,6 +21,8 @@ pub struct ReflowRecord {
     pub lower_bound: Option<i64>,
     pub moves: Vec<MoveRecord>,
     pub unresolved: Vec<(BookingId, String)>,
+    /// Whether it was applied and then undone.
+    pub undone: bool,
 }
 
 /// One booking's move in a stored reflow.
@@ -61,17 +63,18 @@ fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
     {
         let head = conn
             .query_row(
-                "SELECT id, month, request, created_at, applied, affected, cost, lower_bound FROM reflows WHERE id = ?",
+                "SELECT id, month, request, created_at, applied, affected, cost, lower_bound, undone_at IS NOT NULL FROM reflows WHERE id = ?",
                 [id],
                 |row| {
                     Ok((
                         (row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?),
                         (row.get::<_, i64>(3)?, row.get::<_, bool>(4)?, row.get::<_, i64>(5)?, row.get::<_, i64>(6)?, row.get::<_, Option<i64>>(7)?),
+                        row.get::<_, bool>(8)?,
                     ))
                 },
             )
             .optional()?;
-        let Some(((id, month, request), (created_at, applied, affected, cost, lower_bound))) = head else { return Ok(None) };
+        let Some(((id, month, request), (created_at, applied, affected, cost, lower_bound), undone)) = head else { return Ok(None) };
         let request = serde_json::from_str(&request).map_err(|e| StoreError::Corrupt(format!("the request of reflow {id}: {e}")))?;
         let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
         let moves = collect_moves(conn, &sql, [&id])?;
@@ -90,6 +93,7 @@ fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
             lower_bound,
             moves,
             unresolved,
+            undone,
         }))
     }
 }
@@ -217,6 +221,11 @@ impl Writer<'_> {
     pub fn mark_reflow_applied(&mut self, id: &str) -> Result<()> {
         self.conn().execute("UPDATE reflows SET applied = 1 WHERE id = ?", [id])?;
         Ok(())
+    }
+
+    /// A recorded reflow, if there is one, as this transaction sees it.
+    pub fn find_reflow(&self, id: &str) -> Result<Option<ReflowRecord>> {
+        reflow_in(self.conn(), id)
     }
 
     /// A recorded reflow, as this transaction sees it.

@@ -162,6 +162,43 @@ pub const MIGRATIONS: &[&str] = &[
         SELECT 'reflow', COALESCE(MAX(CAST(substr(id, 4) AS INTEGER)), 0) FROM reflows;
     CREATE INDEX reflows_unapplied ON reflows (created_at) WHERE applied = 0;
     "#,
+    // 6: running the studio from an agent. Rooms can be retired; clients and engineers gain contact
+    // details and can be deactivated; bookings gain notes, holds and the displaced flag (set when a
+    // change to its room puts a booking out of it); reflows can be undone; and every change is
+    // recorded as an event, numbered in commit order (writers are serialised by BEGIN IMMEDIATE).
+    r#"
+    ALTER TABLE rooms ADD COLUMN active INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1));
+    ALTER TABLE clients ADD COLUMN email TEXT;
+    ALTER TABLE clients ADD COLUMN phone TEXT;
+    ALTER TABLE clients ADD COLUMN notes TEXT;
+    ALTER TABLE clients ADD COLUMN active INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1));
+    ALTER TABLE engineers ADD COLUMN email TEXT;
+    ALTER TABLE engineers ADD COLUMN phone TEXT;
+    ALTER TABLE engineers ADD COLUMN notes TEXT;
+    ALTER TABLE engineers ADD COLUMN active INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1));
+    ALTER TABLE engineers ADD COLUMN skills TEXT NOT NULL DEFAULT '[]';  -- JSON array of strings
+    ALTER TABLE bookings ADD COLUMN notes TEXT;
+    ALTER TABLE bookings ADD COLUMN hold_until INTEGER;  -- unix seconds; tentative bookings only
+    ALTER TABLE bookings ADD COLUMN displaced INTEGER NOT NULL DEFAULT 0 CHECK (displaced IN (0, 1));
+    CREATE INDEX bookings_holds ON bookings (hold_until) WHERE hold_until IS NOT NULL;
+    CREATE INDEX bookings_displaced ON bookings (start_at) WHERE displaced = 1;
+    ALTER TABLE reflows ADD COLUMN undone_at INTEGER;  -- unix seconds; NULL: not undone
+    ALTER TABLE reflows ADD COLUMN undone_by TEXT;
+    ALTER TABLE reflow_moves ADD COLUMN was_displaced INTEGER NOT NULL DEFAULT 0 CHECK (was_displaced IN (0, 1));
+    CREATE TABLE events (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         INTEGER NOT NULL,  -- unix seconds, the studio's clock
+        real_at    INTEGER NOT NULL,  -- unix milliseconds, the real clock
+        who        TEXT    NOT NULL,
+        via        TEXT    NOT NULL,
+        entity     TEXT    NOT NULL CHECK (entity IN ('booking', 'room', 'client', 'engineer', 'offline_window', 'reflow')),
+        entity_id  TEXT    NOT NULL,
+        action     TEXT    NOT NULL,
+        before     TEXT,              -- JSON object of the changed fields as they were; NULL when created
+        after      TEXT               -- JSON object of the changed fields as they are; NULL when removed
+    );
+    CREATE INDEX events_entity ON events (entity, entity_id, seq);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -3,22 +3,28 @@
 //! rules and writes in one step, so a check-then-insert cannot race another process.
 //! It stores instants as unix seconds (UTC) and knows nothing of MCP or of the solver.
 
+mod edits;
+mod events;
 mod history;
 mod migrations;
 mod pool;
 mod read;
+mod roster;
 mod tasks;
 mod write;
 
 pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
+pub use edits::{BookingEdit, Undone, WindowRemoved};
+pub use events::{Entity, Event, EventQuery};
 pub use history::{MoveRecord, NewReflow, ReflowRecord};
+pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, RoomEdit};
 pub use pool::Pool;
 pub use read::{BookingQuery, Busy};
 pub use tasks::{NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
 pub use write::{CancelScope, Writer};
 
 use crate::domain::{
-    BookingId, ClientId, EngineerId, Refusal, RoomId, SeriesError, SeriesId, Studio, StudioTz, TimeError,
+    Actor, BookingId, ClientId, EngineerId, Refusal, RoomId, SeriesError, SeriesId, Studio, StudioTz, TimeError,
 };
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{Connection, OptionalExtension};
@@ -77,6 +83,27 @@ pub enum StoreError {
     /// A task ended or went away while a write for it was being prepared; the write rolls back.
     #[error("the task is no longer live")]
     TaskGone,
+    /// A retired room, or a deactivated client or engineer, cannot be booked.
+    #[error("{kind} \"{id}\" is inactive and cannot be booked: choose another {kind}, or reactivate it with update_{kind} {{\"active\": true}}")]
+    Inactive { kind: &'static str, id: String },
+    /// A change to a room would put future bookings out of it; `force` applies it anyway.
+    #[error(
+        "this change to {room} would displace {total} future {}: {}{}; change them first, or pass force: true to \
+         apply it and mark them displaced (a reflow of their month then moves them)",
+        if *.total == 1 { "booking" } else { "bookings" },
+        list_ids(.bookings),
+        if *.total > .bookings.len() { format!(" and {} more", .total - .bookings.len()) } else { String::new() }
+    )]
+    RoomChangeDisplaces { room: RoomId, bookings: Vec<BookingId>, total: usize },
+    /// A reflow cannot be undone: it is unknown, was never applied, was undone already, or
+    /// bookings are in the way; the message says which.
+    #[error("{0}")]
+    Undo(String),
+    /// A stored plan cannot be applied as asked: the message says why.
+    #[error("{0}")]
+    Plan(String),
+    #[error("unknown offline window {0}: list_offline_windows shows their ids")]
+    UnknownWindow(i64),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -168,15 +195,27 @@ impl Store {
     /// Starts a write transaction. Nothing it does is visible to others until [`Writer::commit`];
     /// dropping it without committing rolls everything back.
     pub fn write(&mut self) -> Result<Writer<'_>> {
+        self.write_by(&Actor::default())
+    }
+
+    /// [`Store::write`], with the history naming `actor` as the one who wrote.
+    pub fn write_by(&mut self, actor: &Actor) -> Result<Writer<'_>> {
         // `data_version` only moves for other connections' commits: forget our own copy here.
         self.rooms.borrow_mut().take();
         let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        Ok(Writer::new(tx, self.studio.clone()))
+        Ok(Writer::new(tx, self.studio.clone(), actor.clone()))
     }
 
-    /// Runs `f` in one write transaction and commits it if `f` succeeds.
+    /// Runs `f` in one write transaction and commits it if `f` succeeds; the history names
+    /// studioflow itself as the writer (see [`Store::write_as`]).
     pub fn write_with<T>(&mut self, f: impl FnOnce(&mut Writer<'_>) -> Result<T>) -> Result<T> {
-        let mut writer = self.write()?;
+        self.write_as(&Actor::default(), f)
+    }
+
+    /// Runs `f` in one write transaction as `actor` and commits it if `f` succeeds; every change
+    /// it makes is recorded in the history as theirs, in the same transaction.
+    pub fn write_as<T>(&mut self, actor: &Actor, f: impl FnOnce(&mut Writer<'_>) -> Result<T>) -> Result<T> {
+        let mut writer = self.write_by(actor)?;
         let value = f(&mut writer)?;
         let studio = writer.commit()?;
         self.studio = studio;

@@ -13,7 +13,7 @@ use rusqlite::{params_from_iter, types::{Type, Value}, Connection, OptionalExten
 pub const MAX_BOOKING: Duration = Duration::hours(24);
 
 pub(super) const BOOKING_COLUMNS: &str = "id, room_id, client_id, engineer_id, start_at, end_at, party_size, \
-     requires, series_id, status, pinned, seq";
+     requires, series_id, status, pinned, seq, notes, hold_until, displaced";
 
 /// A booking row and its sequence number (the tie-breaker of the keyset order).
 pub(super) fn booking_from_row(row: &Row<'_>) -> rusqlite::Result<(Booking, i64)> {
@@ -36,6 +36,12 @@ pub(super) fn booking_from_row(row: &Row<'_>) -> rusqlite::Result<(Booking, i64)
             status: Status::parse(&status).ok_or_else(|| bad(9, format!("status {status:?}")))?,
             pinned: row.get(10)?,
         },
+        notes: row.get(12)?,
+        hold_until: match row.get::<_, Option<i64>>(13)? {
+            Some(_) => Some(instant_at(row, 13)?),
+            None => None,
+        },
+        displaced: row.get(14)?,
     };
     Ok((booking, row.get(11)?))
 }
@@ -69,11 +75,12 @@ pub struct Busy {
 
 impl Store {
     /// The active bookings that overlap `[from, to)` and hold their places: displaced ones (in
-    /// their room while it is offline) hold nothing and are left out.
+    /// their room while it is offline, or flagged when their room changed) hold nothing and are
+    /// left out.
     pub fn busy_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT room_id, client_id, engineer_id, start_at, end_at FROM bookings b \
-             WHERE status != 'cancelled' AND end_at > ?1 AND start_at > ?2 AND start_at < ?3 \
+             WHERE status != 'cancelled' AND displaced = 0 AND end_at > ?1 AND start_at > ?2 AND start_at < ?3 \
              AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
                              AND w.from_at < b.end_at AND w.to_at > b.start_at)",
         )?;
@@ -204,17 +211,20 @@ impl Store {
 
 pub(super) fn rooms(conn: &Connection, only: Option<&RoomId>) -> Result<Vec<Room>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, name, capacity, features, hours, buffer_minutes FROM rooms \
+        "SELECT id, name, capacity, features, hours, buffer_minutes, active FROM rooms \
          WHERE ?1 IS NULL OR id = ?1 ORDER BY id",
     )?;
     let rows = stmt.query_map([only.map(|r| r.as_str())], |row| {
-        Ok((row.get::<_, String>(0)?, row.get(1)?, row.get(2)?, row.get::<_, String>(3)?, row.get::<_, String>(4)?, row.get::<_, i64>(5)?))
+        Ok((
+            (row.get::<_, String>(0)?, row.get(1)?, row.get(2)?),
+            (row.get::<_, String>(3)?, row.get::<_, String>(4)?, row.get::<_, i64>(5)?, row.get::<_, bool>(6)?),
+        ))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (id, name, capacity, features, hours, buffer) = row?;
+        let ((id, name, capacity), (features, hours, buffer, active)) = row?;
         let hours = WeeklyHours::parse(&json_list(&hours)?).map_err(|e| StoreError::Corrupt(format!("hours of {id}: {e}")))?;
-        out.push(Room { id: RoomId(id), name, capacity, features: json_list(&features)?, hours, buffer: Duration::minutes(buffer) });
+        out.push(Room { id: RoomId(id), name, capacity, features: json_list(&features)?, hours, buffer: Duration::minutes(buffer), active });
     }
     Ok(out)
 }
@@ -223,6 +233,12 @@ fn people<Id>(conn: &Connection, table: &str, id: fn(String) -> Id) -> Result<Ve
     let mut stmt = conn.prepare_cached(&format!("SELECT id, name FROM {table} ORDER BY id"))?;
     let rows = stmt.query_map([], |row| Ok(Person { id: id(row.get(0)?), name: row.get(1)? }))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Whether the client or engineer `id` of `table` may be booked; `None` when there is no such id.
+pub(super) fn active(conn: &Connection, table: &str, id: &str) -> Result<Option<bool>> {
+    let sql = format!("SELECT active FROM {table} WHERE id = ?");
+    Ok(conn.prepare_cached(&sql)?.query_row([id], |row| row.get(0)).optional()?)
 }
 
 pub(super) fn exists(conn: &Connection, table: &str, id: &str) -> Result<bool> {

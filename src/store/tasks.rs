@@ -254,3 +254,17 @@ impl Writer<'_> {
         Ok(self.conn().execute(&sql, rusqlite::params_from_iter(args))? == 1)
     }
 }
+
+impl Writer<'_> {
+    /// The live (working or waiting) task of a month, as this transaction sees it.
+    pub fn live_task(&self, month: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM tasks WHERE month = ? AND status IN ('working', 'input_required') LIMIT 1",
+                [month],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+}

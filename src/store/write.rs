@@ -4,8 +4,10 @@
 
 use super::read::{self, booking_from_row, MAX_BOOKING, BOOKING_COLUMNS};
 use super::{to_json_list, Result, StoreError};
+use super::edits;
+use super::events::{self, Entity};
 use crate::domain::{
-    expand_series, is_slug, normalize_features, overlaps, Booking, BookingId, BufferNote, Client,
+    expand_series, is_slug, normalize_features, overlaps, Actor, Booking, BookingId, BufferNote, Client,
     Engineer, Move, Session, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio, MAX_HORIZON_DAYS,
 };
 use chrono::{DateTime, Duration, Utc};
@@ -30,16 +32,18 @@ pub enum CancelScope {
 
 /// One write transaction. See the module docs.
 pub struct Writer<'c> {
-    tx: Transaction<'c>,
+    pub(super) tx: Transaction<'c>,
     studio: Option<Studio>,
     /// Whether sessions and windows before the studio's clock are accepted: only for loading a
     /// studio's own records (see [`Writer::load_history`]).
     history: bool,
+    /// Who writes and through what: every event of this transaction names them.
+    actor: Actor,
 }
 
 impl<'c> Writer<'c> {
-    pub(super) fn new(tx: Transaction<'c>, studio: Option<Studio>) -> Self {
-        Writer { tx, studio, history: false }
+    pub(super) fn new(tx: Transaction<'c>, studio: Option<Studio>, actor: Actor) -> Self {
+        Writer { tx, studio, history: false, actor }
     }
 
     /// Accepts sessions and offline windows before the studio's clock in this transaction. An
@@ -66,13 +70,45 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
+    /// Who this transaction writes as.
+    pub fn actor(&self) -> &Actor {
+        &self.actor
+    }
+
+    /// Writes the rest of this transaction through another way in (a reflow's id, for its moves),
+    /// and returns the one it replaces.
+    pub fn set_via(&mut self, via: impl Into<String>) -> String {
+        std::mem::replace(&mut self.actor.via, via.into())
+    }
+
+    /// The studio's "now" (its scenario clock, or the real time).
+    pub fn now(&self) -> DateTime<Utc> {
+        self.studio.as_ref().map_or_else(Utc::now, |s| s.now(Utc::now()))
+    }
+
+    /// Records one change in the history, in this transaction.
+    pub(super) fn event(&self, entity: Entity, id: &str, action: &str, change: events::Change) -> Result<()> {
+        events::record(&self.tx, self.now(), &self.actor, entity, id, action, change)
+    }
+
+    /// Records a booking's change from `before` (None: it is new) to what it is now.
+    pub(super) fn booking_event(&self, before: Option<&Booking>, id: &BookingId, action: &str) -> Result<Booking> {
+        let after = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+        let tz = self.studio()?.tz;
+        let change = events::diff(before.map(|b| events::booking_fields(&tz, b)), Some(events::booking_fields(&tz, &after)));
+        if !change.is_empty() {
+            self.event(Entity::Booking, id.as_str(), action, change)?;
+        }
+        Ok(after)
+    }
+
     /// Makes the writes durable and visible, and hands back the studio as it now stands.
     pub fn commit(self) -> Result<Option<Studio>> {
         self.tx.commit()?;
         Ok(self.studio)
     }
 
-    fn studio(&self) -> Result<&Studio> {
+    pub(super) fn studio(&self) -> Result<&Studio> {
         self.studio.as_ref().ok_or(StoreError::NoStudio)
     }
 
@@ -142,6 +178,9 @@ impl<'c> Writer<'c> {
         if !is_slug(room.id.as_str()) {
             return invalid("an id is 1 to 64 of a-z, 0-9, '-' and '_'".into());
         }
+        if room.id.as_str().starts_with(crate::domain::DISPLACED_ROOM_PREFIX) {
+            return invalid(format!("ids starting with {:?} are kept for displaced bookings in a reflow: choose another id", crate::domain::DISPLACED_ROOM_PREFIX));
+        }
         if room.name.trim().is_empty() {
             return invalid("give it a name".into());
         }
@@ -158,16 +197,18 @@ impl<'c> Writer<'c> {
             return invalid("a room with this id already exists".into());
         }
         self.tx.execute(
-            "INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes, active) VALUES (?, ?, ?, ?, ?, ?, ?)",
             params![
                 room.id.as_str(),
                 room.name,
                 room.capacity,
                 to_json_list(&normalize_features(room.features.clone())),
                 to_json_list(&room.hours.to_lines()),
-                room.buffer.num_minutes()
+                room.buffer.num_minutes(),
+                room.active
             ],
         )?;
+        self.event(Entity::Room, room.id.as_str(), "created", events::diff(None, Some(events::room_fields(room))))?;
         Ok(())
     }
 
@@ -187,20 +228,46 @@ impl<'c> Writer<'c> {
             return Err(StoreError::invalid("id", format!("a {what} with id {id:?} already exists")));
         }
         self.tx.execute(&format!("INSERT INTO {table} (id, name) VALUES (?, ?)"), params![id, name])?;
+        let entity = if table == "clients" { Entity::Client } else { Entity::Engineer };
+        let fields = events::fields([("name", serde_json::json!(name)), ("active", serde_json::json!(true))]);
+        self.event(entity, id, "created", events::diff(None, Some(fields)))?;
         Ok(())
     }
 
     /// Books one session, or says why it cannot be booked.
     pub fn create_booking(&mut self, new: &Session) -> Result<Booking> {
+        self.create_booking_with(new, None, None)
+    }
+
+    /// [`Writer::create_booking`] with staff notes and, for a tentative booking, a hold.
+    pub fn create_booking_with(&mut self, new: &Session, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<Booking> {
         let new = normalized(new);
         self.check_window(new.start)?;
+        edits::check_hold(self.now(), new.status, hold_until, new.start)?;
+        let notes = edits::clean_notes(notes)?;
         self.check(&new, None)?;
-        self.insert(&new, None)
+        let booked = self.insert(&new, None)?;
+        self.set_extras(&booked.id, notes.as_deref(), hold_until)?;
+        self.booking_event(None, &booked.id, "created")
     }
 
     /// Books every session of a recurring series, or none: a refusal lists every session in the way.
     pub fn create_series(&mut self, id: Option<SeriesId>, rrule: &str, template: &Session) -> Result<(Series, Vec<Booking>)> {
+        self.create_series_with(id, rrule, template, None, None)
+    }
+
+    /// [`Writer::create_series`] with staff notes and, for tentative sessions, a hold on them all.
+    pub fn create_series_with(
+        &mut self,
+        id: Option<SeriesId>,
+        rrule: &str,
+        template: &Session,
+        notes: Option<&str>,
+        hold_until: Option<DateTime<Utc>>,
+    ) -> Result<(Series, Vec<Booking>)> {
         let template = normalized(template);
+        edits::check_hold(self.now(), template.status, hold_until, template.start)?;
+        let notes = edits::clean_notes(notes)?;
         let tz = self.studio()?.tz;
         let id = match id {
             Some(id) if !is_slug(id.as_str()) => {
@@ -237,6 +304,12 @@ impl<'c> Writer<'c> {
             return Err(Refusal::Series { total: starts.len(), conflicts }.into());
         }
         savepoint.commit()?;
+        let mut created = Vec::with_capacity(booked.len());
+        for b in &booked {
+            self.set_extras(&b.id, notes.as_deref(), hold_until)?;
+            created.push(self.booking_event(None, &b.id, "created")?);
+        }
+        let booked = created;
         let series = Series { id, rrule: rrule.trim().to_owned(), template: Session { start: starts[0], end: starts[0] + length, ..template } };
         Ok((series, booked))
     }
@@ -266,11 +339,13 @@ impl<'c> Writer<'c> {
         };
         let mut cancelled = Vec::with_capacity(ids.len());
         for id in ids {
+            let id = BookingId(id);
+            let before = read::booking(&self.tx, &id)?;
             self.tx.execute(
-                "UPDATE bookings SET status = 'cancelled', updated_at = ? WHERE id = ?",
-                params![Utc::now().timestamp(), id],
+                "UPDATE bookings SET status = 'cancelled', hold_until = NULL, updated_at = ? WHERE id = ?",
+                params![Utc::now().timestamp(), id.as_str()],
             )?;
-            cancelled.extend(read::booking(&self.tx, &BookingId(id))?);
+            cancelled.push(self.booking_event(before.as_ref(), &id, "cancelled")?);
         }
         Ok(cancelled)
     }
@@ -285,15 +360,18 @@ impl<'c> Writer<'c> {
         let end = start + booking.duration();
         self.check(&Session { room: room.clone(), start, end, ..booking.session.clone() }, Some(id))?;
         self.set_place(id, room, start, end)?;
-        read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))
+        self.booking_event(Some(&booking), id, "moved")
     }
 
     /// Moves many bookings at once (a reflow), then checks each in its new place against everything
     /// else, so that two bookings may trade places. The first broken rule refuses the whole set.
-    pub fn apply_moves(&mut self, moves: &[Move]) -> Result<()> {
+    /// Returns the bookings as they were before the moves, in the order of `moves`.
+    pub fn apply_moves(&mut self, moves: &[Move]) -> Result<Vec<Booking>> {
+        let mut before = Vec::with_capacity(moves.len());
         for m in moves {
-            if read::booking(&self.tx, &m.booking)?.is_none_or(|b| b.status == Status::Cancelled) {
-                return Err(StoreError::UnknownBooking(m.booking.clone()));
+            match read::booking(&self.tx, &m.booking)? {
+                Some(b) if b.status != Status::Cancelled => before.push(b),
+                _ => return Err(StoreError::UnknownBooking(m.booking.clone())),
             }
             self.set_place(&m.booking, &m.to_room, m.to_start, m.to_end)?;
         }
@@ -301,12 +379,16 @@ impl<'c> Writer<'c> {
             let booking = read::booking(&self.tx, &m.booking)?.ok_or_else(|| StoreError::UnknownBooking(m.booking.clone()))?;
             self.check(&booking.session, Some(&m.booking))?;
         }
-        Ok(())
+        for (m, b) in moves.iter().zip(&before) {
+            self.booking_event(Some(b), &m.booking, "moved")?;
+        }
+        Ok(before)
     }
 
-    fn set_place(&mut self, id: &BookingId, room: &RoomId, start: DateTime<Utc>, end: DateTime<Utc>) -> Result<()> {
+    /// Puts a booking in a place; a booking that is put somewhere is no longer displaced.
+    pub(super) fn set_place(&mut self, id: &BookingId, room: &RoomId, start: DateTime<Utc>, end: DateTime<Utc>) -> Result<()> {
         self.tx.execute(
-            "UPDATE bookings SET room_id = ?, start_at = ?, end_at = ?, updated_at = ? WHERE id = ?",
+            "UPDATE bookings SET room_id = ?, start_at = ?, end_at = ?, displaced = 0, updated_at = ? WHERE id = ?",
             params![room.as_str(), start.timestamp(), end.timestamp(), Utc::now().timestamp(), id.as_str()],
         )?;
         Ok(())
@@ -356,7 +438,10 @@ impl<'c> Writer<'c> {
                 "INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES (?, ?, ?, ?, ?)",
                 params![room.as_str(), from.timestamp(), to.timestamp(), reason, Utc::now().timestamp()],
             )?;
-            return Ok(OfflineWindow { id: self.tx.last_insert_rowid(), room: room.clone(), from, to, reason: reason.to_owned() });
+            let window = OfflineWindow { id: self.tx.last_insert_rowid(), room: room.clone(), from, to, reason: reason.to_owned() };
+            let fields = events::window_fields(&studio.tz, &window);
+            self.event(Entity::OfflineWindow, &window.id.to_string(), "created", events::diff(None, Some(fields)))?;
+            return Ok(window);
         };
         let (mut start, mut end) = (from.timestamp(), to.timestamp());
         let mut reasons: Vec<String> = Vec::new();
@@ -397,7 +482,22 @@ impl<'c> Writer<'c> {
             "UPDATE offline_windows SET from_at = ?, to_at = ?, reason = ? WHERE id = ?",
             params![start, end, reason, keep],
         )?;
-        Ok(OfflineWindow { id: keep, room: room.clone(), from: merged.0, to: merged.1, reason })
+        let before = OfflineWindow {
+            id: keep,
+            room: room.clone(),
+            from: super::instant(touching[0].1)?,
+            to: super::instant(touching[0].2)?,
+            reason: touching[0].3.clone(),
+        };
+        let window = OfflineWindow { id: keep, room: room.clone(), from: merged.0, to: merged.1, reason };
+        let tz = studio.tz;
+        for (id, f, t, r) in &touching[1..] {
+            let gone = OfflineWindow { id: *id, room: room.clone(), from: super::instant(*f)?, to: super::instant(*t)?, reason: r.clone() };
+            self.event(Entity::OfflineWindow, &id.to_string(), "merged", events::diff(Some(events::window_fields(&tz, &gone)), None))?;
+        }
+        let change = events::diff(Some(events::window_fields(&tz, &before)), Some(events::window_fields(&tz, &window)));
+        self.event(Entity::OfflineWindow, &keep.to_string(), "updated", change)?;
+        Ok(window)
     }
 
     /// Checks a session against every rule, ignoring the booking `ignore` (the one being moved).
@@ -450,12 +550,12 @@ fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result
         now,
         now
     ])?;
-    Ok(Booking { id, series: series.cloned(), session: new.clone() })
+    Ok(Booking { id, series: series.cloned(), session: new.clone(), notes: None, hold_until: None, displaced: false })
 }
 
 /// Every rule a session must keep, cheapest first: its own shape, the room's size, features, hours
 /// and offline windows, then the other bookings of the room, the client and the engineer.
-fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
+pub(super) fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
     if new.end <= new.start {
         return Err(StoreError::invalid("end", "a booking must end after it starts"));
     }
@@ -469,13 +569,31 @@ fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &Session, ignore:
         return Err(StoreError::invalid("status", "a new booking is confirmed or tentative, not cancelled"));
     }
     let room = read::rooms(conn, Some(&new.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
-    if !read::exists(conn, "clients", new.client.as_str())? {
-        return Err(StoreError::UnknownClient(new.client.clone()));
+    if !room.active {
+        return Err(StoreError::Inactive { kind: "room", id: room.id.0.clone() });
     }
-    if let Some(engineer) = &new.engineer
-        && !read::exists(conn, "engineers", engineer.as_str())? {
-            return Err(StoreError::UnknownEngineer(engineer.clone()));
+    // A deactivated person cannot be booked anew; a booking they already have may still be moved
+    // or edited (a reflow must be able to place it), so only a person it does not have yet counts.
+    let current = match ignore {
+        Some(id) => read::booking(conn, id)?,
+        None => None,
+    };
+    match read::active(conn, "clients", new.client.as_str())? {
+        None => return Err(StoreError::UnknownClient(new.client.clone())),
+        Some(false) if current.as_ref().is_none_or(|b| b.client != new.client) => {
+            return Err(StoreError::Inactive { kind: "client", id: new.client.0.clone() });
         }
+        Some(_) => {}
+    }
+    if let Some(engineer) = &new.engineer {
+        match read::active(conn, "engineers", engineer.as_str())? {
+            None => return Err(StoreError::UnknownEngineer(engineer.clone())),
+            Some(false) if current.as_ref().is_none_or(|b| b.engineer.as_ref() != Some(engineer)) => {
+                return Err(StoreError::Inactive { kind: "engineer", id: engineer.0.clone() });
+            }
+            Some(_) => {}
+        }
+    }
     let (from, to) = (tz.zoned(new.start), tz.zoned(new.end));
     if new.party_size > room.capacity {
         return Err(Refusal::TooSmall { room: room.id, capacity: room.capacity, party_size: new.party_size }.into());
@@ -498,13 +616,14 @@ fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &Session, ignore:
     // (resource, start_at) index do the work, since no booking lasts more than a day.
     // A displaced booking (one that sits in its room while the room is offline) holds neither
     // its room nor its people until someone moves it: the reflow contract's "unresolved
-    // occupies nothing", kept by the store too.
+    // occupies nothing", kept by the store too. A booking flagged displaced (its room changed
+    // under it) holds nothing either.
     let ignore = ignore.map_or("", |id| id.as_str());
     let span = (new.start, new.end);
     let buffer = room.buffer;
     let clash_sql = |column: &str| {
         format!(
-            "SELECT {BOOKING_COLUMNS} FROM bookings b WHERE {column} = ?1 AND id != ?2 AND status != 'cancelled' \
+            "SELECT {BOOKING_COLUMNS} FROM bookings b WHERE {column} = ?1 AND id != ?2 AND status != 'cancelled' AND displaced = 0 \
              AND start_at > ?3 AND start_at < ?4 AND end_at > ?5 \
              AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
                              AND w.from_at < b.end_at AND w.to_at > b.start_at) \

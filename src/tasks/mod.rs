@@ -5,7 +5,7 @@
 //! task ([`Tasks::reflow`]); work left `working` by a dead process is redone at start-up.
 //! What the outcomes look like on a wire is the caller's business: this module stores them typed.
 
-use crate::domain::StudioTz;
+use crate::domain::{Actor, StudioTz};
 use crate::reflow::{self, Export, ReflowError, ReflowPlan, ReflowRequest};
 use crate::store::{NewTask, Pool, ReflowRecord, StoreError, TaskChange, TaskRecord, TaskStatus};
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,10 @@ pub struct ReflowJob {
     pub dry_run: bool,
     /// Ask the client before moving anything.
     pub require_approval: bool,
+    /// Who asked: the history names them for every move. (A task stored before there was a
+    /// history reads as studioflow itself.)
+    #[serde(default)]
+    pub actor: Actor,
 }
 
 /// The answer to a task's approval question.
@@ -248,7 +252,7 @@ impl Tasks {
     /// the month has not changed since), decline ends it with nothing applied, cancel cancels it.
     /// An answer to a question that is not outstanding (a task that is not waiting) is ignored,
     /// as the Tasks extension asks.
-    pub fn answer(&self, id: &str, approval: Approval) -> Result<TaskRecord, TaskError> {
+    pub fn answer(&self, id: &str, approval: Approval, actor: &Actor) -> Result<TaskRecord, TaskError> {
         let task = self.get(id)?;
         if task.status != TaskStatus::InputRequired {
             return Ok(task);
@@ -258,7 +262,7 @@ impl Tasks {
         match approval {
             Approval::Accept => {
                 let outcome = self.pool.with(|store| {
-                    reflow::apply_recorded_with(store, &reflow_id, |w| {
+                    reflow::apply_recorded_with(store, actor, &reflow_id, |_| Ok(()), |w| {
                         let record = w.reflow_record(&reflow_id)?;
                         let change = TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.clone() };
                         if w.change_task(id, &waiting, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
@@ -283,6 +287,57 @@ impl Tasks {
             Approval::Cancel => return self.cancel(id),
         }
         self.get(id)
+    }
+
+    /// Applies a stored plan that was not applied (a dry run), after the same check the approval
+    /// gate makes (every booking still where the plan found it). One live reflow per month holds
+    /// here too: while a task of the plan's month is live, the plan is refused; the check runs in
+    /// the transaction that applies it.
+    pub fn apply_plan(&self, reflow_id: &str, actor: &Actor) -> Result<ReflowRecord, TaskError> {
+        self.pool.with(|store| -> Result<ReflowRecord, TaskError> {
+            let record = store.reflow(reflow_id)?.ok_or_else(|| unknown_plan(reflow_id))?;
+            let request: ReflowRequest = serde_json::from_value(record.request.clone())
+                .map_err(|e| StoreError::Corrupt(format!("the request of reflow {reflow_id}: {e}")))?;
+            // Applying needs the offline windows a preview could do without.
+            reflow::require_windows(store, &request)?;
+            let applied = reflow::apply_recorded_with(
+                store,
+                actor,
+                reflow_id,
+                |w| {
+                    let record = w.reflow_record(reflow_id)?;
+                    if record.applied {
+                        let state = if record.undone { "applied and then undone" } else { "applied already" };
+                        return Err(StoreError::Plan(format!("reflow {reflow_id} was {state}: make a new plan with reflow_month")));
+                    }
+                    match w.live_task(&record.month)? {
+                        Some(task) => Err(StoreError::Busy { month: record.month, task }),
+                        None => Ok(()),
+                    }
+                },
+                |w| w.reflow_record(reflow_id),
+            );
+            match applied {
+                Ok(record) => Ok(record),
+                Err(ReflowError::Store(e)) => Err(e.into()),
+                Err(e) => Err(e.into()),
+            }
+        })?
+    }
+
+    /// Puts back what an applied reflow moved (see [`crate::store::Writer::undo_reflow`]); refused
+    /// while a reflow of its month is live, whose plan would otherwise meet a changed month.
+    pub fn undo(&self, reflow_id: &str, actor: &Actor) -> Result<crate::store::Undone, TaskError> {
+        self.pool.with(|store| -> Result<crate::store::Undone, TaskError> {
+            let undone = store.write_as(actor, |w| {
+                if let Some(record) = w.find_reflow(reflow_id)?
+                    && let Some(task) = w.live_task(&record.month)? {
+                        return Err(StoreError::Busy { month: record.month, task });
+                    }
+                w.undo_reflow(reflow_id)
+            })?;
+            Ok(undone)
+        })?
     }
 
     /// Deletes expired tasks; their ids are unknown afterwards.
@@ -373,7 +428,7 @@ impl Tasks {
             let working = [TaskStatus::Working];
             let ask = job.require_approval && !job.dry_run;
             let outcome = self.pool.with(|store| {
-                reflow::apply_plan_with(store, &plan, job.dry_run || ask, |w, reflow_id| {
+                reflow::apply_plan_with(store, &job.actor, &plan, job.dry_run || ask, |w, reflow_id| {
                     let record = w.reflow_record(reflow_id)?;
                     let change = if ask {
                         let message = format!("Waiting for approval: apply {} moves, {} unresolved?", record.moves.len(), record.unresolved.len());
@@ -443,6 +498,11 @@ impl Tasks {
         self.change(id, &[TaskStatus::Working], &TaskChange::Refused { message: message.to_owned() })?;
         Ok(())
     }
+}
+
+/// A plan id nobody made.
+fn unknown_plan(id: &str) -> TaskError {
+    TaskError::Store(StoreError::Plan(format!("unknown reflow \"{id}\": reflow ids look like rf_0001; reflow_month with dry_run: true makes a plan")))
 }
 
 /// A failure of ours met while running a task, as the store error it comes down to.

@@ -23,7 +23,9 @@ PROTOCOL = "2026-07-28"
 TOOLS = {
     "list_rooms", "query_bookings", "get_booking", "find_free_slots", "create_booking",
     "cancel_booking", "move_booking", "set_room_offline", "list_offline_windows",
-    "reflow_month", "get_reflow",
+    "reflow_month", "get_reflow", "update_booking", "apply_reflow", "undo_reflow",
+    "list_clients", "create_client", "update_client", "list_engineers", "create_engineer",
+    "update_engineer", "create_room", "update_room", "remove_offline_window", "list_changes",
 }
 # How long one call may take before the run counts as hung; the reflow solver is the slow one.
 CALL_TIMEOUT = 120.0

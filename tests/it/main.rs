@@ -12,6 +12,7 @@ mod mcp;
 mod mcp_client;
 mod reflow;
 mod store;
+mod studio;
 mod support;
 mod tasks;
 mod tidy;

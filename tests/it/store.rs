@@ -381,3 +381,101 @@ fn tasks_finished_under_schema_3_keep_their_outcomes_after_the_upgrade() {
     let conn = rusqlite::Connection::open(&db.path).unwrap();
     assert!(conn.execute("UPDATE tasks SET status = 'working' WHERE id = 'tsk_done'", []).is_err());
 }
+
+/// The schema before issue 10's migration, 6 (rooms, people and bookings without the management
+/// columns, no history).
+const BEFORE_STUDIO_MANAGEMENT: i64 = 5;
+
+#[test]
+fn a_file_from_before_studio_management_upgrades_with_everyone_active_and_an_empty_history() {
+    use studioflow::domain::{Actor, Profile};
+    use studioflow::store::{EventQuery, PersonKind, RoomEdit};
+    let db = temp_db();
+    let mut old = Store::open_at_version(&db.path, BEFORE_STUDIO_MANAGEMENT).unwrap();
+    old.write_with(|w| {
+        w.conn().execute_batch(
+            "INSERT INTO studio (id, name, timezone, notice_minutes, clock) VALUES (1, 'Old', 'Europe/London', 2880, 1788163200);
+             INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes) VALUES ('live', 'Live', 6, '[\"drums\"]', '[\"mon-sun 10:00-02:00\"]', 15);
+             INSERT INTO clients (id, name) VALUES ('c1', 'Client 1');
+             INSERT INTO engineers (id, name) VALUES ('e1', 'Engineer 1');",
+        )?;
+        w.conn().execute(
+            "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, status, pinned, created_at, updated_at) \
+             VALUES (1, 'bk_00001', 'live', 'c1', 'e1', ?1, ?2, 4, '[]', 'tentative', 0, 0, 0)",
+            (at("2026-09-07T12:00").timestamp(), at("2026-09-07T14:00").timestamp()),
+        )?;
+        Ok(())
+    })
+    .unwrap();
+    drop(old);
+
+    let mut store = Store::open(&db.path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let kept = store.booking(&BookingId::new("bk_00001")).unwrap().unwrap();
+    assert_eq!((kept.status, kept.notes.clone(), kept.hold_until, kept.displaced), (Status::Tentative, None, None, false));
+    assert!(store.rooms().unwrap()[0].active);
+    let client = store.person(PersonKind::Client, "c1").unwrap().unwrap();
+    assert_eq!(client.profile, Profile::default());
+    let engineer = store.person(PersonKind::Engineer, "e1").unwrap().unwrap();
+    assert_eq!((engineer.profile.skills.len(), engineer.profile.active), (0, true));
+    assert!(store.events(&EventQuery { limit: 100, ..Default::default() }).unwrap().is_empty());
+
+    // The old rows take part in the new rules: shrinking the room under the booking is refused,
+    // forced it displaces it, and both changes are in the history.
+    let actor = Actor::new("upgrade-test", "test");
+    let edit = RoomEdit { capacity: Some(2), ..Default::default() };
+    let refused = store.write_as(&actor, |w| w.update_room(&RoomId::new("live"), &edit, false));
+    assert!(matches!(refused, Err(StoreError::RoomChangeDisplaces { total: 1, .. })), "{refused:?}");
+    let change = store.write_as(&actor, |w| w.update_room(&RoomId::new("live"), &edit, true)).unwrap();
+    assert_eq!(change.displaced.len(), 1);
+    assert!(store.booking(&BookingId::new("bk_00001")).unwrap().unwrap().displaced);
+    let events = store.events(&EventQuery { limit: 100, ..Default::default() }).unwrap();
+    let actions: Vec<(&str, &str)> = events.iter().map(|e| (e.id.as_str(), e.action.as_str())).collect();
+    assert_eq!(actions, [("live", "updated"), ("bk_00001", "displaced")]);
+    assert!(events.iter().all(|e| e.who == "upgrade-test" && e.at == at("2026-08-31T09:00")));
+}
+
+/// Issue 10: an undo sets every booking back, then checks them all, so a reflow that swapped two
+/// bookings is undone too; a second undo is refused, and so is one after a booking changed.
+#[test]
+fn undoing_a_swap_puts_both_back_and_an_undo_happens_once() {
+    use studioflow::reflow::{apply_plan, Month, Move, ReflowPlan, ReflowRequest};
+    let db = temp_db();
+    let mut store = small_studio(&db);
+    let a = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
+    let b = store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-07T12:00", 120))).unwrap();
+    let swap = |from: &studioflow::domain::Booking, to: &str| Move {
+        booking: from.id.clone(),
+        from_room: from.room.clone(),
+        from_start: from.start,
+        from_end: from.end,
+        to_room: RoomId::new(to),
+        to_start: from.start,
+        to_end: from.end,
+    };
+    let plan = ReflowPlan {
+        request: ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 120 },
+        affected: 2,
+        moves: vec![swap(&a, "hall"), swap(&b, "live")],
+        unresolved: vec![],
+        cost: 2,
+        lower_bound: 2,
+        proven_optimal: true,
+    };
+    let id = apply_plan(&mut store, &plan, false).unwrap();
+    assert_eq!(store.booking(&a.id).unwrap().unwrap().room, RoomId::new("hall"));
+
+    let undone = store.write_with(|w| w.undo_reflow(&id)).unwrap();
+    assert_eq!(undone.restored.len(), 2);
+    assert_eq!(store.booking(&a.id).unwrap().unwrap().room, RoomId::new("live"));
+    assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("hall"));
+    let again = store.write_with(|w| w.undo_reflow(&id));
+    assert!(matches!(&again, Err(StoreError::Undo(m)) if m.contains("undone already")), "{again:?}");
+
+    // Applied again, then one booking moved by hand: the undo names it and changes nothing.
+    let id = apply_plan(&mut store, &plan, false).unwrap();
+    store.write_with(|w| w.move_booking(&a.id, &RoomId::new("hall"), at("2026-09-07T15:00"))).unwrap();
+    let refused = store.write_with(|w| w.undo_reflow(&id));
+    assert!(matches!(&refused, Err(StoreError::Undo(m)) if m.contains(a.id.as_str()) && m.contains("changed since")), "{refused:?}");
+    assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("live"), "nothing was put back");
+}

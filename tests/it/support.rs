@@ -51,6 +51,7 @@ pub fn small_studio(db: &TempDb) -> Store {
                 features: features.iter().map(|f| f.to_string()).collect(),
                 hours: WeeklyHours::parse(hours).unwrap(),
                 buffer: Duration::minutes(buffer),
+                active: true,
             };
             w.add_room(&room("live", 6, &["drums"], &["mon-sun 10:00-02:00"], 15))?;
             w.add_room(&room("booth", 2, &["vocal-booth"], &["mon-fri 09:00-18:00"], 0))?;

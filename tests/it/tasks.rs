@@ -345,3 +345,28 @@ fn a_synchronous_reflow_waits_its_turn_behind_a_waiting_approval() {
     let again = s.request("tools/call", september(json!({"dry_run": true})));
     assert_eq!(again["result"]["isError"], false, "{again}");
 }
+
+/// Issue 10: `apply_reflow` and `undo_reflow` keep "one live reflow per month" too. A dry run's
+/// plan waits while an approval task of the same month is live, and applies once it is answered.
+#[test]
+fn applying_or_undoing_a_plan_waits_for_the_months_live_task() {
+    let (db, before) = demo_db();
+    let mut s = stdio(&db.path, &[]);
+    let plan = s.ok(REFLOW, json!({"month": "2026-09", "offline_rooms": ["studio-b"], "dry_run": true}));
+    let id = start_task(&mut s, json!({"require_approval": true}));
+    assert_eq!(settle(&mut s, &id)["status"], "input_required");
+
+    let refused = s.refused("apply_reflow", json!({"reflow_id": plan["reflow_id"]}));
+    assert!(refused.contains(&id) && refused.contains("under way"), "names the live task: {refused}");
+    assert_eq!(places(&db), before, "nothing was applied");
+
+    s.tasks_request("tasks/update", json!({"taskId": id, "inputResponses": {"approve": {"action": "decline"}}}));
+    let applied = s.ok("apply_reflow", json!({"reflow_id": plan["reflow_id"]}));
+    assert_eq!(applied["moves"], plan["moves"]);
+    assert_applied_once(&db, &before, &json!({"structuredContent": applied}));
+
+    // The same rule for an undo: while a new approval task of the month waits, it is refused.
+    let again = start_task(&mut s, json!({"require_approval": true}));
+    assert_eq!(settle(&mut s, &again)["status"], "input_required");
+    assert!(s.refused("undo_reflow", json!({"reflow_id": plan["reflow_id"]})).contains(&again));
+}

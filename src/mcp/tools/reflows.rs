@@ -1,0 +1,122 @@
+//! The reflow tools: `reflow_month` (the synchronous call waits for the same task runner a task
+//! uses), `get_reflow`, and, for clients without the tasks extension, `apply_reflow` (applies a
+//! plan a dry run stored, after the approval gate's stale check, only while no reflow of its month
+//! is live) and `undo_reflow`. Both go through the task runner, which keeps the
+//! one-live-reflow-per-month rule.
+
+use super::super::wire::{self, *};
+use super::{plural, room_id, Call, ToolError};
+use crate::domain::Actor;
+use crate::reflow::{self, Month, ReflowError, ReflowRequest, DEFAULT_MAX_SHIFT};
+use crate::store::{StoreError, TaskOutcome};
+use crate::tasks::{ReflowJob, TaskError, TaskView};
+
+/// Reads a reflow request; shared with the task path. The request's own checks (rooms, shift)
+/// are the reflow's, made once when its month is exported.
+pub fn reflow_job(a: &ReflowMonthArgs, actor: Actor) -> Result<ReflowJob, ToolError> {
+    let request = ReflowRequest {
+        month: Month::parse(&a.month)?,
+        offline_rooms: a.offline_rooms.iter().map(|r| room_id(r)).collect(),
+        max_shift_minutes: a.max_shift_minutes.unwrap_or(DEFAULT_MAX_SHIFT),
+    };
+    Ok(ReflowJob { request, dry_run: a.dry_run, require_approval: a.require_approval, actor })
+}
+
+/// How the caller follows a reflow: as a task it polls, or by waiting for the answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Follow {
+    Task,
+    Wait,
+}
+
+/// A reflow that was not started, in words that name the tools to use instead.
+pub fn reflow_refusal(e: TaskError, follow: Follow) -> ToolError {
+    match e {
+        TaskError::Reflow(ReflowError::NoWindow { room, month }) => ToolError::Fix(format!(
+            "{room} has no offline window in {month}: take it offline first with set_room_offline (from, to, reason), \
+             or preview the whole month with dry_run"
+        )),
+        TaskError::Busy { month, task } if follow == Follow::Task => ToolError::Fix(format!(
+            "a reflow of {month} is already under way as task {task}: poll it with tasks/get, or cancel it with \
+             tasks/cancel before starting another"
+        )),
+        TaskError::Busy { month, task } => ToolError::Fix(format!(
+            "a reflow of {month} is already under way as task {task}: wait for it to finish (get_reflow shows its \
+             plan once it is recorded), then run reflow_month again"
+        )),
+        other => other.into(),
+    }
+}
+
+pub fn reflow_month(ctx: &Call<'_>, a: ReflowMonthArgs) -> Result<(ReflowOut, String), ToolError> {
+    let job = reflow_job(&a, ctx.actor())?;
+    if job.require_approval {
+        return Err(ToolError::Fix(
+            "require_approval needs a client that declares the io.modelcontextprotocol/tasks extension; \
+             without it, run with dry_run: true, review the moves, then run again without dry_run"
+                .into(),
+        ));
+    }
+    // The same runner as a task, waited for: the per-month lock, retries of a stale plan and the
+    // final summary hold on this path by construction.
+    let view = ctx.tasks.reflow(&job).map_err(|e| reflow_refusal(e, Follow::Wait))?;
+    finished_reflow(&view)
+}
+
+/// What a finished reflow task answers: exactly what the synchronous call returns.
+pub fn finished_reflow(view: &TaskView) -> Result<(ReflowOut, String), ToolError> {
+    match view.task.outcome()? {
+        Some(TaskOutcome::Reflow(id)) => {
+            let record = view.reflow.as_ref().ok_or_else(|| ToolError::Internal(format!("reflow {id} was not recorded")))?;
+            Ok((wire::reflow(&view.tz, record), reflow::summary(record)))
+        }
+        Some(TaskOutcome::Refused(message)) => Err(ToolError::Fix(message)),
+        Some(TaskOutcome::Failed(message)) => Err(ToolError::Internal(message)),
+        Some(TaskOutcome::Cancelled) => Err(ToolError::Fix(
+            view.task.status_message.clone().unwrap_or_else(|| "the reflow was cancelled: nothing was moved".into()),
+        )),
+        None => Err(ToolError::Internal(format!("task {} has not finished", view.task.id))),
+    }
+}
+
+pub fn get_reflow(ctx: &Call<'_>, a: GetReflowArgs) -> Result<(StoredReflowOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let record = store
+            .reflow(a.reflow_id.trim())?
+            .ok_or_else(|| ToolError::Fix(format!("unknown reflow \"{}\": reflow ids look like rf_0001", a.reflow_id)))?;
+        let summary = format!(
+            "Reflow {} of {}: {} moves, {} unresolved, {}.",
+            record.id, record.month, record.moves.len(), record.unresolved.len(), if record.applied { "applied" } else { "not applied" }
+        );
+        let summary = if record.undone { summary.replace(", applied.", ", applied and then undone.") } else { summary };
+        Ok((wire::stored_reflow(&tz, &record), summary))
+    })
+}
+
+/// A refusal worded with the tools to use.
+fn refusal(e: TaskError) -> ToolError {
+    match e {
+        TaskError::Busy { month, task } | TaskError::Store(StoreError::Busy { month, task }) => ToolError::Fix(format!(
+            "a reflow of {month} is under way as task {task}: wait for it to finish, or cancel it with tasks/cancel, then try again"
+        )),
+        TaskError::Reflow(ReflowError::NoWindow { room, month }) => ToolError::Fix(format!(
+            "{room} has no offline window in {month}: a plan that moves bookings out of a room is applied only while the room \
+             has a window; add one with set_room_offline, then apply the plan"
+        )),
+        other => other.into(),
+    }
+}
+
+pub fn apply_reflow(ctx: &Call<'_>, a: ReflowIdArgs) -> Result<(ReflowOut, String), ToolError> {
+    let record = ctx.tasks.apply_plan(a.reflow_id.trim(), &ctx.actor()).map_err(refusal)?;
+    let tz = ctx.with(|store| Ok(store.studio()?.tz))?;
+    Ok((wire::reflow(&tz, &record), reflow::summary(&record)))
+}
+
+pub fn undo_reflow(ctx: &Call<'_>, a: ReflowIdArgs) -> Result<(UndoneOut, String), ToolError> {
+    let undone = ctx.tasks.undo(a.reflow_id.trim(), &ctx.actor()).map_err(refusal)?;
+    let tz = ctx.with(|store| Ok(store.studio()?.tz))?;
+    let summary = format!("Undid reflow {}: {} back where they were.", undone.reflow, plural(undone.restored.len(), "booking is", "bookings are"));
+    Ok((UndoneOut { reflow_id: undone.reflow, restored: undone.restored.iter().map(|b| wire::booking(&tz, b)).collect() }, summary))
+}

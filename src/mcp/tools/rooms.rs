@@ -1,0 +1,191 @@
+//! The rooms' tools: list them, add a room, change or retire one (refused while it would put
+//! future bookings out of it, unless forced: then they are displaced, ready for a reflow), take a
+//! room offline, list offline windows, and end one early.
+
+use super::super::wire::{self, *};
+use super::{plural, room_id, time, Call, ToolError};
+use crate::calendar;
+use crate::domain::{Room, WeeklyHours};
+use crate::store::{RoomEdit, StoreError};
+use chrono::{Duration, Utc};
+
+pub fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(RoomsOut, String), ToolError> {
+    ctx.with(|store| {
+        let studio = store.studio()?.clone();
+        let now = studio.now(Utc::now());
+        let windows = calendar::current_and_upcoming(store, now)?;
+        let rooms: Vec<_> = store
+            .rooms()?
+            .iter()
+            .map(|r| {
+                let own: Vec<_> = windows.iter().filter(|w| w.room == r.id).cloned().collect();
+                wire::room(&studio.tz, r, &own)
+            })
+            .collect();
+        let offline = rooms.iter().filter(|r| !r.offline_windows.is_empty()).count();
+        let summary = format!("{} at {}; {} with offline windows.", plural(rooms.len(), "room", "rooms"), studio.name, offline);
+        Ok((RoomsOut { rooms }, summary))
+    })
+}
+
+pub fn set_room_offline(ctx: &Call<'_>, a: SetRoomOfflineArgs) -> Result<(OfflineOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let (from, to) = (time(&tz, "from", &a.from)?, time(&tz, "to", &a.to)?);
+        let room = room_id(&a.room);
+        let window = store.write_as(&ctx.actor(), |w| w.add_offline_window(&room, from, to, &a.reason))?;
+        // A window that met another of the room's is merged with it: report the merged one.
+        let merged = window.from != from || window.to != to;
+        let (from, to) = (window.from, window.to);
+        let affected = calendar::affected_by(store, &room, from, to)?;
+        let months: std::collections::BTreeSet<String> =
+            affected.iter().map(|b| tz.local(b.start).format("%Y-%m").to_string()).collect();
+        let next_step = if affected.is_empty() {
+            "Nothing to move.".to_owned()
+        } else {
+            let months: Vec<String> = months.into_iter().collect();
+            format!("Run reflow_month for {} with offline_rooms [\"{room}\"] to move them.", months.join(" and "))
+        };
+        let summary = format!(
+            "{room} is offline from {} to {}{}; {} affected. {next_step}",
+            tz.format(from),
+            tz.format(to),
+            if merged { " (merged with the room's window that met this one)" } else { "" },
+            plural(affected.len(), "booking is", "bookings are")
+        );
+        Ok((
+            OfflineOut {
+                window: wire::window(&tz, &window),
+                affected: affected.len() as u32,
+                affected_bookings: affected.iter().map(|b| b.id.0.clone()).collect(),
+                next_step,
+            },
+            summary,
+        ))
+    })
+}
+
+pub fn list_offline_windows(ctx: &Call<'_>, a: ListOfflineWindowsArgs) -> Result<(WindowsOut, String), ToolError> {
+    ctx.with(|store| {
+        let studio = store.studio()?.clone();
+        let tz = studio.tz;
+        let from = match &a.from {
+            Some(t) => time(&tz, "from", t)?,
+            None => studio.now(Utc::now()),
+        };
+        let to = match &a.to {
+            Some(t) => time(&tz, "to", t)?,
+            None => from + Duration::days(366),
+        };
+        if to <= from {
+            return Err(ToolError::Fix("to must be after from".into()));
+        }
+        let room = a.room.as_deref().map(room_id);
+        if let Some(room) = &room {
+            store.room(room)?.ok_or_else(|| StoreError::UnknownRoom(room.clone()))?;
+        }
+        let windows: Vec<_> = store.offline_windows(room.as_ref(), from, to)?.iter().map(|w| wire::window(&tz, w)).collect();
+        let summary = format!("{}.", plural(windows.len(), "offline window", "offline windows"));
+        Ok((WindowsOut { windows }, summary))
+    })
+}
+
+fn hours(lines: &[String]) -> Result<WeeklyHours, ToolError> {
+    if lines.is_empty() {
+        return Err(ToolError::Fix("opening_hours: give at least one line, e.g. [\"mon-fri 10:00-22:00\"]".into()));
+    }
+    WeeklyHours::parse(lines).map_err(|e| ToolError::Fix(format!("opening_hours: {e}")))
+}
+
+fn buffer(minutes: i64) -> Result<Duration, ToolError> {
+    if !(0..=240).contains(&minutes) {
+        return Err(ToolError::Fix("buffer_minutes must be 0 to 240".into()));
+    }
+    Ok(Duration::minutes(minutes))
+}
+
+pub fn create_room(ctx: &Call<'_>, a: CreateRoomArgs) -> Result<(RoomChangedOut, String), ToolError> {
+    let room = Room {
+        id: room_id(&a.id),
+        name: a.name.trim().to_owned(),
+        capacity: a.capacity,
+        features: crate::domain::normalize_features(a.features),
+        hours: hours(&a.opening_hours)?,
+        buffer: buffer(a.buffer_minutes.unwrap_or(0))?,
+        active: true,
+    };
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        store.write_as(&ctx.actor(), |w| w.add_room(&room))?;
+        let summary = format!("Added {} ({}, {} people): it can be booked now.", room.id, room.name, room.capacity);
+        let out = RoomChangedOut { room: wire::room(&tz, &room, &[]), displaced: Vec::new(), displaced_count: 0, next_step: "Nothing to move.".into() };
+        Ok((out, summary))
+    })
+}
+
+pub fn update_room(ctx: &Call<'_>, a: UpdateRoomArgs) -> Result<(RoomChangedOut, String), ToolError> {
+    let edit = RoomEdit {
+        name: a.name,
+        capacity: a.capacity,
+        features: a.features,
+        hours: a.opening_hours.as_deref().map(hours).transpose()?,
+        buffer: a.buffer_minutes.map(buffer).transpose()?,
+        active: a.active,
+    };
+    let id = room_id(&a.id);
+    ctx.with(|store| {
+        let studio = store.studio()?.clone();
+        let tz = studio.tz;
+        let change = store.write_as(&ctx.actor(), |w| w.update_room(&id, &edit, a.force))?;
+        let windows: Vec<_> = calendar::current_and_upcoming(store, studio.now(Utc::now()))?.into_iter().filter(|w| w.room == id).collect();
+        let months: std::collections::BTreeSet<String> =
+            change.displaced.iter().map(|b| tz.local(b.start).format("%Y-%m").to_string()).collect();
+        let next_step = if change.displaced.is_empty() {
+            "Nothing to move.".to_owned()
+        } else {
+            let months: Vec<String> = months.into_iter().collect();
+            format!(
+                "Run reflow_month for {} (offline_rooms may be empty) to move the displaced bookings, or move them with move_booking.",
+                months.join(" and ")
+            )
+        };
+        let state = if change.room.active { "Updated" } else { "Retired" };
+        let summary = format!("{state} {id}; {} displaced. {next_step}", plural(change.displaced.len(), "booking", "bookings"));
+        let out = RoomChangedOut {
+            room: wire::room(&tz, &change.room, &windows),
+            displaced: change.displaced.iter().take(20).map(|b| wire::booking(&tz, b)).collect(),
+            displaced_count: change.displaced.len() as u32,
+            next_step,
+        };
+        Ok((out, summary))
+    })
+}
+
+pub fn remove_offline_window(ctx: &Call<'_>, a: RemoveOfflineWindowArgs) -> Result<(WindowRemovedOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let removed = store.write_as(&ctx.actor(), |w| w.remove_offline_window(a.id))?;
+        let could_return: Vec<ReturnOut> = removed
+            .could_return
+            .iter()
+            .map(|(b, m)| ReturnOut {
+                booking: b.id.0.clone(),
+                room: b.room.0.clone(),
+                start: tz.format(b.start),
+                original_room: m.from_room.0.clone(),
+                original_start: tz.format(m.from_start),
+            })
+            .collect();
+        let w = &removed.window;
+        let next = if could_return.is_empty() { String::new() } else { " Put them back with move_booking, or undo_reflow for a whole reflow.".to_owned() };
+        let summary = format!(
+            "Removed window {} ({} from {} to {}); {} could go back.{next}",
+            w.id,
+            w.room,
+            tz.format(w.from),
+            tz.format(w.to),
+            plural(could_return.len(), "booking", "bookings")
+        );
+        Ok((WindowRemovedOut { removed: wire::window(&tz, w), could_return }, summary))
+    })
+}

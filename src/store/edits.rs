@@ -1,0 +1,375 @@
+//! Changes to what is already booked: editing a booking (or the rest of its series), holds and
+//! their release, a reflow's moves with what they displaced, undoing a reflow, and ending an
+//! offline window early. Each is one [`Writer`] step with its checks and its history events.
+
+use super::events::{self, Entity};
+use super::read::{self, booking_from_row, BOOKING_COLUMNS};
+use super::write::{check, CancelScope};
+use super::{instant_at, to_json_list, Result, StoreError, Writer};
+use crate::domain::{normalize_features, Booking, BookingId, EngineerId, Move, OfflineWindow, RoomId, Session, Status};
+use chrono::{DateTime, Duration, Utc};
+use rusqlite::{params, OptionalExtension};
+
+/// What to change of a booking; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct BookingEdit {
+    /// `Some(None)` takes the engineer off.
+    pub engineer: Option<Option<EngineerId>>,
+    pub party_size: Option<u32>,
+    pub requires: Option<Vec<String>>,
+    /// `Some(None)` clears the notes.
+    pub notes: Option<Option<String>>,
+    /// Confirmed or tentative; cancelling is `cancel_booking`'s.
+    pub status: Option<Status>,
+    pub pinned: Option<bool>,
+    /// `Some(None)` clears the hold.
+    pub hold_until: Option<Option<DateTime<Utc>>>,
+}
+
+/// A reflow taken back: the bookings as they are again.
+#[derive(Debug, Clone)]
+pub struct Undone {
+    pub reflow: String,
+    pub restored: Vec<Booking>,
+}
+
+/// An offline window removed, and the bookings a reflow moved out of it that could go back.
+#[derive(Debug, Clone)]
+pub struct WindowRemoved {
+    pub window: OfflineWindow,
+    /// Each booking where it is now, and the move that took it from the place it could return to.
+    pub could_return: Vec<(Booking, Move)>,
+}
+
+const MAX_NOTES: usize = 2000;
+
+/// Refuses a hold that cannot be: only a tentative booking is held, until a time after now.
+pub(super) fn check_hold(now: DateTime<Utc>, status: Status, hold_until: Option<DateTime<Utc>>, start: DateTime<Utc>) -> Result<()> {
+    let Some(until) = hold_until else { return Ok(()) };
+    if status != Status::Tentative {
+        return Err(StoreError::invalid(
+            "hold_until",
+            "hold_until: only a tentative booking is held; set status \"tentative\", or leave hold_until out",
+        ));
+    }
+    if until <= now {
+        return Err(StoreError::invalid("hold_until", "hold_until: a hold must end after now"));
+    }
+    if until > start {
+        return Err(StoreError::invalid("hold_until", "hold_until: a hold must end by the session's start"));
+    }
+    Ok(())
+}
+
+/// Notes as stored: trimmed, `None` when empty.
+pub(super) fn clean_notes(notes: Option<&str>) -> Result<Option<String>> {
+    let Some(notes) = notes.map(str::trim).filter(|n| !n.is_empty()) else { return Ok(None) };
+    if notes.chars().count() > MAX_NOTES {
+        return Err(StoreError::invalid("notes", format!("notes: at most {MAX_NOTES} characters")));
+    }
+    Ok(Some(notes.to_owned()))
+}
+
+impl super::Store {
+    /// Whether some hold has ended by `now`: a read, so that the server's sweeper takes the write
+    /// lock only when there is something to release.
+    pub fn has_expired_holds(&self, now: DateTime<Utc>) -> Result<bool> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT 1 FROM bookings WHERE hold_until IS NOT NULL AND hold_until <= ? AND status = 'tentative' LIMIT 1")?
+            .query_row([now.timestamp()], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+}
+
+impl Writer<'_> {
+    /// The bookings a scope reaches from `booking`, as `cancel_booking` counts them.
+    fn scope_ids(&self, booking: &Booking, scope: CancelScope) -> Result<Vec<BookingId>> {
+        match (scope, &booking.series) {
+            (CancelScope::Occurrence, _) => {
+                if booking.status == Status::Cancelled {
+                    return Err(StoreError::invalid("id", format!("{} is cancelled: book a new session instead", booking.id)));
+                }
+                Ok(vec![booking.id.clone()])
+            }
+            (_, None) => Err(StoreError::invalid(
+                "scope",
+                format!("{} is not part of a series: use scope \"occurrence\"", booking.id),
+            )),
+            (scope, Some(series)) => {
+                let from = if scope == CancelScope::Following { booking.start } else { self.now() + Duration::seconds(1) };
+                let mut stmt = self.tx.prepare_cached(
+                    "SELECT id FROM bookings WHERE series_id = ? AND start_at >= ? AND status != 'cancelled' ORDER BY start_at",
+                )?;
+                let rows = stmt.query_map(params![series.as_str(), from.timestamp()], |row| row.get::<_, String>(0))?;
+                Ok(rows.map(|r| r.map(BookingId)).collect::<rusqlite::Result<_>>()?)
+            }
+        }
+    }
+
+    /// Edits a booking, or the following sessions or the whole rest of its series, each checked
+    /// exactly as a new booking is. A displaced booking holds nothing, so only its people are
+    /// checked; it stays displaced until it is moved.
+    pub fn update_booking(&mut self, id: &BookingId, edit: &BookingEdit, scope: CancelScope) -> Result<Vec<Booking>> {
+        let booking = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+        if edit.status == Some(Status::Cancelled) {
+            return Err(StoreError::invalid("status", "status: cancel a booking with cancel_booking"));
+        }
+        if edit.party_size == Some(0) {
+            return Err(StoreError::invalid("party_size", "party_size must be at least 1"));
+        }
+        let notes = match &edit.notes {
+            Some(n) => Some(clean_notes(n.as_deref())?),
+            None => None,
+        };
+        let now = self.now();
+        let tz = self.studio()?.tz;
+        let mut updated = Vec::new();
+        for target in self.scope_ids(&booking, scope)? {
+            let before = read::booking(&self.tx, &target)?.ok_or_else(|| StoreError::UnknownBooking(target.clone()))?;
+            let session = Session {
+                engineer: edit.engineer.clone().unwrap_or_else(|| before.engineer.clone()),
+                party_size: edit.party_size.unwrap_or(before.party_size),
+                requires: normalize_features(edit.requires.clone().unwrap_or_else(|| before.requires.clone())),
+                status: edit.status.unwrap_or(before.status),
+                pinned: edit.pinned.unwrap_or(before.pinned),
+                ..before.session.clone()
+            };
+            // Confirming a hold ends it; any other change keeps it unless asked.
+            let hold_until = match (&edit.hold_until, session.status) {
+                (Some(hold), _) => *hold,
+                (None, Status::Confirmed) => None,
+                (None, _) => before.hold_until,
+            };
+            check_hold(now, session.status, hold_until, session.start)
+                .map_err(|e| if edit.hold_until.is_some() { e } else { StoreError::invalid("hold_until", "hold_until: the booking's hold has passed; give a new one or confirm it") })?;
+            if before.displaced {
+                check_engineer(self, &before, session.engineer.as_ref())?;
+            } else {
+                check(&self.tx, &tz, &session, Some(&target))?;
+            }
+            self.tx.execute(
+                "UPDATE bookings SET engineer_id = ?, party_size = ?, requires = ?, status = ?, pinned = ?, notes = ?, hold_until = ?, \
+                 updated_at = ? WHERE id = ?",
+                params![
+                    session.engineer.as_ref().map(|e| e.as_str()),
+                    session.party_size,
+                    to_json_list(&session.requires),
+                    session.status.as_str(),
+                    session.pinned,
+                    notes.clone().unwrap_or_else(|| before.notes.clone()),
+                    hold_until.map(|t| t.timestamp()),
+                    Utc::now().timestamp(),
+                    target.as_str()
+                ],
+            )?;
+            updated.push(self.booking_event(Some(&before), &target, "updated")?);
+        }
+        Ok(updated)
+    }
+
+    /// Sets notes and a hold on bookings just created in this transaction, before their
+    /// creation is recorded; see [`Writer::create_booking_with`].
+    pub(super) fn set_extras(&mut self, id: &BookingId, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<()> {
+        self.tx.execute(
+            "UPDATE bookings SET notes = ?, hold_until = ? WHERE id = ?",
+            params![notes, hold_until.map(|t| t.timestamp()), id.as_str()],
+        )?;
+        Ok(())
+    }
+
+    /// Cancels every tentative booking whose hold ended by `now`: the slot is free again.
+    pub fn release_expired_holds(&mut self, now: DateTime<Utc>) -> Result<Vec<Booking>> {
+        let sql = format!(
+            "SELECT {BOOKING_COLUMNS} FROM bookings WHERE hold_until IS NOT NULL AND hold_until <= ? AND status = 'tentative' ORDER BY hold_until, seq"
+        );
+        let expired: Vec<Booking> = {
+            let mut stmt = self.tx.prepare_cached(&sql)?;
+            let rows = stmt.query_map([now.timestamp()], booking_from_row)?;
+            rows.map(|r| r.map(|(b, _)| b)).collect::<rusqlite::Result<_>>()?
+        };
+        let mut released = Vec::with_capacity(expired.len());
+        for b in &expired {
+            self.tx.execute(
+                "UPDATE bookings SET status = 'cancelled', hold_until = NULL, updated_at = ? WHERE id = ?",
+                params![Utc::now().timestamp(), b.id.as_str()],
+            )?;
+            released.push(self.booking_event(Some(b), &b.id, "hold released")?);
+        }
+        Ok(released)
+    }
+
+    /// Applies a recorded reflow's moves: notes which bookings were flagged displaced before (an
+    /// undo flags them again), moves them all (which clears the flag), and records each move as
+    /// done through the reflow.
+    pub fn apply_reflow_moves(&mut self, reflow_id: &str, moves: &[Move]) -> Result<()> {
+        for m in moves {
+            let was = read::booking(&self.tx, &m.booking)?.is_some_and(|b| b.displaced);
+            self.tx.execute(
+                "UPDATE reflow_moves SET was_displaced = ? WHERE reflow_id = ? AND booking_id = ?",
+                params![was, reflow_id, m.booking.as_str()],
+            )?;
+        }
+        let via = self.set_via(format!("reflow {reflow_id}"));
+        let applied = self.apply_moves(moves);
+        self.set_via(via);
+        applied?;
+        let change = events::diff(None, Some(events::fields([("moves", serde_json::json!(moves.len()))])));
+        self.event(Entity::Reflow, reflow_id, "applied", change)
+    }
+
+    /// Puts back every booking a reflow moved, if none changed since and each old place is free
+    /// again (set all, then check all, so that swaps go back too). A booking that was displaced
+    /// before the reflow goes back displaced. At most once; the undo is recorded.
+    pub fn undo_reflow(&mut self, reflow_id: &str) -> Result<Undone> {
+        let head: Option<(bool, Option<i64>)> = self
+            .tx
+            .query_row("SELECT applied, undone_at FROM reflows WHERE id = ?", [reflow_id], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        match head {
+            None => return Err(StoreError::Undo(format!("unknown reflow \"{reflow_id}\": reflow ids look like rf_0001"))),
+            Some((false, _)) => {
+                return Err(StoreError::Undo(format!("reflow {reflow_id} was never applied: there is nothing to undo")));
+            }
+            Some((true, Some(_))) => return Err(StoreError::Undo(format!("reflow {reflow_id} was undone already"))),
+            Some((true, None)) => {}
+        }
+        let moves: Vec<(Move, bool)> = {
+            let mut stmt = self.tx.prepare_cached(
+                "SELECT booking_id, from_room, from_start, from_end, to_room, to_start, to_end, was_displaced \
+                 FROM reflow_moves WHERE reflow_id = ? ORDER BY booking_id",
+            )?;
+            let rows = stmt.query_map([reflow_id], |row| {
+                Ok((
+                    Move {
+                        booking: BookingId(row.get(0)?),
+                        from_room: RoomId(row.get(1)?),
+                        from_start: instant_at(row, 2)?,
+                        from_end: instant_at(row, 3)?,
+                        to_room: RoomId(row.get(4)?),
+                        to_start: instant_at(row, 5)?,
+                        to_end: instant_at(row, 6)?,
+                    },
+                    row.get(7)?,
+                ))
+            })?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let mut before = Vec::with_capacity(moves.len());
+        let mut changed = Vec::new();
+        for (m, _) in &moves {
+            match read::booking(&self.tx, &m.booking)? {
+                Some(b) if b.is_active() && b.room == m.to_room && b.start == m.to_start && b.end == m.to_end && !b.displaced => before.push(b),
+                _ => changed.push(m.booking.as_str().to_owned()),
+            }
+        }
+        if !changed.is_empty() {
+            return Err(StoreError::Undo(format!(
+                "cannot undo reflow {reflow_id}: {} changed since it moved them; move them back by hand instead",
+                changed.join(", ")
+            )));
+        }
+        for (m, was_displaced) in &moves {
+            self.set_place(&m.booking, &m.from_room, m.from_start, m.from_end)?;
+            if *was_displaced {
+                self.tx.execute("UPDATE bookings SET displaced = 1 WHERE id = ?", [m.booking.as_str()])?;
+            }
+        }
+        let tz = self.studio()?.tz;
+        let mut blocked = Vec::new();
+        for (m, was_displaced) in &moves {
+            if *was_displaced {
+                continue;
+            }
+            let b = read::booking(&self.tx, &m.booking)?.ok_or_else(|| StoreError::UnknownBooking(m.booking.clone()))?;
+            if let Err(e) = check(&self.tx, &tz, &b.session, Some(&m.booking)) {
+                if e.is_ours() {
+                    return Err(e);
+                }
+                blocked.push(format!("{} ({e})", m.booking));
+            }
+        }
+        if !blocked.is_empty() {
+            return Err(StoreError::Undo(format!(
+                "cannot undo reflow {reflow_id}: {} cannot go back: {}; free the old places first (remove_offline_window \
+                 ends a window early), or move bookings by hand",
+                if blocked.len() == 1 { "a booking" } else { "some bookings" },
+                blocked.join("; ")
+            )));
+        }
+        let via = self.set_via(format!("undo {reflow_id}"));
+        let mut restored = Vec::with_capacity(moves.len());
+        for ((m, _), b) in moves.iter().zip(&before) {
+            restored.push(self.booking_event(Some(b), &m.booking, "moved back")?);
+        }
+        self.set_via(via);
+        self.tx.execute(
+            "UPDATE reflows SET undone_at = ?, undone_by = ? WHERE id = ?",
+            params![self.now().timestamp(), self.actor().who, reflow_id],
+        )?;
+        let change = events::diff(None, Some(events::fields([("moves_undone", serde_json::json!(moves.len()))])));
+        self.event(Entity::Reflow, reflow_id, "undone", change)?;
+        Ok(Undone { reflow: reflow_id.to_owned(), restored })
+    }
+
+    /// Removes an offline window (a repair that ended early) and says which bookings an applied
+    /// reflow moved out of it could now go back: each still where the reflow put it, with its old
+    /// place free.
+    pub fn remove_offline_window(&mut self, id: i64) -> Result<WindowRemoved> {
+        let window = self
+            .tx
+            .query_row("SELECT room_id, from_at, to_at, reason FROM offline_windows WHERE id = ?", [id], |row| {
+                Ok(OfflineWindow { id, room: RoomId(row.get(0)?), from: instant_at(row, 1)?, to: instant_at(row, 2)?, reason: row.get(3)? })
+            })
+            .optional()?
+            .ok_or(StoreError::UnknownWindow(id))?;
+        self.tx.execute("DELETE FROM offline_windows WHERE id = ?", [id])?;
+        let tz = self.studio()?.tz;
+        self.event(Entity::OfflineWindow, &id.to_string(), "removed", events::diff(Some(events::window_fields(&tz, &window)), None))?;
+        let candidates: Vec<Move> = {
+            let mut stmt = self.tx.prepare_cached(
+                "SELECT m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end \
+                 FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id \
+                 WHERE r.applied = 1 AND r.undone_at IS NULL AND m.from_room = ? AND m.from_start < ? AND m.from_end > ? \
+                 ORDER BY m.from_start, m.booking_id",
+            )?;
+            let rows = stmt.query_map(params![window.room.as_str(), window.to.timestamp(), window.from.timestamp()], |row| {
+                Ok(Move {
+                    booking: BookingId(row.get(0)?),
+                    from_room: RoomId(row.get(1)?),
+                    from_start: instant_at(row, 2)?,
+                    from_end: instant_at(row, 3)?,
+                    to_room: RoomId(row.get(4)?),
+                    to_start: instant_at(row, 5)?,
+                    to_end: instant_at(row, 6)?,
+                })
+            })?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let mut could_return = Vec::new();
+        for m in candidates {
+            let Some(b) = read::booking(&self.tx, &m.booking)? else { continue };
+            let still_there = b.is_active() && !b.displaced && b.room == m.to_room && b.start == m.to_start && b.end == m.to_end;
+            if !still_there || could_return.iter().any(|(c, _): &(Booking, Move)| c.id == b.id) {
+                continue;
+            }
+            let back = Session { room: m.from_room.clone(), start: m.from_start, end: m.from_end, ..b.session.clone() };
+            if check(&self.tx, &tz, &back, Some(&b.id)).is_ok() {
+                could_return.push((b, m));
+            }
+        }
+        Ok(WindowRemoved { window, could_return })
+    }
+}
+
+/// A new engineer for a displaced booking (which holds no room, so only this is checked) exists
+/// and may be booked; the one it already has may stay even if deactivated since.
+fn check_engineer(w: &Writer<'_>, before: &Booking, engineer: Option<&EngineerId>) -> Result<()> {
+    let Some(e) = engineer else { return Ok(()) };
+    match read::active(w.conn(), "engineers", e.as_str())? {
+        None => Err(StoreError::UnknownEngineer(e.clone())),
+        Some(false) if before.engineer.as_ref() != Some(e) => Err(StoreError::Inactive { kind: "engineer", id: e.0.clone() }),
+        Some(_) => Ok(()),
+    }
+}

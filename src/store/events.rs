@@ -1,0 +1,222 @@
+//! The history: one event per change to a booking, room, client, engineer or offline window,
+//! written by the [`Writer`](super::Writer) in the same transaction as the change. Events are
+//! numbered in commit order (writers are serialised by `BEGIN IMMEDIATE`), so a reader that
+//! resumes after the last number it saw misses and repeats nothing. An event keeps only the
+//! fields that changed, before and after, as JSON.
+
+use super::{instant_at, Result, Store, StoreError};
+use crate::domain::{Actor, Booking, OfflineWindow, Room, StudioTz};
+use chrono::{DateTime, Utc};
+use rusqlite::{params_from_iter, types::Value, Connection};
+use serde_json::{json, Map, Value as Json};
+
+/// What an event is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entity {
+    Booking,
+    Room,
+    Client,
+    Engineer,
+    OfflineWindow,
+    Reflow,
+}
+
+impl Entity {
+    pub const ALL: [Entity; 6] = [Entity::Booking, Entity::Room, Entity::Client, Entity::Engineer, Entity::OfflineWindow, Entity::Reflow];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Entity::Booking => "booking",
+            Entity::Room => "room",
+            Entity::Client => "client",
+            Entity::Engineer => "engineer",
+            Entity::OfflineWindow => "offline_window",
+            Entity::Reflow => "reflow",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Entity> {
+        Entity::ALL.into_iter().find(|e| e.as_str() == text)
+    }
+}
+
+/// One recorded change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Its place in commit order.
+    pub seq: i64,
+    /// When, by the studio's clock (a scenario database has a fixed one).
+    pub at: DateTime<Utc>,
+    /// When, by the real clock.
+    pub real_at: DateTime<Utc>,
+    pub who: String,
+    pub via: String,
+    pub entity: Entity,
+    pub id: String,
+    pub action: String,
+    /// The changed fields as they were (empty for something new).
+    pub before: Map<String, Json>,
+    /// The changed fields as they are (empty for something removed).
+    pub after: Map<String, Json>,
+}
+
+/// The fields that changed: before and after, each holding only those fields.
+#[derive(Debug, Clone, Default)]
+pub struct Change {
+    before: Option<Map<String, Json>>,
+    after: Option<Map<String, Json>>,
+}
+
+impl Change {
+    pub fn is_empty(&self) -> bool {
+        self.before.as_ref().is_none_or(Map::is_empty) && self.after.as_ref().is_none_or(Map::is_empty)
+    }
+}
+
+/// The fields that differ between two snapshots; a missing snapshot (created, removed) keeps the
+/// other whole.
+pub fn diff(before: Option<Map<String, Json>>, after: Option<Map<String, Json>>) -> Change {
+    match (before, after) {
+        (Some(b), Some(a)) => {
+            let keys: Vec<&String> = b.keys().chain(a.keys().filter(|k| !b.contains_key(*k))).collect();
+            let (mut old, mut new) = (Map::new(), Map::new());
+            for k in keys {
+                let (x, y) = (b.get(k).unwrap_or(&Json::Null), a.get(k).unwrap_or(&Json::Null));
+                if x != y {
+                    old.insert(k.clone(), x.clone());
+                    new.insert(k.clone(), y.clone());
+                }
+            }
+            Change { before: Some(old), after: Some(new) }
+        }
+        (before, after) => Change { before, after },
+    }
+}
+
+/// A snapshot from name-value pairs.
+pub fn fields<const N: usize>(pairs: [(&str, Json); N]) -> Map<String, Json> {
+    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+/// A booking's fields as the history shows them (times in the studio's zone).
+pub fn booking_fields(tz: &StudioTz, b: &Booking) -> Map<String, Json> {
+    fields([
+        ("room", json!(b.room.as_str())),
+        ("client", json!(b.client.as_str())),
+        ("engineer", json!(b.engineer.as_ref().map(|e| e.as_str()))),
+        ("start", json!(tz.format(b.start))),
+        ("end", json!(tz.format(b.end))),
+        ("party_size", json!(b.party_size)),
+        ("requires", json!(b.requires)),
+        ("status", json!(b.status.as_str())),
+        ("pinned", json!(b.pinned)),
+        ("notes", json!(b.notes)),
+        ("hold_until", json!(b.hold_until.map(|t| tz.format(t)))),
+        ("displaced", json!(b.displaced)),
+    ])
+}
+
+/// A room's fields as the history shows them.
+pub fn room_fields(r: &Room) -> Map<String, Json> {
+    fields([
+        ("name", json!(r.name)),
+        ("capacity", json!(r.capacity)),
+        ("features", json!(r.features)),
+        ("opening_hours", json!(r.hours.to_lines())),
+        ("buffer_minutes", json!(r.buffer.num_minutes())),
+        ("active", json!(r.active)),
+    ])
+}
+
+/// An offline window's fields as the history shows them.
+pub fn window_fields(tz: &StudioTz, w: &OfflineWindow) -> Map<String, Json> {
+    fields([
+        ("room", json!(w.room.as_str())),
+        ("from", json!(tz.format(w.from))),
+        ("to", json!(tz.format(w.to))),
+        ("reason", json!(w.reason)),
+    ])
+}
+
+/// Writes one event. `at` is the studio's "now".
+pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity: Entity, id: &str, action: &str, change: Change) -> Result<()> {
+    let text = |m: Option<Map<String, Json>>| m.map(|m| Json::Object(m).to_string());
+    conn.prepare_cached(
+        "INSERT INTO events (at, real_at, who, via, entity, entity_id, action, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )?
+    .execute(rusqlite::params![
+        at.timestamp(),
+        Utc::now().timestamp_millis(),
+        actor.who,
+        actor.via,
+        entity.as_str(),
+        id,
+        action,
+        text(change.before),
+        text(change.after)
+    ])?;
+    Ok(())
+}
+
+/// Which events to list, in commit order.
+#[derive(Debug, Clone, Default)]
+pub struct EventQuery {
+    /// Only events after this one.
+    pub after: Option<i64>,
+    pub entity: Option<Entity>,
+    pub id: Option<String>,
+    pub limit: usize,
+}
+
+impl Store {
+    /// Events in commit order.
+    pub fn events(&self, query: &EventQuery) -> Result<Vec<Event>> {
+        let mut sql = "SELECT seq, at, real_at, who, via, entity, entity_id, action, before, after FROM events WHERE seq > ?".to_owned();
+        let mut args: Vec<Value> = vec![Value::from(query.after.unwrap_or(0))];
+        if let Some(entity) = query.entity {
+            sql += " AND entity = ?";
+            args.push(Value::from(entity.as_str().to_owned()));
+        }
+        if let Some(id) = &query.id {
+            sql += " AND entity_id = ?";
+            args.push(Value::from(id.clone()));
+        }
+        sql += " ORDER BY seq LIMIT ?";
+        args.push(Value::from(query.limit.min(i64::MAX as usize) as i64));
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(params_from_iter(args), |row| {
+            let real_ms: i64 = row.get(2)?;
+            Ok((
+                (row.get::<_, i64>(0)?, instant_at(row, 1)?, real_ms, row.get::<_, String>(3)?, row.get::<_, String>(4)?),
+                (row.get::<_, String>(5)?, row.get::<_, String>(6)?, row.get::<_, String>(7)?),
+                (row.get::<_, Option<String>>(8)?, row.get::<_, Option<String>>(9)?),
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let ((seq, at, real_ms, who, via), (entity, id, action), (before, after)) = row?;
+            let object = |text: Option<String>| -> Result<Map<String, Json>> {
+                match text {
+                    None => Ok(Map::new()),
+                    Some(t) => match serde_json::from_str(&t) {
+                        Ok(Json::Object(m)) => Ok(m),
+                        _ => Err(StoreError::Corrupt(format!("event {seq}: {t}"))),
+                    },
+                }
+            };
+            out.push(Event {
+                seq,
+                at,
+                real_at: DateTime::from_timestamp_millis(real_ms).ok_or_else(|| StoreError::Corrupt(format!("event {seq}: time {real_ms}")))?,
+                who,
+                via,
+                entity: Entity::parse(&entity).ok_or_else(|| StoreError::Corrupt(format!("event {seq}: entity {entity}")))?,
+                id,
+                action,
+                before: object(before)?,
+                after: object(after)?,
+            });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,395 @@
+//! The roster: clients, engineers and rooms as an agent manages them. People are created with a
+//! readable id, edited, and deactivated (never deleted, so old bookings keep their names); a room
+//! change that would break future bookings is refused listing them, or, forced, applied with
+//! those bookings flagged displaced (they hold nothing until a reflow or a person moves them).
+
+use super::events::{self, Entity};
+use super::read::{self, booking_from_row, BOOKING_COLUMNS};
+use super::{json_list, to_json_list, Result, Store, StoreError, Writer};
+use crate::domain::{
+    is_slug, normalize_features, plausible_email, slug_from, Booking, Profile, Room, RoomId, WeeklyHours,
+};
+use chrono::Duration;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::json;
+
+/// Clients or engineers: the two rosters share one shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PersonKind {
+    Client,
+    Engineer,
+}
+
+impl PersonKind {
+    fn table(self) -> &'static str {
+        match self {
+            PersonKind::Client => "clients",
+            PersonKind::Engineer => "engineers",
+        }
+    }
+
+    /// "client" or "engineer".
+    pub fn word(self) -> &'static str {
+        match self {
+            PersonKind::Client => "client",
+            PersonKind::Engineer => "engineer",
+        }
+    }
+
+    fn entity(self) -> Entity {
+        match self {
+            PersonKind::Client => Entity::Client,
+            PersonKind::Engineer => Entity::Engineer,
+        }
+    }
+
+    fn column(self) -> &'static str {
+        match self {
+            PersonKind::Client => "client_id",
+            PersonKind::Engineer => "engineer_id",
+        }
+    }
+}
+
+/// A client or engineer with their profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PersonRecord {
+    pub id: String,
+    pub name: String,
+    pub profile: Profile,
+}
+
+/// Which people to list: every filter optional, paged by id.
+#[derive(Debug, Clone, Default)]
+pub struct PersonQuery {
+    /// Part of the id or name, any case.
+    pub text: Option<String>,
+    pub active: Option<bool>,
+    /// Resume after this id.
+    pub after: Option<String>,
+    pub limit: usize,
+}
+
+/// What to change of a person; `None` leaves a field as it is, an empty text clears it.
+#[derive(Debug, Clone, Default)]
+pub struct PersonEdit {
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub notes: Option<String>,
+    pub skills: Option<Vec<String>>,
+    pub active: Option<bool>,
+}
+
+/// What to change of a room; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct RoomEdit {
+    pub name: Option<String>,
+    pub capacity: Option<u32>,
+    pub features: Option<Vec<String>>,
+    pub hours: Option<WeeklyHours>,
+    pub buffer: Option<Duration>,
+    pub active: Option<bool>,
+}
+
+/// A room as changed, and the future bookings the change displaced.
+#[derive(Debug, Clone)]
+pub struct RoomChange {
+    pub room: Room,
+    pub displaced: Vec<Booking>,
+}
+
+const MAX_TEXT: usize = 500;
+
+/// A person's row: id, name, (email, phone, notes), skills as JSON, active.
+type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool);
+
+fn person_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PersonRow> {
+    Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?))
+}
+
+fn person_sql(kind: PersonKind) -> String {
+    let skills = if kind == PersonKind::Engineer { "skills" } else { "'[]'" };
+    format!("SELECT id, name, email, phone, notes, {skills}, active FROM {}", kind.table())
+}
+
+fn to_record(row: PersonRow) -> Result<PersonRecord> {
+    let (id, name, (email, phone, notes), skills, active) = row;
+    Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active } })
+}
+
+fn person(conn: &Connection, kind: PersonKind, id: &str) -> Result<Option<PersonRecord>> {
+    let sql = format!("{} WHERE id = ?", person_sql(kind));
+    conn.prepare_cached(&sql)?.query_row([id], person_from_row).optional()?.map(to_record).transpose()
+}
+
+impl Store {
+    /// People in id order, a page at a time.
+    pub fn people(&self, kind: PersonKind, q: &PersonQuery) -> Result<Vec<PersonRecord>> {
+        let sql = format!(
+            "{} WHERE (?1 IS NULL OR instr(lower(id), lower(?1)) > 0 OR instr(lower(name), lower(?1)) > 0) \
+             AND (?2 IS NULL OR active = ?2) AND (?3 IS NULL OR id > ?3) ORDER BY id LIMIT ?4",
+            person_sql(kind)
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![q.text, q.active, q.after, q.limit.min(i64::MAX as usize) as i64], person_from_row)?;
+        rows.map(|r| to_record(r?)).collect()
+    }
+
+    pub fn person(&self, kind: PersonKind, id: &str) -> Result<Option<PersonRecord>> {
+        person(self.conn(), kind, id)
+    }
+}
+
+/// A trimmed text, `None` when empty; refused past [`MAX_TEXT`] characters.
+fn optional_text(field: &'static str, text: &str) -> Result<Option<String>> {
+    let text = text.trim();
+    if text.chars().count() > MAX_TEXT {
+        return Err(StoreError::invalid(field, format!("{field}: at most {MAX_TEXT} characters")));
+    }
+    Ok((!text.is_empty()).then(|| text.to_owned()))
+}
+
+fn check_profile(p: &Profile) -> Result<()> {
+    if let Some(email) = &p.email
+        && !plausible_email(email) {
+            return Err(StoreError::invalid("email", format!("email {email:?} does not look like an address: write it as name@example.com")));
+        }
+    if let Some(bad) = p.skills.iter().find(|s| s.trim().is_empty() || s.chars().count() > 64) {
+        return Err(StoreError::invalid("skills", format!("skills: {bad:?} is not a tag: use 1 to 64 characters, e.g. \"mixing\"")));
+    }
+    Ok(())
+}
+
+fn person_fields(p: &PersonRecord, kind: PersonKind) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = events::fields([
+        ("name", json!(p.name)),
+        ("email", json!(p.profile.email)),
+        ("phone", json!(p.profile.phone)),
+        ("notes", json!(p.profile.notes)),
+        ("active", json!(p.profile.active)),
+    ]);
+    if kind == PersonKind::Engineer {
+        m.insert("skills".into(), json!(p.profile.skills));
+    }
+    m
+}
+
+impl Writer<'_> {
+    /// Adds a client or engineer. Without an id, one is made from the name (`amara-osei`, then
+    /// `amara-osei-2`, ...).
+    pub fn create_person(&mut self, kind: PersonKind, id: Option<&str>, name: &str, profile: Profile) -> Result<PersonRecord> {
+        let word = kind.word();
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(StoreError::invalid("name", format!("name: give the {word} a name")));
+        }
+        if name.chars().count() > 200 {
+            return Err(StoreError::invalid("name", "name: at most 200 characters"));
+        }
+        let profile = Profile {
+            email: profile.email.as_deref().map(|t| optional_text("email", t)).transpose()?.flatten(),
+            phone: profile.phone.as_deref().map(|t| optional_text("phone", t)).transpose()?.flatten(),
+            notes: profile.notes.as_deref().map(|t| optional_text("notes", t)).transpose()?.flatten(),
+            skills: profile.skills.iter().map(|s| s.trim().to_owned()).collect(),
+            active: true,
+        };
+        check_profile(&profile)?;
+        let id = match id.map(str::trim) {
+            Some(id) if !is_slug(id) => {
+                return Err(StoreError::invalid("id", format!("id {id:?}: use 1 to 64 of a-z, 0-9, '-' and '_', e.g. \"amara-osei\"")));
+            }
+            Some(id) if read::exists(self.conn(), kind.table(), id)? => {
+                return Err(StoreError::invalid("id", format!("a {word} with id {id:?} already exists: choose another id, or leave it out")));
+            }
+            Some(id) => id.to_owned(),
+            None => {
+                let base = match slug_from(name) {
+                    s if s.is_empty() => word.to_owned(),
+                    s => s,
+                };
+                let mut candidate = base.clone();
+                let mut n = 1;
+                while read::exists(self.conn(), kind.table(), &candidate)? {
+                    n += 1;
+                    candidate = format!("{base}-{n}");
+                }
+                candidate
+            }
+        };
+        let skills = if kind == PersonKind::Engineer { ", skills" } else { "" };
+        let skills_value = if kind == PersonKind::Engineer { ", ?6" } else { "" };
+        let sql = format!("INSERT INTO {} (id, name, email, phone, notes{skills}) VALUES (?1, ?2, ?3, ?4, ?5{skills_value})", kind.table());
+        if kind == PersonKind::Engineer {
+            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes, to_json_list(&profile.skills)])?;
+        } else {
+            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes])?;
+        }
+        let record = PersonRecord { id: id.clone(), name: name.to_owned(), profile };
+        self.event(kind.entity(), &id, "created", events::diff(None, Some(person_fields(&record, kind))))?;
+        Ok(record)
+    }
+
+    /// Changes a client or engineer; returns them as they are now and, when this deactivated
+    /// them, their future bookings (which stay).
+    pub fn update_person(&mut self, kind: PersonKind, id: &str, edit: &PersonEdit) -> Result<(PersonRecord, Vec<Booking>)> {
+        let unknown = || match kind {
+            PersonKind::Client => StoreError::UnknownClient(id.into()),
+            PersonKind::Engineer => StoreError::UnknownEngineer(id.into()),
+        };
+        let before = person(self.conn(), kind, id)?.ok_or_else(unknown)?;
+        let mut after = before.clone();
+        if let Some(name) = &edit.name {
+            let name = name.trim();
+            if name.is_empty() || name.chars().count() > 200 {
+                return Err(StoreError::invalid("name", format!("name: give the {} a name of 1 to 200 characters", kind.word())));
+            }
+            after.name = name.to_owned();
+        }
+        if let Some(email) = &edit.email {
+            after.profile.email = optional_text("email", email)?;
+        }
+        if let Some(phone) = &edit.phone {
+            after.profile.phone = optional_text("phone", phone)?;
+        }
+        if let Some(notes) = &edit.notes {
+            after.profile.notes = optional_text("notes", notes)?;
+        }
+        if let Some(skills) = &edit.skills {
+            if kind == PersonKind::Client {
+                return Err(StoreError::invalid("skills", "skills: only engineers have skills"));
+            }
+            after.profile.skills = skills.iter().map(|s| s.trim().to_owned()).collect();
+        }
+        if let Some(active) = edit.active {
+            after.profile.active = active;
+        }
+        check_profile(&after.profile)?;
+        let p = &after.profile;
+        self.tx.execute(
+            &format!("UPDATE {} SET name = ?, email = ?, phone = ?, notes = ?, active = ? WHERE id = ?", kind.table()),
+            params![after.name, p.email, p.phone, p.notes, p.active, id],
+        )?;
+        if kind == PersonKind::Engineer {
+            self.tx.execute("UPDATE engineers SET skills = ? WHERE id = ?", params![to_json_list(&p.skills), id])?;
+        }
+        let change = events::diff(Some(person_fields(&before, kind)), Some(person_fields(&after, kind)));
+        if !change.is_empty() {
+            let action = match (before.profile.active, after.profile.active) {
+                (true, false) => "deactivated",
+                (false, true) => "reactivated",
+                _ => "updated",
+            };
+            self.event(kind.entity(), id, action, change)?;
+        }
+        let future = if !after.profile.active {
+            let sql = format!(
+                "SELECT {BOOKING_COLUMNS} FROM bookings WHERE {} = ? AND status != 'cancelled' AND start_at > ? ORDER BY start_at, seq",
+                kind.column()
+            );
+            let mut stmt = self.tx.prepare_cached(&sql)?;
+            let rows = stmt.query_map(params![id, self.now().timestamp()], booking_from_row)?;
+            rows.map(|r| r.map(|(b, _)| b)).collect::<rusqlite::Result<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
+        Ok((after, future))
+    }
+
+    /// Changes a room. A change that would break future bookings (too small, a feature they need
+    /// gone, hours that no longer hold them, a turnaround that makes two clash, the room retired)
+    /// is refused naming them, unless `force`: then it is applied and they are flagged displaced.
+    pub fn update_room(&mut self, id: &RoomId, edit: &RoomEdit, force: bool) -> Result<RoomChange> {
+        let before = read::rooms(self.conn(), Some(id))?.pop().ok_or_else(|| StoreError::UnknownRoom(id.clone()))?;
+        let mut room = before.clone();
+        let invalid = |field: &'static str, what: &str| Err(StoreError::invalid(field, format!("{field}: {what}")));
+        if let Some(name) = &edit.name {
+            if name.trim().is_empty() {
+                return invalid("name", "give the room a name");
+            }
+            room.name = name.trim().to_owned();
+        }
+        if let Some(capacity) = edit.capacity {
+            if capacity == 0 {
+                return invalid("capacity", "a room holds at least 1 person");
+            }
+            room.capacity = capacity;
+        }
+        if let Some(features) = &edit.features {
+            let features = normalize_features(features.clone());
+            if let Some(bad) = features.iter().find(|f| !is_slug(f)) {
+                return invalid("features", &format!("{bad:?} is not a slug such as \"vocal-booth\""));
+            }
+            room.features = features;
+        }
+        if let Some(hours) = &edit.hours {
+            room.hours = hours.clone();
+        }
+        if let Some(buffer) = edit.buffer {
+            if buffer < Duration::zero() || buffer > Duration::hours(4) {
+                return invalid("buffer_minutes", "a turnaround is 0 to 240 minutes");
+            }
+            room.buffer = buffer;
+        }
+        if let Some(active) = edit.active {
+            room.active = active;
+        }
+        let tz = self.studio()?.tz;
+        let now = self.now();
+        // The future bookings that hold the room now.
+        let sql = format!(
+            "SELECT {BOOKING_COLUMNS} FROM bookings WHERE room_id = ? AND status != 'cancelled' AND displaced = 0 \
+             AND start_at > ? ORDER BY start_at, seq"
+        );
+        let future: Vec<Booking> = {
+            let mut stmt = self.tx.prepare_cached(&sql)?;
+            let rows = stmt.query_map(params![id.as_str(), now.timestamp()], booking_from_row)?;
+            rows.map(|r| r.map(|(b, _)| b)).collect::<rusqlite::Result<_>>()?
+        };
+        let mut broken: Vec<Booking> = Vec::new();
+        let mut kept: Vec<&Booking> = Vec::new();
+        for b in &future {
+            let fits = room.active
+                && b.party_size <= room.capacity
+                && room.missing_features(&b.requires).is_empty()
+                && room.hours.contains(&tz, b.start, b.end);
+            // With a longer turnaround, the later of two sessions that now clash goes.
+            let clashes = kept.iter().any(|k| b.start < k.end + room.buffer && k.start < b.end + room.buffer);
+            if fits && !clashes {
+                kept.push(b);
+            } else {
+                broken.push(b.clone());
+            }
+        }
+        if !broken.is_empty() && !force {
+            return Err(StoreError::RoomChangeDisplaces {
+                room: id.clone(),
+                bookings: broken.iter().take(20).map(|b| b.id.clone()).collect(),
+                total: broken.len(),
+            });
+        }
+        self.tx.execute(
+            "UPDATE rooms SET name = ?, capacity = ?, features = ?, hours = ?, buffer_minutes = ?, active = ? WHERE id = ?",
+            params![
+                room.name,
+                room.capacity,
+                to_json_list(&room.features),
+                to_json_list(&room.hours.to_lines()),
+                room.buffer.num_minutes(),
+                room.active,
+                id.as_str()
+            ],
+        )?;
+        let change = events::diff(Some(events::room_fields(&before)), Some(events::room_fields(&room)));
+        if !change.is_empty() {
+            let action = if before.active && !room.active { "retired" } else { "updated" };
+            self.event(Entity::Room, id.as_str(), action, change)?;
+        }
+        let mut displaced = Vec::with_capacity(broken.len());
+        for b in &broken {
+            self.tx.execute("UPDATE bookings SET displaced = 1, updated_at = ? WHERE id = ?", params![chrono::Utc::now().timestamp(), b.id.as_str()])?;
+            displaced.push(self.booking_event(Some(b), &b.id, "displaced")?);
+        }
+        Ok(RoomChange { room, displaced })
+    }
+}
