@@ -277,7 +277,8 @@ fn an_expired_task_is_reported_and_forgotten_and_no_reflow_is_started() {
     assert!(said.contains(&task_id) && said.contains("unknown") && said.contains("no new reflow"), "{said}");
     assert!(scene.saved().is_empty(), "the task is forgotten");
     assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks"), 0, "no task was started");
-    assert_eq!(scene.sql("SELECT COUNT(*) FROM reflows"), reflows, "no reflow was started");
+    // The server may drop the expired task's unapplied plan meanwhile; it never gains one.
+    assert!(scene.sql("SELECT COUNT(*) FROM reflows") <= reflows, "no reflow was started");
     let again = run(scene.client(&[], &["resume"]));
     assert_eq!(again.status.code(), Some(0), "nothing left to resume: {}", text(&again.stderr));
 }
