@@ -262,7 +262,8 @@ fn an_expired_hold_is_released_while_the_server_runs_and_the_slot_is_free_again(
     let db = temp_db();
     real_clock_studio(&db);
     let mut s = stdio(&db.path, &[]);
-    let start = (Utc::now() + Duration::days(2)).duration_trunc(Duration::hours(1)).unwrap();
+    // Noon (UTC) two days ahead: inside the horizon, and never across midnight, whenever it runs.
+    let start = (Utc::now() + Duration::days(2)).duration_trunc(Duration::days(1)).unwrap() + Duration::hours(12);
     let slot = json!({"room": "hall", "start": start.to_rfc3339(), "end": (start + Duration::hours(2)).to_rfc3339()});
     let mut held = slot.clone();
     held["client"] = json!("c1");
