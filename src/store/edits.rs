@@ -3,6 +3,7 @@
 //! offline window early. Each is one [`Writer`] step with its checks and its history events.
 
 use super::events::{self, Entity};
+use super::history::move_at;
 use super::read::{self, booking_from_row, BOOKING_COLUMNS};
 use super::write::{check, CancelScope};
 use super::{instant_at, to_json_list, Result, StoreError, Writer};
@@ -241,18 +242,7 @@ impl Writer<'_> {
                  FROM reflow_moves WHERE reflow_id = ? ORDER BY booking_id",
             )?;
             let rows = stmt.query_map([reflow_id], |row| {
-                Ok((
-                    Move {
-                        booking: BookingId(row.get(0)?),
-                        from_room: RoomId(row.get(1)?),
-                        from_start: instant_at(row, 2)?,
-                        from_end: instant_at(row, 3)?,
-                        to_room: RoomId(row.get(4)?),
-                        to_start: instant_at(row, 5)?,
-                        to_end: instant_at(row, 6)?,
-                    },
-                    row.get(7)?,
-                ))
+                Ok((move_at(row, 0)?, row.get(7)?))
             })?;
             rows.collect::<rusqlite::Result<_>>()?
         };
@@ -334,17 +324,7 @@ impl Writer<'_> {
                  WHERE r.applied = 1 AND r.undone_at IS NULL AND m.from_room = ? AND m.from_start < ? AND m.from_end > ? \
                  ORDER BY m.from_start, m.booking_id",
             )?;
-            let rows = stmt.query_map(params![window.room.as_str(), window.to.timestamp(), window.from.timestamp()], |row| {
-                Ok(Move {
-                    booking: BookingId(row.get(0)?),
-                    from_room: RoomId(row.get(1)?),
-                    from_start: instant_at(row, 2)?,
-                    from_end: instant_at(row, 3)?,
-                    to_room: RoomId(row.get(4)?),
-                    to_start: instant_at(row, 5)?,
-                    to_end: instant_at(row, 6)?,
-                })
-            })?;
+            let rows = stmt.query_map(params![window.room.as_str(), window.to.timestamp(), window.from.timestamp()], |row| move_at(row, 0))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
         let mut could_return = Vec::new();

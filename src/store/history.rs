@@ -37,19 +37,20 @@ pub struct MoveRecord {
 const MOVE_COLUMNS: &str = "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied";
 
 fn move_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MoveRecord> {
-    let at = |column: usize| instant_at(row, column);
-    Ok(MoveRecord {
-        reflow: row.get(0)?,
-        applied: row.get(8)?,
-        moved: Move {
-            booking: BookingId(row.get(1)?),
-            from_room: RoomId(row.get(2)?),
-            from_start: at(3)?,
-            from_end: at(4)?,
-            to_room: RoomId(row.get(5)?),
-            to_start: at(6)?,
-            to_end: at(7)?,
-        },
+    Ok(MoveRecord { reflow: row.get(0)?, applied: row.get(8)?, moved: move_at(row, 1)? })
+}
+
+/// A move stored as seven columns from `first`: booking, from room, start and end, to room, start
+/// and end; the one way every query of reflow moves reads them.
+pub(super) fn move_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Move> {
+    Ok(Move {
+        booking: BookingId(row.get(first)?),
+        from_room: RoomId(row.get(first + 1)?),
+        from_start: instant_at(row, first + 2)?,
+        from_end: instant_at(row, first + 3)?,
+        to_room: RoomId(row.get(first + 4)?),
+        to_start: instant_at(row, first + 5)?,
+        to_end: instant_at(row, first + 6)?,
     })
 }
 
