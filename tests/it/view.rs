@@ -314,29 +314,41 @@ fn the_demo_page_in_chromium_shows_every_booking_move_and_reason_of_the_reflow()
     drop(demo.dir);
 }
 
-/// The view as an MCP App: the test host page with the ui:// resource's HTML, the binary's answer
-/// to `tool` and answers to the calls the view makes; returns the host's document.
-fn in_host(exe: &Path, dir: &Path, server: &mut StdioServer, tool: &str, input: Value, result: &Value, answers: BTreeMap<String, Value>, capabilities: Value, click: Option<&str>) -> String {
+/// What the test host plays: the binary's answer to `tool`, the answers to the calls the view
+/// makes, the capabilities it grants, and a button to press once the view is ready.
+struct Host<'a> {
+    tool: &'a str,
+    input: Value,
+    result: Value,
+    answers: BTreeMap<String, Value>,
+    capabilities: Value,
+    click: Option<&'a str>,
+}
+
+/// The view as an MCP App: the test host page with the ui:// resource's HTML read from the binary;
+/// returns the host's document.
+fn in_host(exe: &Path, dir: &Path, server: &mut StdioServer, host: &Host<'_>) -> String {
     let html = server.request("resources/read", json!({"uri": "ui://studioflow/view.html"}));
     let contents = &html["result"]["contents"][0];
     assert_eq!(contents["mimeType"], "text/html;profile=mcp-app");
+    let tool = host.tool;
     let config = json!({
         "view": contents["text"],
         "tool": tool,
-        "toolInput": input,
-        "toolResult": result,
-        "answers": answers,
-        "hostCapabilities": capabilities,
-        "click": click,
-        "waitFor": click.map(|_| "decide-msg"),
+        "toolInput": host.input,
+        "toolResult": host.result,
+        "answers": host.answers,
+        "hostCapabilities": host.capabilities,
+        "click": host.click,
+        "waitFor": host.click.map(|_| "decide-msg"),
     });
-    let host = include_str!("../view/host.html");
+    let page_text = include_str!("../view/host.html");
     let slot = r#"<script type="application/json" id="host-data">null</script>"#;
-    assert!(host.contains(slot));
+    assert!(page_text.contains(slot));
     // The same escaping as a report page: `<`, `>` and `&` only occur inside JSON strings.
     let data = config.to_string().replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026");
     let page = dir.join(format!("host-{tool}.html"));
-    std::fs::write(&page, host.replace(slot, &format!(r#"<script type="application/json" id="host-data">{data}</script>"#))).unwrap();
+    std::fs::write(&page, page_text.replace(slot, &format!(r#"<script type="application/json" id="host-data">{data}</script>"#))).unwrap();
     let dom = dump_dom(exe, &page);
     assert!(dom.contains("data-done=\"true\""), "the view never said it was ready in the test host");
     dom
@@ -363,7 +375,8 @@ fn the_view_as_an_mcp_app_in_a_test_host_draws_the_binary_s_answer() {
     answers.insert(key("list_offline_windows", &range), json!({"result": server.call("list_offline_windows", range.clone())}));
     let bookings = all_bookings(&mut server, range, &mut answers);
 
-    let dom = in_host(&exe, demo.dir.path(), &mut server, "get_reflow", input, &result, answers, json!({"serverTools": {}}), None);
+    let host = Host { tool: "get_reflow", input, result, answers, capabilities: json!({"serverTools": {}}), click: None };
+    let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
     let log = host_log(&dom);
     let order: Vec<&str> = log.iter().map(|(_, m)| m.as_str()).collect();
     let at = |m: &str| order.iter().position(|x| *x == m).unwrap_or_else(|| panic!("no {m} in {order:?}"));
@@ -397,7 +410,8 @@ fn a_dry_run_in_the_app_offers_apply_and_says_what_the_server_answered() {
     all_bookings(&mut server, range, &mut answers);
 
     // A host that cannot call tools: the view shows the plan and offers no buttons.
-    let dom = in_host(&exe, demo.dir.path(), &mut server, "reflow_month", input.clone(), &result, answers.clone(), json!({}), Some("apply"));
+    let mut host = Host { tool: "reflow_month", input, result, answers, capabilities: json!({}), click: Some("apply") };
+    let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
     let drawn = read(&dom[dom.find("id=\"app-dom\"").unwrap()..]);
     assert!(drawn.decide_hidden, "no Apply or Decline when the host cannot call tools");
     assert_eq!(drawn.counts.get("state").map(String::as_str), Some("a plan, not applied"));
@@ -413,8 +427,9 @@ fn a_dry_run_in_the_app_offers_apply_and_says_what_the_server_answered() {
         (_, r) => r["content"][0]["text"].as_str().unwrap().to_owned(),
     };
     let answer = if apply.get("error").is_some() { json!({"error": apply["error"]}) } else { json!({"result": apply["result"]}) };
-    answers.insert(key("apply_reflow", &json!({"reflow_id": id})), answer);
-    let dom = in_host(&exe, demo.dir.path(), &mut server, "reflow_month", input, &result, answers, json!({"serverTools": {}}), Some("apply"));
+    host.answers.insert(key("apply_reflow", &json!({"reflow_id": id})), answer);
+    host.capabilities = json!({"serverTools": {}});
+    let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
     let drawn = read(&dom[dom.find("id=\"app-dom\"").unwrap()..]);
     assert!(host_log(&dom).iter().any(|(_, m)| m == "tools/call"));
     assert!(dom.contains(&format!("tools/call apply_reflow|reflow_id={id}")), "Apply calls apply_reflow with the plan's id");
