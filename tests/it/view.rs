@@ -323,6 +323,10 @@ struct Host<'a> {
     answers: BTreeMap<String, Value>,
     capabilities: Value,
     click: Option<&'a str>,
+    /// After the click, wait until this element's text is there and does not end with "…".
+    wait_for: Option<&'a str>,
+    /// Keys to press on the timeline, from the bar that Tab lands on.
+    keys: &'a [&'a str],
 }
 
 /// The view as an MCP App: the test host page with the ui:// resource's HTML read from the binary;
@@ -340,7 +344,8 @@ fn in_host(exe: &Path, dir: &Path, server: &mut StdioServer, host: &Host<'_>) ->
         "answers": host.answers,
         "hostCapabilities": host.capabilities,
         "click": host.click,
-        "waitFor": host.click.map(|_| "decide-msg"),
+        "waitFor": host.wait_for,
+        "keys": if host.keys.is_empty() { Value::Null } else { json!(host.keys) },
     });
     let page_text = include_str!("../view/host.html");
     let slot = r#"<script type="application/json" id="host-data">null</script>"#;
@@ -375,7 +380,7 @@ fn the_view_as_an_mcp_app_in_a_test_host_draws_the_binary_s_answer() {
     answers.insert(key("list_offline_windows", &range), json!({"result": server.call("list_offline_windows", range.clone())}));
     let bookings = all_bookings(&mut server, range, &mut answers);
 
-    let host = Host { tool: "get_reflow", input, result, answers, capabilities: json!({"serverTools": {}}), click: None };
+    let host = Host { tool: "get_reflow", input, result, answers, capabilities: json!({"serverTools": {}}), click: None, wait_for: None, keys: &[] };
     let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
     let log = host_log(&dom);
     let order: Vec<&str> = log.iter().map(|(_, m)| m.as_str()).collect();
@@ -410,7 +415,7 @@ fn a_dry_run_in_the_app_offers_apply_and_says_what_the_server_answered() {
     all_bookings(&mut server, range, &mut answers);
 
     // A host that cannot call tools: the view shows the plan and offers no buttons.
-    let mut host = Host { tool: "reflow_month", input, result, answers, capabilities: json!({}), click: Some("apply") };
+    let mut host = Host { tool: "reflow_month", input, result, answers, capabilities: json!({}), click: Some("apply"), wait_for: Some("decide-msg"), keys: &[] };
     let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
     let drawn = read(&dom[dom.find("id=\"app-dom\"").unwrap()..]);
     assert!(drawn.decide_hidden, "no Apply or Decline when the host cannot call tools");
@@ -435,6 +440,84 @@ fn a_dry_run_in_the_app_offers_apply_and_says_what_the_server_answered() {
     assert!(dom.contains(&format!("tools/call apply_reflow|reflow_id={id}")), "Apply calls apply_reflow with the plan's id");
     assert_eq!(drawn.decide_message, shown, "the view says what the server answered");
     eprintln!("Apply in the app: {shown}");
+    server.close();
+}
+
+/// The keys walked in the test host: (key, focused booking, its room, the detail shown).
+fn walked(dom: &str) -> Vec<(String, String, String, String)> {
+    let Some(at) = dom.find("<ol id=\"keys\">") else { return Vec::new() };
+    let end = dom[at..].find("</ol>").map_or(dom.len(), |n| at + n);
+    dom[at..end]
+        .split("<li ")
+        .skip(1)
+        .map(|li| {
+            let tag = format!(" {}", &li[..li.find('>').unwrap_or(li.len())]);
+            let get = |name| attr(&tag, name).unwrap_or_default();
+            (get("data-key"), get("data-focus"), get("data-room"), get("data-detail"))
+        })
+        .collect()
+}
+
+#[test]
+fn query_bookings_in_the_app_draws_its_day_walks_by_keyboard_and_pages_to_the_next_day() {
+    let exe = chromium_or_skip!();
+    let demo = demo();
+    let mut server = stdio(&demo.db, &[]);
+    let input = json!({"from": "2026-09-12T00:00", "to": "2026-09-13T00:00", "limit": 500});
+    let result = server.call("query_bookings", input.clone());
+    let day: Vec<&Value> = result["structuredContent"]["bookings"].as_array().unwrap().iter().collect();
+    let ids: BTreeSet<String> = day.iter().map(|b| b["id"].as_str().unwrap().to_owned()).collect();
+    assert!(ids.len() > 10, "a busy Saturday");
+
+    // A host that passes the result only: the day is drawn from it, and walked by keyboard.
+    let keys = ["ArrowRight", "ArrowRight", "ArrowDown", "End", "Home", "ArrowUp", "Enter"];
+    let host = Host { tool: "query_bookings", input: input.clone(), result: result.clone(), answers: BTreeMap::new(), capabilities: json!({}), click: None, wait_for: None, keys: &keys };
+    let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
+    let drawn = read(&dom[dom.find("id=\"app-dom\"").unwrap()..]);
+    let drawn_ids: BTreeSet<String> = drawn.bars.iter().map(|b| b.id.clone()).collect();
+    assert_eq!(drawn_ids, ids, "one bar per booking of the result");
+    assert!(drawn.bars.iter().all(|b| b.state == "booked"));
+
+    // Rooms in order, each room's bookings by start: where each key must land.
+    let mut by_room: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+    for b in &day {
+        by_room.entry(b["room"].as_str().unwrap()).or_default().push((b["start"].as_str().unwrap(), b["id"].as_str().unwrap()));
+    }
+    for list in by_room.values_mut() {
+        list.sort();
+    }
+    let rooms: Vec<&str> = by_room.keys().copied().collect();
+    let (first, second) = (rooms[0], rooms[1]);
+    let steps = walked(&dom);
+    assert_eq!(steps.len(), keys.len() + 1, "{steps:?}");
+    let at = |i: usize| (steps[i].1.as_str(), steps[i].2.as_str());
+    assert_eq!(at(0), (by_room[first][0].1, first), "Tab lands on the first booking of the first room");
+    assert_eq!(at(1), (by_room[first][1].1, first), "→ is the next booking in the room");
+    let third = by_room[first].len().min(3) - 1;
+    assert_eq!(at(2), (by_room[first][third].1, first), "→ stops at the room's last booking");
+    assert_eq!(at(3).1, second, "↓ goes to the next room");
+    assert_eq!(at(4), (by_room[second].last().unwrap().1, second), "End is the room's last booking");
+    assert_eq!(at(5), (by_room[second][0].1, second), "Home is its first");
+    assert_eq!(at(6).1, first, "↑ goes back up");
+    eprintln!("keys: {:?}", steps.iter().map(|s| (&s.0, &s.1, &s.2)).collect::<Vec<_>>());
+    let detail = &steps[7].3;
+    assert!(detail.starts_with(steps[7].1.as_str()) && detail.contains("engineer") && detail.contains("party of"), "Enter shows the details: {detail}");
+
+    // A host that lets the view call tools: Later reads the next day with query_bookings.
+    let next = json!({"from": "2026-09-13T00:00", "to": "2026-09-14T00:00"});
+    let mut answers = BTreeMap::new();
+    answers.insert(key("list_rooms", &json!({})), json!({"result": server.call("list_rooms", json!({}))}));
+    for range in [json!({"from": "2026-09-12T00:00", "to": "2026-09-13T00:00"}), next.clone()] {
+        answers.insert(key("list_offline_windows", &range), json!({"result": server.call("list_offline_windows", range.clone())}));
+    }
+    all_bookings(&mut server, json!({"from": "2026-09-12T00:00", "to": "2026-09-13T00:00"}), &mut answers);
+    let sunday = all_bookings(&mut server, next, &mut answers);
+    let host = Host { tool: "query_bookings", input, result, answers, capabilities: json!({"serverTools": {}}), click: Some("next"), wait_for: Some("subtitle"), keys: &[] };
+    let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
+    assert!(dom.contains("tools/call query_bookings|from=2026-09-13T00:00&amp;limit=500&amp;to=2026-09-14T00:00"), "Later asks for the next day");
+    let drawn = read(&dom[dom.find("id=\"app-dom\"").unwrap()..]);
+    let drawn_ids: BTreeSet<String> = drawn.bars.iter().map(|b| b.id.clone()).collect();
+    assert_eq!(drawn_ids, sunday, "the next day's bookings, one bar each");
     server.close();
 }
 
