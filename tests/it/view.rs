@@ -440,6 +440,18 @@ fn a_dry_run_in_the_app_offers_apply_and_says_what_the_server_answered() {
     assert!(dom.contains(&format!("tools/call apply_reflow|reflow_id={id}")), "Apply calls apply_reflow with the plan's id");
     assert_eq!(drawn.decide_message, shown, "the view says what the server answered");
     eprintln!("Apply in the app: {shown}");
+
+    // Decline applies nothing, and tells a host that takes context updates.
+    host.click = Some("decline");
+    host.capabilities = json!({"serverTools": {}, "updateModelContext": {}});
+    let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
+    let drawn = read(&dom[dom.find("id=\"app-dom\"").unwrap()..]);
+    assert_eq!(drawn.decide_message, "Declined: nothing was moved.");
+    assert!(drawn.decide_hidden, "no buttons once declined; the message stays outside them");
+    assert_eq!(drawn.counts.get("state").map(String::as_str), Some("declined, not applied"));
+    let log = host_log(&dom);
+    assert!(log.iter().any(|(_, m)| m == "ui/update-model-context"), "{log:?}");
+    assert!(!dom.contains("tools/call apply_reflow"), "Decline calls no tool");
     server.close();
 }
 
