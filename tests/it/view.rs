@@ -5,7 +5,7 @@
 //! with where it came from, every unresolved one listed with its reason, the counts. Without
 //! `chromium` on PATH the browser tests say they were skipped (`.ci/run` installs it).
 
-use super::mcp_client::{stdio, Mcp, StdioServer};
+use super::mcp_client::{http, meta, stdio, Mcp, StdioServer};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -582,6 +582,46 @@ fn a_month_of_1600_bookings_draws_in_chromium() {
         attr(&dom, "data-render-ms").unwrap_or_default(),
         view::HTML.len()
     );
+}
+
+// ---- the MCP edge (no browser needed) -------------------------------------------------------
+
+#[test]
+fn the_view_is_an_mcp_app_resource_on_both_transports() {
+    let db = super::support::temp_db();
+    let uri = "ui://studioflow/view.html";
+    let mut server = stdio(&db.path, &[]);
+    let discover = server.request("server/discover", json!({}));
+    assert_eq!(discover["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/ui"], json!({"mimeTypes": ["text/html;profile=mcp-app"]}));
+    assert!(discover["result"]["capabilities"]["resources"].is_object());
+    let listed = server.request("resources/list", json!({}));
+    let resources = listed["result"]["resources"].as_array().unwrap();
+    assert_eq!(resources.len(), 1);
+    assert_eq!(resources[0]["uri"], uri);
+    assert_eq!(resources[0]["mimeType"], "text/html;profile=mcp-app");
+    let read = server.request("resources/read", json!({"uri": uri}));
+    let contents = &read["result"]["contents"][0];
+    assert_eq!((contents["uri"].as_str(), contents["mimeType"].as_str()), (Some(uri), Some("text/html;profile=mcp-app")));
+    assert_eq!(contents["text"].as_str(), Some(view::HTML), "the resource is the view, with no data in it");
+    let unknown = server.request("resources/read", json!({"uri": "ui://studioflow/other.html"}));
+    assert!(unknown["error"]["message"].as_str().unwrap().contains(uri), "{unknown}");
+
+    // The tools whose results the view draws point at it; the others do not.
+    let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
+    for tool in tools.as_array().unwrap() {
+        let shown = ["query_bookings", "reflow_month", "get_reflow"].contains(&tool["name"].as_str().unwrap());
+        let points = tool["_meta"]["ui"]["resourceUri"] == json!(uri);
+        assert_eq!(points, shown, "{}", tool["name"]);
+    }
+    assert!(server.close());
+
+    // Over HTTP, resources/read names the resource in Mcp-Name, as the transport asks.
+    let server = http(&db.path, &[]);
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri, "_meta": meta(json!({}))}});
+    let answer = server.post(&message, &[("Mcp-Name", uri)]);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let body: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(body["result"]["contents"][0]["text"].as_str(), Some(view::HTML));
 }
 
 // ---- the report command (no browser needed) -------------------------------------------------
