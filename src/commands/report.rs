@@ -10,10 +10,7 @@ use std::path::Path;
 
 /// `report`: writes the view of `month` (and of reflow `reflow`, if given) to `out`.
 pub fn report(db: &Path, month: Option<&str>, reflow: Option<&str>, out: &Path) -> CommandResult {
-    if let Some(text) = month
-        && !is_month(text) {
-            return Err(CommandError::Input(anyhow!("--month {text:?}: write the month as YYYY-MM, e.g. 2026-09")));
-        }
+    // The month is checked where it is read (`Month::parse`: exactly YYYY-MM), as for the tools.
     if month.is_none() && reflow.is_none() {
         return Err(CommandError::Input(anyhow!("give --month YYYY-MM, or --reflow ID to show a reflow's month")));
     }
@@ -28,10 +25,4 @@ pub fn report(db: &Path, month: Option<&str>, reflow: Option<&str>, out: &Path) 
 /// Writes a page, naming the file when it cannot be written (exit 1: the input was fine).
 pub(super) fn write_page(out: &Path, page: &str) -> CommandResult {
     std::fs::write(out, page).map_err(|e| CommandError::Failed(anyhow!("cannot write {}: {e}", out.display())))
-}
-
-/// Exactly `YYYY-MM`: four digits, a hyphen, two digits.
-fn is_month(text: &str) -> bool {
-    let b = text.as_bytes();
-    b.len() == 7 && b[4] == b'-' && b.iter().enumerate().all(|(i, c)| i == 4 || c.is_ascii_digit())
 }
