@@ -439,6 +439,10 @@ fn a_dry_run_in_the_app_offers_apply_and_says_what_the_server_answered() {
     assert!(host_log(&dom).iter().any(|(_, m)| m == "tools/call"));
     assert!(dom.contains(&format!("tools/call apply_reflow|reflow_id={id}")), "Apply calls apply_reflow with the plan's id");
     assert_eq!(drawn.decide_message, shown, "the view says what the server answered");
+    if !shown.starts_with("Not applied") {
+        assert_eq!(drawn.counts.get("state").map(String::as_str), Some("applied"), "an applied plan reads as applied");
+        assert!(drawn.decide_hidden, "and offers no second Apply");
+    }
     eprintln!("Apply in the app: {shown}");
 
     // Decline applies nothing, and tells a host that takes context updates.
