@@ -8,6 +8,7 @@
 //! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
 //! - [`error`]: whose fault a failure is, for the edges to word.
 //! - [`demo`]: the demo studio, loaded from the text files in `data/demo`.
+//! - [`view`]: the studio's view (timeline and reflow review), one HTML page, and its data.
 //! - [`mcp`]: the MCP edge: tools, tasks on the wire, stdio and HTTP, and the client side that
 //!   [`client`] speaks through.
 //! - [`commands`]: the command line's commands, one file each.
@@ -21,6 +22,7 @@ pub mod reflow;
 pub mod tasks;
 pub mod error;
 pub mod demo;
+pub mod view;
 pub mod mcp;
 pub mod commands;
 pub mod report;

@@ -66,6 +66,20 @@ enum Command {
         #[arg(long)]
         work_limit: Option<u64>,
     },
+    /// Write the studio's view of a month (and of a reflow) as one self-contained HTML page.
+    Report {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+        /// The month, YYYY-MM (default: the reflow's month).
+        #[arg(long, required_unless_present = "reflow")]
+        month: Option<String>,
+        /// A stored reflow to review, e.g. rf_0001.
+        #[arg(long)]
+        reflow: Option<String>,
+        /// The HTML file to write.
+        #[arg(long, default_value = "report.html")]
+        out: PathBuf,
+    },
     /// Serve the studio's tools over MCP: stdio by default, or Streamable HTTP at /mcp with --http.
     Serve(ServeArgs),
     /// Ask a studioflow server for month reflows as durable tasks, and follow them to their end,
@@ -259,6 +273,7 @@ fn main() -> ExitCode {
         }
         Command::Solve { file, threads, time_limit, work_limit } => commands::solve(&file, threads, time_limit, work_limit),
         Command::Demo { db } => commands::demo(&db),
+        Command::Report { db, month, reflow, out } => commands::report(&db, month.as_deref(), reflow.as_deref(), &out),
         Command::Serve(args) => commands::serve(args.config()),
     };
     match outcome {

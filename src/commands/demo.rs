@@ -16,6 +16,9 @@ use std::sync::Arc;
 use std::time::Instant;
 use studioflow_solver as solver;
 
+/// The demo's page, written next to its database.
+pub const PAGE: &str = "studioflow-demo.html";
+
 /// `demo`: a fresh demo database, its scenario reflowed end to end, and a summary.
 pub fn demo(db: &Path) -> CommandResult {
     remove_database(db);
@@ -78,6 +81,13 @@ pub fn demo(db: &Path) -> CommandResult {
     let after = month_counts(&store, month_start, month_end)?;
     print_reflow(&store, &tz, &record, &before, &after)?;
     eprintln!("Solved and applied in {:.2} s.", elapsed.as_secs_f64());
+
+    // The same review as a page, next to the database.
+    let page_path = db.with_file_name(PAGE);
+    let page = crate::view::page(&crate::view::build(&store, None, Some(&record.id))?)?;
+    super::report::write_page(&page_path, &page)?;
+    println!();
+    println!("The reflow's review, to open in a browser: {}", page_path.display());
     Ok(())
 }
 

@@ -1,17 +1,19 @@
 //! The command-line commands, as library functions that `main` calls, one file each: `init`,
-//! `export-instance`, `solve`, `demo` and `serve`. They print for people (stdout for results,
+//! `export-instance`, `solve`, `demo`, `report` and `serve`. They print for people (stdout for results,
 //! stderr for progress) and sort failures into the caller's fault and ours, which `main` turns
 //! into exit codes.
 
 mod demo;
 mod export;
 mod init;
+mod report;
 mod serve;
 mod solve;
 
 pub use demo::demo;
 pub use export::export_instance;
 pub use init::init;
+pub use report::report;
 pub use serve::{serve, ServeConfig};
 pub use solve::solve;
 

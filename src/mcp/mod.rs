@@ -3,6 +3,7 @@
 //! to and from the domain; [`client`] is the other side of the same wire, for `studioflow client`.
 //! Nothing below this module knows the protocol.
 
+mod apps;
 pub mod client;
 #[cfg(feature = "testing")]
 mod fixtures;

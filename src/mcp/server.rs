@@ -7,6 +7,7 @@
 
 #[cfg(feature = "testing")]
 use super::fixtures::Fixtures;
+use super::apps;
 use super::tasks::{approval, call_tool_result, detailed, task, task_error};
 use super::tools::{self, Ctx, Follow, ToolError, ToolSpec};
 use super::wire::ReflowMonthArgs;
@@ -14,8 +15,9 @@ use crate::domain::Actor;
 use crate::tasks::{TaskError, Tasks};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, CreateTaskResult,
-    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, UpdateTaskParams,
+    ExtensionCapabilities, GetTaskParams, GetTaskResult, Implementation, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -54,9 +56,13 @@ enum Holder<'a, T> {
 
 impl StudioServer {
     pub fn new(ctx: Ctx) -> Self {
+        let mut tools = tools::all();
+        for spec in &mut tools {
+            apps::point_at_view(&mut spec.tool);
+        }
         StudioServer {
             ctx: Arc::new(ctx),
-            tools: Arc::new(tools::all()),
+            tools: Arc::new(tools),
             #[cfg(feature = "testing")]
             fixtures: None,
         }
@@ -138,7 +144,15 @@ impl StudioServer {
 
 impl ServerHandler for StudioServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tasks().build())
+        let mut extensions = ExtensionCapabilities::new();
+        extensions.insert(apps::EXTENSION.to_owned(), apps::settings());
+        let capabilities = ServerCapabilities::builder()
+            .enable_extensions_with(extensions)
+            .enable_resources()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("studioflow", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "studioflow keeps a studio's bookings. Times are RFC 3339 with an offset, or local \
@@ -160,6 +174,28 @@ impl ServerHandler for StudioServer {
             tools.extend(fixtures.tools());
         }
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![apps::resource()]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        match apps::read(&request.uri) {
+            Some(result) => Ok(result.into()),
+            None => Err(McpError::resource_not_found(
+                format!("no resource {:?}: the one resource is {}", request.uri, apps::VIEW_URI),
+                None,
+            )),
+        }
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -16,3 +16,4 @@ mod studio;
 mod support;
 mod tasks;
 mod tidy;
+mod view;

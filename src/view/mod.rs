@@ -1,0 +1,268 @@
+//! The studio's view: one self-contained HTML document (`view.html`: a timeline of rooms and
+//! bookings, and the review of a reflow) used in two places, as the MCP App that hosts render beside
+//! a tool's result and as a page written by `studioflow report`. This module builds the page's data
+//! from store reads and reflow records, and embeds it safely; it knows nothing of MCP, whose edge
+//! serves the same document as a `ui://` resource and lets the host hand it a tool's result.
+
+use crate::domain::{Booking, OfflineWindow, Room, Status, StudioTz};
+use crate::reflow::{Month, ReflowError};
+use crate::store::{ReflowRecord, Store, StoreError};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// The view, with no data in it: what the MCP edge serves, and what [`page`] fills in.
+pub const HTML: &str = include_str!("view.html");
+
+/// The empty data block of [`HTML`]; a page replaces it with the data.
+const DATA_SLOT: &str = r#"<script type="application/json" id="sf-data">null</script>"#;
+
+/// Why a view could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error(transparent)]
+    Month(#[from] ReflowError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("there is no reflow {0:?}: reflow ids look like rf_0001 (the demo and reflow_month name them)")]
+    UnknownReflow(String),
+    #[error("reflow {id} is of {its}, not of {asked}: leave out --month or give --month {its}")]
+    OtherMonth { id: String, its: String, asked: String },
+    #[error("the view's data could not be written: {0}")]
+    Encode(String),
+}
+
+impl crate::error::Blame for ViewError {
+    fn is_ours(&self) -> bool {
+        match self {
+            ViewError::Month(e) => e.is_ours(),
+            ViewError::Store(e) => e.is_ours(),
+            ViewError::UnknownReflow(_) | ViewError::OtherMonth { .. } => false,
+            ViewError::Encode(_) => true,
+        }
+    }
+}
+
+/// Everything the view draws: the studio, a range of time, its rooms, offline windows and
+/// bookings, and optionally one reflow. Field names follow the tools' answers, so the view reads
+/// an embedded page and a host's tool result alike.
+#[derive(Debug, Clone, Serialize)]
+pub struct ViewData {
+    pub studio: StudioOut,
+    pub range: RangeOut,
+    pub rooms: Vec<RoomOut>,
+    pub windows: Vec<WindowOut>,
+    pub bookings: Vec<BookingOut>,
+    pub reflow: Option<ReflowOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StudioOut {
+    pub name: String,
+    pub tz: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RangeOut {
+    pub month: String,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RoomOut {
+    pub id: String,
+    pub name: String,
+    pub capacity: u32,
+    pub features: Vec<String>,
+    pub opening_hours: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WindowOut {
+    pub room: String,
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BookingOut {
+    pub id: String,
+    pub room: String,
+    pub client: String,
+    pub client_name: Option<String>,
+    pub engineer: Option<String>,
+    pub engineer_name: Option<String>,
+    pub start: String,
+    pub end: String,
+    pub party_size: u32,
+    pub status: String,
+    pub pinned: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReflowOut {
+    pub reflow_id: String,
+    pub month: String,
+    pub applied: bool,
+    pub affected: u32,
+    pub moved: u32,
+    pub unresolved: u32,
+    pub cost: i64,
+    pub lower_bound: Option<i64>,
+    pub unresolved_bookings: Vec<UnresolvedOut>,
+    pub moves: Vec<MoveOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UnresolvedOut {
+    pub booking: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MoveOut {
+    pub booking: String,
+    pub from_room: String,
+    pub from_start: String,
+    pub to_room: String,
+    pub to_start: String,
+    pub to_end: String,
+}
+
+/// The view of a month, and of one reflow if `reflow` names one. Without a month, the reflow's
+/// month is shown; a reflow of another month than the one asked for is refused.
+pub fn build(store: &Store, month: Option<&str>, reflow: Option<&str>) -> Result<ViewData, ViewError> {
+    let record = match reflow {
+        Some(id) => Some(store.reflow(id.trim())?.ok_or_else(|| ViewError::UnknownReflow(id.trim().to_owned()))?),
+        None => None,
+    };
+    let month = match (month, &record) {
+        (Some(text), Some(r)) => {
+            let asked = Month::parse(text)?;
+            if asked.to_string() != r.month {
+                return Err(ViewError::OtherMonth { id: r.id.clone(), its: r.month.clone(), asked: asked.to_string() });
+            }
+            asked
+        }
+        (Some(text), None) => Month::parse(text)?,
+        (None, Some(r)) => Month::parse(&r.month)?,
+        (None, None) => return Err(ViewError::Month(ReflowError::invalid("month", "give a month (YYYY-MM) or a reflow id"))),
+    };
+    let studio = store.studio()?.clone();
+    let tz = studio.tz;
+    let (from, to) = month.bounds(&tz);
+    let clients: HashMap<_, _> = store.clients()?.into_iter().map(|c| (c.id, c.name)).collect();
+    let engineers: HashMap<_, _> = store.engineers()?.into_iter().map(|e| (e.id, e.name)).collect();
+    let bookings = store
+        .bookings_between(from, to)?
+        .into_iter()
+        .filter(|b| b.status != Status::Cancelled)
+        .map(|b| booking(&tz, &b, &clients, &engineers))
+        .collect();
+    Ok(ViewData {
+        studio: StudioOut { name: studio.name.clone(), tz: tz.to_string() },
+        range: RangeOut { month: month.to_string(), from: tz.format(from), to: tz.format(to) },
+        rooms: store.rooms()?.iter().map(room).collect(),
+        windows: store.offline_windows(None, from, to)?.iter().map(|w| window(&tz, w)).collect(),
+        bookings,
+        reflow: record.as_ref().map(|r| reflow_out(&tz, r)),
+    })
+}
+
+/// The view as a page with `data` embedded: one HTML document that needs nothing else.
+pub fn page(data: &ViewData) -> Result<String, ViewError> {
+    let json = serde_json::to_string(data).map_err(|e| ViewError::Encode(e.to_string()))?;
+    Ok(embed(&json))
+}
+
+/// [`HTML`] with `json` in its data block. Inside a `<script>` element only `</script>` (or
+/// `<!--`) could end it early; `<`, `>` and `&` only ever occur inside JSON strings, where
+/// `\u003c` and friends mean the same, so they are escaped and the data can hold anything.
+/// U+2028 and U+2029 are escaped too, for older script parsers.
+pub fn embed(json: &str) -> String {
+    let mut safe = String::with_capacity(json.len() + 64);
+    for c in json.chars() {
+        match c {
+            '<' => safe.push_str("\\u003c"),
+            '>' => safe.push_str("\\u003e"),
+            '&' => safe.push_str("\\u0026"),
+            '\u{2028}' => safe.push_str("\\u2028"),
+            '\u{2029}' => safe.push_str("\\u2029"),
+            c => safe.push(c),
+        }
+    }
+    HTML.replacen(DATA_SLOT, &format!(r#"<script type="application/json" id="sf-data">{safe}</script>"#), 1)
+}
+
+fn booking(
+    tz: &StudioTz,
+    b: &Booking,
+    clients: &HashMap<crate::domain::ClientId, String>,
+    engineers: &HashMap<crate::domain::EngineerId, String>,
+) -> BookingOut {
+    BookingOut {
+        id: b.id.0.clone(),
+        room: b.room.0.clone(),
+        client: b.client.0.clone(),
+        client_name: clients.get(&b.client).cloned(),
+        engineer: b.engineer.as_ref().map(|e| e.0.clone()),
+        engineer_name: b.engineer.as_ref().and_then(|e| engineers.get(e).cloned()),
+        start: tz.format(b.start),
+        end: tz.format(b.end),
+        party_size: b.party_size,
+        status: b.status.to_string(),
+        pinned: b.pinned,
+    }
+}
+
+fn room(r: &Room) -> RoomOut {
+    RoomOut { id: r.id.0.clone(), name: r.name.clone(), capacity: r.capacity, features: r.features.clone(), opening_hours: r.hours.to_lines() }
+}
+
+fn window(tz: &StudioTz, w: &OfflineWindow) -> WindowOut {
+    WindowOut { room: w.room.0.clone(), from: tz.format(w.from), to: tz.format(w.to), reason: w.reason.clone() }
+}
+
+fn reflow_out(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
+    ReflowOut {
+        reflow_id: r.id.clone(),
+        month: r.month.clone(),
+        applied: r.applied,
+        affected: r.affected as u32,
+        moved: r.moves.len() as u32,
+        unresolved: r.unresolved.len() as u32,
+        cost: r.cost,
+        lower_bound: r.lower_bound,
+        unresolved_bookings: r.unresolved.iter().map(|(b, reason)| UnresolvedOut { booking: b.0.clone(), reason: reason.clone() }).collect(),
+        moves: r
+            .moves
+            .iter()
+            .map(|m| &m.moved)
+            .map(|m| MoveOut {
+                booking: m.booking.0.clone(),
+                from_room: m.from_room.0.clone(),
+                from_start: tz.format(m.from_start),
+                to_room: m.to_room.0.clone(),
+                to_start: tz.format(m.to_start),
+                to_end: tz.format(m.to_end),
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_that_holds_a_closing_script_tag_stays_inside_its_block() {
+        let page = embed(r#"{"reason":"</script><script>alert(1)</script> & <!-- x"}"#);
+        let block = page.split(r#"id="sf-data">"#).nth(1).unwrap();
+        let (inside, _) = block.split_once("</script>").unwrap();
+        assert!(inside.ends_with('}'), "the data block ends where the data ends: {inside}");
+        assert!(!inside.contains('<') && !inside.contains('&'));
+        let back: serde_json::Value = serde_json::from_str(inside).unwrap();
+        assert_eq!(back["reason"], "</script><script>alert(1)</script> & <!-- x");
+    }
+}
