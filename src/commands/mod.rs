@@ -1,14 +1,16 @@
 //! The command-line commands, as library functions that `main` calls, one file each: `init`,
-//! `export-instance`, `solve`, `demo` and `serve`. They print for people (stdout for results,
+//! `export-instance`, `solve`, `demo`, `serve`, and `calendar` and `feed`. They print for people (stdout for results,
 //! stderr for progress) and sort failures into the caller's fault and ours, which `main` turns
 //! into exit codes.
 
+mod calendar;
 mod demo;
 mod export;
 mod init;
 mod serve;
 mod solve;
 
+pub use calendar::{calendar, feed, FeedAction};
 pub use demo::demo;
 pub use export::export_instance;
 pub use init::init;
