@@ -67,9 +67,11 @@ impl Store {
             column(of)
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
+        // The three columns after the booking's own.
+        let n = BOOKING_COLUMNS.split(',').count();
         let rows = stmt.query_map(params![of.id(), from.timestamp(), to.timestamp()], |row| {
             let (booking, _) = booking_from_row(row)?;
-            Ok((booking, row.get::<_, i64>(12)?, row.get::<_, i64>(13)?, row.get::<_, i64>(14)?))
+            Ok((booking, row.get::<_, i64>(n)?, row.get::<_, i64>(n + 1)?, row.get::<_, i64>(n + 2)?))
         })?;
         let mut out = Vec::new();
         for row in rows {
