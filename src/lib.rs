@@ -5,6 +5,8 @@
 //! - [`store`]: the SQLite store, the only code that speaks SQL.
 //! - [`calendar`]: answers that take several reads (free slots, what a window displaces).
 //! - [`reflow`]: the bridge between the store and the solver crate.
+//! - [`ics`]: a room's, client's or engineer's calendar as iCalendar (RFC 5545).
+//! - [`feeds`]: the read-only secrets of calendar feed URLs, stored as hashes.
 //! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
 //! - [`error`]: whose fault a failure is, for the edges to word.
 //! - [`demo`]: the demo studio, loaded from the text files in `data/demo`.
@@ -19,6 +21,8 @@ pub mod domain;
 pub mod store;
 pub mod calendar;
 pub mod reflow;
+pub mod ics;
+pub mod feeds;
 pub mod tasks;
 pub mod error;
 pub mod demo;

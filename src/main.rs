@@ -80,6 +80,25 @@ enum Command {
         #[arg(long, default_value = "report.html")]
         out: PathBuf,
     },
+    /// Print a room's, a client's or an engineer's calendar as iCalendar (RFC 5545), by default
+    /// from 60 days back to 400 days ahead.
+    Calendar {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+        #[command(flatten)]
+        of: WhoseCalendar,
+        /// The start of the window: a date (YYYY-MM-DD) or a time.
+        #[arg(long)]
+        from: Option<String>,
+        /// The end of the window: a date (YYYY-MM-DD, its midnight) or a time.
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Subscribable calendar feeds: create one (its URL is printed once), list them, revoke one.
+    Feed {
+        #[command(subcommand)]
+        action: FeedCommand,
+    },
     /// Serve the studio's tools over MCP: stdio by default, or Streamable HTTP at /mcp with --http.
     Serve(ServeArgs),
     /// Ask a studioflow server for month reflows as durable tasks, and follow them to their end,
@@ -108,6 +127,60 @@ enum Command {
         /// Where to create the demo database (replaced on each run).
         #[arg(long, default_value = "studioflow-demo.db")]
         db: PathBuf,
+    },
+}
+
+/// Whose calendar: exactly one of a room, a client or an engineer.
+#[derive(clap::Args)]
+#[group(required = true, multiple = false)]
+struct WhoseCalendar {
+    #[arg(long)]
+    room: Option<String>,
+    #[arg(long)]
+    client: Option<String>,
+    #[arg(long)]
+    engineer: Option<String>,
+}
+
+impl WhoseCalendar {
+    fn calendar(self) -> studioflow::domain::CalendarOf {
+        use studioflow::domain::{CalendarOf, ClientId, EngineerId, RoomId};
+        match (self.room, self.client, self.engineer) {
+            (Some(room), _, _) => CalendarOf::Room(RoomId::new(room)),
+            (_, Some(client), _) => CalendarOf::Client(ClientId::new(client)),
+            (_, _, Some(engineer)) => CalendarOf::Engineer(EngineerId::new(engineer)),
+            // clap's group makes one of the three required.
+            (None, None, None) => CalendarOf::Room(RoomId::new("")),
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum FeedCommand {
+    /// Create a feed for one calendar and print its URL (shown only this once).
+    Create {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+        #[command(flatten)]
+        of: WhoseCalendar,
+        /// A note for the list, e.g. who it was given to.
+        #[arg(long)]
+        label: Option<String>,
+        /// Where `serve --http` is reached, to print a whole URL.
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        base_url: String,
+    },
+    /// List feeds (never their secrets).
+    List {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+    },
+    /// Revoke a feed: its URL answers 404 from then on.
+    Revoke {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+        /// The feed's id (fd_...), from `feed list`.
+        id: String,
     },
 }
 
@@ -274,6 +347,14 @@ fn main() -> ExitCode {
         Command::Solve { file, threads, time_limit, work_limit } => commands::solve(&file, threads, time_limit, work_limit),
         Command::Demo { db } => commands::demo(&db),
         Command::Report { db, month, reflow, out } => commands::report(&db, month.as_deref(), reflow.as_deref(), &out),
+        Command::Calendar { db, of, from, to } => commands::calendar(&db, &of.calendar(), from.as_deref(), to.as_deref()),
+        Command::Feed { action } => match action {
+            FeedCommand::Create { db, of, label, base_url } => {
+                commands::feed(&db, commands::FeedAction::Create { of: of.calendar(), label, base_url })
+            }
+            FeedCommand::List { db } => commands::feed(&db, commands::FeedAction::List),
+            FeedCommand::Revoke { db, id } => commands::feed(&db, commands::FeedAction::Revoke { id }),
+        },
         Command::Serve(args) => commands::serve(args.config()),
     };
     match outcome {

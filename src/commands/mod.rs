@@ -1,8 +1,9 @@
 //! The command-line commands, as library functions that `main` calls, one file each: `init`,
-//! `export-instance`, `solve`, `demo`, `report` and `serve`. They print for people (stdout for results,
+//! `export-instance`, `solve`, `demo`, `report`, `serve`, and `calendar` and `feed`. They print for people (stdout for results,
 //! stderr for progress) and sort failures into the caller's fault and ours, which `main` turns
 //! into exit codes.
 
+mod calendar;
 mod demo;
 mod export;
 mod init;
@@ -10,6 +11,7 @@ mod report;
 mod serve;
 mod solve;
 
+pub use calendar::{calendar, feed, FeedAction};
 pub use demo::demo;
 pub use export::export_instance;
 pub use init::init;

@@ -1,6 +1,7 @@
 //! The studio's vocabulary: rooms, people, bookings, series and offline windows, and the rules that
 //! say when two bookings clash. Pure: nothing here reads a clock, a file or a database.
 
+mod calendars;
 mod hours;
 mod ids;
 mod refusal;
@@ -8,6 +9,7 @@ mod series;
 mod slots;
 mod time;
 
+pub use calendars::CalendarOf;
 pub use hours::{DaySpan, WeeklyHours};
 pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
 pub use refusal::{BufferNote, Refusal};

@@ -70,6 +70,9 @@ impl Fixtures {
             Tool::new("multi_input", "Conformance fixture: a task that asks two questions at once; requires the tasks extension.", schema::<NoArgs>()),
             Tool::new("test_tool_with_task", "Conformance fixture: asks for a name (input_required), then greets it in a task; requires the tasks extension.", schema::<NoArgs>()),
         ]
+        .into_iter()
+        .chain(super::fixture_content::tools())
+        .collect()
     }
 
     pub fn tool(&self, name: &str) -> Option<Tool> {

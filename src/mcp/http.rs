@@ -10,6 +10,7 @@ mod authority;
 mod connections;
 
 use super::jsonrpc::{self, Verdict};
+use super::legacy::{Legacy, Route};
 use super::StudioServer;
 use authority::Guard;
 use axum::body::{Body, Bytes};
@@ -127,10 +128,14 @@ pub(super) fn app(server: StudioServer, config: &HttpConfig, cancel: Cancellatio
         .with_json_response(true)
         .with_cancellation_token(cancel);
     sdk_config.sse_keep_alive = None;
-    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), sdk_config);
-    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout });
+    let ctx = server.ctx();
+    let front_server = server.clone();
+    let service = StreamableHttpService::new(move || Ok(server.for_one_request()), Arc::new(NeverSessionManager::default()), sdk_config);
+    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout, server: front_server });
     Ok(axum::Router::new()
         .route_service("/mcp", service)
+        // The calendar feeds (not MCP), behind the same Host and Origin checks.
+        .route(super::feeds::ROUTE, axum::routing::get(super::feeds::feed).with_state(ctx))
         .layer(axum::middleware::from_fn(move |request, next| front.clone().check(request, next))))
 }
 
@@ -148,6 +153,8 @@ struct Front {
     guard: Guard,
     max_body_bytes: usize,
     body_timeout: Duration,
+    /// For the 2025-11-25 task wire, which the SDK does not speak (`legacy.rs`).
+    server: StudioServer,
 }
 
 impl Front {
@@ -171,7 +178,7 @@ impl Front {
             }
         };
         match jsonrpc::check(&bytes) {
-            Verdict::Forward => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+            Verdict::Forward => self.forward(Request::from_parts(parts, Body::from(bytes)), next).await,
             Verdict::Answer(reply) => {
                 (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response()
             }
@@ -181,6 +188,43 @@ impl Front {
                 StatusCode::ACCEPTED.into_response()
             }
         }
+    }
+}
+
+impl Front {
+    /// Passes a checked message to the SDK, unless it is of the 2025-11-25 task wire, which is
+    /// answered here; an SDK answer that a 2025-11-25 client must see more of is rewritten.
+    async fn forward(&self, request: Request<Body>, next: Next) -> Response {
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+            return (StatusCode::INTERNAL_SERVER_ERROR, "the request could not be read again").into_response();
+        };
+        let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            return next.run(Request::from_parts(parts, Body::from(bytes))).await;
+        };
+        let legacy = Legacy::stateless(self.server.clone());
+        if let Route::Answer = legacy.route(&message) {
+            let answer = legacy.answer(message).await;
+            return ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response();
+        }
+        let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+        let is_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+        if !is_json || !legacy.has_pending() {
+            return response;
+        }
+        let (mut parts, body) = response.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+            return (StatusCode::INTERNAL_SERVER_ERROR, "the answer could not be read").into_response();
+        };
+        let body = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Ok(mut answer) => {
+                legacy.rewrite_answer(&mut answer);
+                Bytes::from(answer.to_string())
+            }
+            Err(_) => bytes,
+        };
+        parts.headers.remove(header::CONTENT_LENGTH);
+        Response::from_parts(parts, Body::from(body))
     }
 }
 

@@ -6,11 +6,18 @@
 mod apps;
 pub mod client;
 #[cfg(feature = "testing")]
+mod fixture_content;
+#[cfg(feature = "testing")]
 mod fixtures;
+mod feeds;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod http;
 mod jsonrpc;
+mod legacy;
+mod progress;
+mod prompts;
+mod resources;
 mod server;
 mod stdio;
 mod tasks;

@@ -1,6 +1,8 @@
 //! The MCP server: rmcp's `ServerHandler` over the studio's tools. It lists the tools, runs each
 //! call's handler on a blocking thread (SQLite and the solver never run on an async worker), and
 //! turns the answer into a `CallToolResult` with structured content and a one-line summary.
+//! Resources, prompts and completions are answered from `resources.rs` and `prompts.rs`; a
+//! synchronous reflow that asked for progress or log messages goes through `progress.rs`.
 //! Built with the `testing` feature, `serve --conformance-fixtures` also serves the conformance
 //! suite's fixture tools, whose in-memory tasks `tasks/*` reach when the durable store does not
 //! know the id; release builds have none of that.
@@ -8,14 +10,17 @@
 #[cfg(feature = "testing")]
 use super::fixtures::Fixtures;
 use super::apps;
+use super::progress::{Listener, SessionLevel};
+use super::{prompts, resources};
 use super::tasks::{approval, call_tool_result, detailed, task, task_error};
 use super::tools::{self, Ctx, Follow, ToolError, ToolSpec};
 use super::wire::ReflowMonthArgs;
 use crate::domain::Actor;
 use crate::tasks::{TaskError, Tasks};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, CreateTaskResult,
-    ExtensionCapabilities, GetTaskParams, GetTaskResult, Implementation, ListResourcesResult, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams, CompleteResult,
+    ContentBlock, CreateTaskResult, ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     UpdateTaskParams,
 };
@@ -39,6 +44,8 @@ fn caller(context: &RequestContext<RoleServer>) -> String {
 pub struct StudioServer {
     ctx: Arc<Ctx>,
     tools: Arc<Vec<ToolSpec>>,
+    /// The log level asked for with the legacy `logging/setLevel`, for this session.
+    log_level: SessionLevel,
     /// The conformance suite's fixture tools; `None` (the default) serves none of them.
     #[cfg(feature = "testing")]
     fixtures: Option<Arc<Fixtures>>,
@@ -63,6 +70,7 @@ impl StudioServer {
         StudioServer {
             ctx: Arc::new(ctx),
             tools: Arc::new(tools),
+            log_level: SessionLevel::default(),
             #[cfg(feature = "testing")]
             fixtures: None,
         }
@@ -73,6 +81,17 @@ impl StudioServer {
     pub fn with_conformance_fixtures(mut self) -> Self {
         self.fixtures = Some(Arc::new(Fixtures::new()));
         self
+    }
+
+    /// A copy for one stateless HTTP request: the same studio, and a log level of its own (there
+    /// is no session for `logging/setLevel` to last in).
+    pub(super) fn for_one_request(&self) -> StudioServer {
+        StudioServer { log_level: SessionLevel::default(), ..self.clone() }
+    }
+
+    /// The database and task runner, for the HTTP routes beside `/mcp` (the calendar feeds).
+    pub(super) fn ctx(&self) -> Arc<Ctx> {
+        self.ctx.clone()
     }
 
     fn tasks(&self) -> Arc<Tasks> {
@@ -124,6 +143,40 @@ impl StudioServer {
         outcome.map(Holder::Durable).map_err(task_error)
     }
 
+    /// Runs a blocking handler (SQLite) off the async threads.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&Ctx) -> Result<T, McpError> + Send + 'static,
+    ) -> Result<T, McpError> {
+        let ctx = self.ctx.clone();
+        tokio::task::spawn_blocking(move || f(&ctx))
+            .await
+            .map_err(|e| McpError::internal_error(format!("{what} stopped: {e}"), None))?
+    }
+
+    /// The synchronous reflow for a caller that asked for progress or log messages: the same
+    /// answer as [`Self::run_tool`], with the notifications sent before it.
+    async fn reflow_told(&self, listener: Listener, arguments: rmcp::model::JsonObject, who: String) -> Result<CallToolResult, McpError> {
+        let ctx = self.ctx.clone();
+        let hook = listener.hook();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let call = tools::Call { ctx: &ctx, who: &who, tool: "reflow_month" };
+            tools::reflow_month_reply(&call, arguments, Some(hook))
+        })
+            .await
+            .map_err(|e| McpError::internal_error(format!("the reflow_month handler stopped: {e}"), None))?;
+        let (last, failed) = match &outcome {
+            Ok(reply) => (reply.summary.clone(), false),
+            Err(ToolError::Fix(message) | ToolError::Internal(message)) => (message.clone(), true),
+        };
+        listener.finish(last, failed).await;
+        if let Err(ToolError::Internal(message)) = &outcome {
+            tracing::error!(tool = "reflow_month", error = %message, "tool failed");
+        }
+        call_tool_result(outcome)
+    }
+
     fn find(&self, name: &str) -> Option<usize> {
         self.tools.iter().position(|t| t.tool.name == name)
     }
@@ -146,11 +199,16 @@ impl ServerHandler for StudioServer {
     fn get_info(&self) -> ServerConfig {
         let mut extensions = ExtensionCapabilities::new();
         extensions.insert(apps::EXTENSION.to_owned(), apps::settings());
+        // Logging is deprecated by SEP-2577 (2026-07-28) and still part of 2025-11-25.
+        #[allow(deprecated)]
         let capabilities = ServerCapabilities::builder()
             .enable_extensions_with(extensions)
-            .enable_resources()
             .enable_tools()
             .enable_tasks()
+            .enable_resources()
+            .enable_prompts()
+            .enable_completions()
+            .enable_logging()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("studioflow", env!("CARGO_PKG_VERSION")))
@@ -178,10 +236,32 @@ impl ServerHandler for StudioServer {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(vec![apps::resource()]))
+        let cursor = request.and_then(|r| r.cursor);
+        // The view (MCP Apps) is a resource like the calendars, listed first.
+        #[allow(unused_mut)]
+        let mut extra = vec![apps::resource()];
+        #[cfg(feature = "testing")]
+        if self.fixtures.is_some() {
+            extra.extend(super::fixture_content::resources());
+        }
+        self.blocking("resources/list", move |ctx| resources::list(ctx, cursor.as_deref(), extra)).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        #[allow(unused_mut)]
+        let mut templates = resources::templates();
+        #[cfg(feature = "testing")]
+        if self.fixtures.is_some() {
+            templates.resource_templates.extend(super::fixture_content::templates());
+        }
+        Ok(templates)
     }
 
     async fn read_resource(
@@ -189,13 +269,71 @@ impl ServerHandler for StudioServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        match apps::read(&request.uri) {
-            Some(result) => Ok(result.into()),
-            None => Err(McpError::resource_not_found(
-                format!("no resource {:?}: the one resource is {}", request.uri, apps::VIEW_URI),
-                None,
-            )),
+        let uri = request.uri;
+        if let Some(view) = apps::read(&uri) {
+            return Ok(ReadResourceResponse::from(view));
         }
+        #[cfg(feature = "testing")]
+        if self.fixtures.is_some()
+            && let Some(result) = super::fixture_content::read(&uri)
+        {
+            return Ok(ReadResourceResponse::from(result));
+        }
+        self.blocking("resources/read", move |ctx| resources::read(ctx, &uri)).await.map(ReadResourceResponse::from)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        #[allow(unused_mut)]
+        let mut listed = prompts::list();
+        #[cfg(feature = "testing")]
+        if self.fixtures.is_some() {
+            listed.prompts.extend(super::fixture_content::prompts());
+        }
+        Ok(listed)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let mut arguments = std::collections::HashMap::new();
+        for (name, value) in request.arguments.unwrap_or_default() {
+            let text = match value {
+                serde_json::Value::String(text) => text,
+                serde_json::Value::Number(n) => n.to_string(),
+                other => return Err(McpError::invalid_params(format!("argument {name:?} must be a string, not {other}"), None)),
+            };
+            arguments.insert(name, text);
+        }
+        let name = request.name;
+        #[cfg(feature = "testing")]
+        if self.fixtures.is_some()
+            && let Some(result) = super::fixture_content::prompt(&name, &arguments)
+        {
+            return result.map(GetPromptResponse::from);
+        }
+        self.blocking("prompts/get", move |ctx| prompts::get(ctx, &name, &arguments)).await.map(GetPromptResponse::from)
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
+    async fn complete(&self, request: CompleteRequestParams, _context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+        #[cfg(feature = "testing")]
+        if self.fixtures.is_some()
+            && let Some(result) = super::fixture_content::complete(&request.r#ref, &request.argument.value)
+        {
+            return Ok(result);
+        }
+        self.blocking("completion/complete", move |ctx| prompts::complete(ctx, &request)).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -218,6 +356,9 @@ impl ServerHandler for StudioServer {
         let Some(index) = self.find(&request.name) else {
             #[cfg(feature = "testing")]
             if let Some(fixtures) = self.fixtures.as_ref().filter(|f| f.tool(&request.name).is_some()) {
+                if let Some(result) = super::fixture_content::call(&request.name, &context).await {
+                    return result;
+                }
                 return fixtures.call(request, wants_task).await;
             }
             return Err(McpError::invalid_params(format!("unknown tool {:?}: call tools/list to see the tools", request.name), None));
@@ -225,6 +366,11 @@ impl ServerHandler for StudioServer {
         let who = caller(&context);
         if request.name == "reflow_month" && wants_task {
             return self.start_reflow_task(request.arguments.unwrap_or_default(), who).await;
+        }
+        if request.name == "reflow_month"
+            && let Some(listener) = Listener::for_request(&context, &self.log_level)
+        {
+            return self.reflow_told(listener, request.arguments.unwrap_or_default(), who).await.map(CallToolResponse::Complete);
         }
         let result = self.run_tool(index, request.arguments.unwrap_or_default(), who).await?;
         Ok(CallToolResponse::Complete(result))

@@ -5,6 +5,7 @@
 //! at EOF.
 
 use super::jsonrpc::{self, Verdict};
+use super::legacy::{Legacy, Route};
 use super::StudioServer;
 use rmcp::ServiceExt;
 use serde_json::Value;
@@ -40,9 +41,19 @@ pub async fn serve_lines(
         anyhow::Ok(())
     });
     let replies = lines_out.clone();
+    // The 2025-11-25 task wire, which the SDK does not speak, for this session.
+    let legacy = Legacy::session(server.clone());
+    let rewriter = legacy.clone();
     let forward_replies = tokio::spawn(async move {
         let mut from_sdk = BufReader::new(from_sdk).lines();
-        while let Ok(Some(line)) = from_sdk.next_line().await {
+        while let Ok(Some(mut line)) = from_sdk.next_line().await {
+            if rewriter.has_pending()
+                && let Ok(mut reply) = serde_json::from_str::<Value>(&line)
+                && reply.get("id").is_some()
+            {
+                rewriter.rewrite_answer(&mut reply);
+                line = reply.to_string();
+            }
             if replies.send(line).await.is_err() {
                 break;
             }
@@ -50,7 +61,7 @@ pub async fn serve_lines(
     });
     // The SDK reads the first message before `serve` returns, so the input runs on its own task.
     let forwarded = Arc::new(AtomicUsize::new(0));
-    let reader = tokio::spawn(forward_requests(input, to_sdk, lines_out, forwarded.clone()));
+    let reader = tokio::spawn(forward_requests(input, to_sdk, lines_out, forwarded.clone(), legacy));
 
     let (sdk_read, sdk_write) = tokio::io::split(sdks);
     match server.serve((sdk_read, sdk_write)).await {
@@ -74,6 +85,7 @@ async fn forward_requests(
     mut to_sdk: impl AsyncWrite + Unpin,
     lines_out: mpsc::Sender<String>,
     forwarded: Arc<AtomicUsize>,
+    legacy: Arc<Legacy>,
 ) -> anyhow::Result<()> {
     let mut input = BufReader::new(input);
     let mut buffer = Vec::new();
@@ -94,6 +106,17 @@ async fn forward_requests(
             continue;
         }
         match jsonrpc::check(line) {
+            // A 2025-11-25 task request is answered here, on its own task: tasks/result waits.
+            Verdict::Forward
+                if let Ok(message) = serde_json::from_slice::<Value>(line)
+                    && matches!(legacy.route(&message), Route::Answer) =>
+            {
+                let (legacy, lines_out) = (legacy.clone(), lines_out.clone());
+                tokio::spawn(async move {
+                    let answer = legacy.answer(message).await;
+                    lines_out.send(answer.to_string()).await.ok();
+                });
+            }
             Verdict::Forward => {
                 forwarded.fetch_add(1, Ordering::SeqCst);
                 to_sdk.write_all(line).await?;

@@ -199,6 +199,27 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX events_entity ON events (entity, entity_id, seq);
     "#,
+    // 7: calendars as iCalendar. Every booking has a revision, raised by the database itself on
+    // any change to what a calendar shows (place, time, people, status), so a calendar program
+    // sees a higher SEQUENCE whatever code made the change. Feed secrets are stored as SHA-256
+    // hashes, each scoped to one calendar (a room, a client or an engineer), and revoked by time.
+    r#"
+    ALTER TABLE bookings ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+    CREATE TRIGGER bookings_revision AFTER UPDATE OF room_id, client_id, engineer_id, start_at, end_at,
+        party_size, requires, status ON bookings
+    BEGIN
+        UPDATE bookings SET revision = OLD.revision + 1 WHERE seq = NEW.seq;
+    END;
+    CREATE TABLE feed_secrets (
+        id          TEXT    PRIMARY KEY,               -- fd_ and 40 random bits, to name it when revoking
+        secret_hash TEXT    NOT NULL UNIQUE,           -- hex SHA-256 of the secret; the secret is never stored
+        kind        TEXT    NOT NULL CHECK (kind IN ('room', 'client', 'engineer')),
+        target      TEXT    NOT NULL,                  -- the room, client or engineer id
+        label       TEXT,
+        created_at  INTEGER NOT NULL,
+        revoked_at  INTEGER
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

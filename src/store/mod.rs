@@ -5,6 +5,7 @@
 
 mod edits;
 mod events;
+mod calendars;
 mod history;
 mod migrations;
 mod pool;
@@ -16,6 +17,7 @@ mod write;
 pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
 pub use edits::{BookingEdit, Undone, WindowRemoved};
 pub use events::{Entity, Event, EventQuery};
+pub use calendars::{CalendarEntry, FeedRecord};
 pub use history::{MoveRecord, NewReflow, ReflowRecord};
 pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, RoomEdit};
 pub use pool::Pool;

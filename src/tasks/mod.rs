@@ -133,7 +133,22 @@ pub struct Tasks {
     /// The stop flags of the solves running in this process. A std mutex: held only to insert,
     /// remove or look up, never across I/O.
     live: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// The progress hooks of waiting callers, by task id: the solve of that task reports to it.
+    watchers: Mutex<HashMap<String, ProgressHook>>,
 }
+
+/// How far a reflow has got, for a caller that waits and wants to be told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReflowProgress {
+    /// Parts of the month solved so far, of `total`.
+    pub done: u64,
+    pub total: u64,
+    /// The same words as the task's status message.
+    pub message: String,
+}
+
+/// A callback the edge supplies to hear a reflow's progress; called on the solver's threads.
+pub type ProgressHook = Arc<dyn Fn(&ReflowProgress) + Send + Sync>;
 
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
@@ -148,7 +163,7 @@ fn new_task_id() -> Result<String, TaskError> {
 
 impl Tasks {
     pub fn new(pool: Arc<Pool>, config: TaskConfig) -> Arc<Tasks> {
-        Arc::new(Tasks { pool, config, live: Mutex::new(HashMap::new()) })
+        Arc::new(Tasks { pool, config, live: Mutex::new(HashMap::new()), watchers: Mutex::new(HashMap::new()) })
     }
 
     /// Writes a new reflow task and starts it; the task is durable when this returns.
@@ -162,11 +177,24 @@ impl Tasks {
     /// Runs a reflow to its end and returns the finished task: the same task, runner and rules
     /// as [`Tasks::start_reflow`], for a caller that waits for the answer.
     pub fn reflow(self: &Arc<Self>, job: &ReflowJob) -> Result<TaskView, TaskError> {
+        self.reflow_watched(job, None)
+    }
+
+    /// [`Tasks::reflow`], telling `hook` how the solve goes (first when it starts, then as parts
+    /// are solved); every call to the hook happens before this returns.
+    pub fn reflow_watched(self: &Arc<Self>, job: &ReflowJob, hook: Option<ProgressHook>) -> Result<TaskView, TaskError> {
         let (record, export) = self.create(job)?;
-        let runner = self.spawn(record.id.clone(), Some(export))?;
+        if let Some(hook) = &hook {
+            let message = record.status_message.clone().unwrap_or_default();
+            hook(&ReflowProgress { done: 0, total: 0, message });
+            self.watchers.lock().unwrap_or_else(|e| e.into_inner()).insert(record.id.clone(), hook.clone());
+        }
+        let runner = self.spawn(record.id.clone(), Some(export));
         // The runner ends the task whatever happens (its own failure included), so joining it is
         // waiting for the final state.
-        let _ = runner.join();
+        let joined = runner.map(|runner| runner.join());
+        self.watchers.lock().unwrap_or_else(|e| e.into_inner()).remove(&record.id);
+        joined?.ok();
         self.view(&record.id)
     }
 
@@ -458,6 +486,7 @@ impl Tasks {
         let pool = self.pool.clone();
         let task_id = id.to_owned();
         let last_write = Mutex::new((Instant::now() - Duration::from_secs(1), false));
+        let watcher = self.watchers.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
         #[cfg(feature = "testing")]
         let delay = self.config.test_delay_per_part;
         let progress: Arc<dyn Fn(solver::Progress) + Send + Sync> = Arc::new(move |p: solver::Progress| {
@@ -481,6 +510,9 @@ impl Tasks {
                     p.cost,
                     p.quality()
                 );
+                if let Some(watcher) = &watcher {
+                    watcher(&ReflowProgress { done: p.parts_done as u64, total: p.parts_total as u64, message: message.clone() });
+                }
                 let _ = pool.with(|s| s.write_with(|w| w.change_task(&task_id, &[TaskStatus::Working], &TaskChange::Progress(message), now_ms())));
             }
         });

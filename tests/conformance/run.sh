@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite's tasks-* scenarios against `studioflow serve --http`.
-# Usage: tests/conformance/run.sh [SCENARIO...]   (default: every tasks-* scenario the CLI lists)
+# Runs the official MCP conformance suite's server scenarios against `studioflow serve --http`.
+# Usage: tests/conformance/run.sh [SCENARIO...]   (default: every server scenario the CLI lists,
+#                                                  but the EXCLUDED ones below)
 # Env:   STUDIOFLOW_BIN  server binary to test (default: cargo build, then target/debug/studioflow;
 #                        CARGO_TARGET_DIR is honoured)
 #        SERVE_ARGS      extra arguments for `studioflow serve`
@@ -45,12 +46,36 @@ fi
 [[ -x "$STUDIOFLOW_BIN" ]] || die "no server binary at $STUDIOFLOW_BIN"
 
 # --- 3. scenarios ---------------------------------------------------------------------------
+# Scenarios that do not apply to studioflow, each with its reason (README.md says more).
+EXCLUDED=(
+  tools-call-sampling                  # sampling: deprecated by 2026-07-28 (SEP-2577); the studio asks no model
+  input-required-result-basic-sampling # the same, as an input request
+  tools-call-elicitation               # a mid-request elicitation/create needs a session; studioflow asks only inside tasks
+  elicitation-sep1034-defaults         # the same fixture family (elicitation defaults)
+  elicitation-sep1330-enums            # the same fixture family (elicitation enums)
+  resources-subscribe                  # 2025 subscriptions need a session to send updates on; stateless HTTP has none
+  resources-unsubscribe                # the same
+  input-required-result-basic-elicitation      # MRTR fixture tools (test_input_required_result_*): no studio
+  input-required-result-basic-list-roots       #   tool asks mid-call (the reflow's approval waits inside a
+  input-required-result-request-state          #   task); outside issue 12, not written yet
+  input-required-result-multiple-input-requests
+  input-required-result-multi-round
+  input-required-result-non-tool-request
+  input-required-result-result-type
+  input-required-result-tampered-state
+  input-required-result-capability-check
+  http-custom-header-server-validation # needs a tool with x-mcp-header parameters; studioflow has none
+)
 if [[ $# -gt 0 ]]; then
   SCENARIOS=("$@")
 else
-  mapfile -t SCENARIOS < <(suite list --server | sed -n 's/^ *- \(tasks-[a-z0-9-]*\).*/\1/p')
+  mapfile -t ALL < <(suite list --server | sed -n 's/^ *- \([a-z0-9-]*\) .*/\1/p')
+  SCENARIOS=()
+  for s in "${ALL[@]}"; do
+    [[ " ${EXCLUDED[*]} " == *" $s "* ]] || SCENARIOS+=("$s")
+  done
 fi
-[[ ${#SCENARIOS[@]} -gt 0 ]] || die "the suite listed no tasks-* scenario"
+[[ ${#SCENARIOS[@]} -gt 0 ]] || die "the suite listed no server scenario"
 
 # --- 4. start the server on a free port with a temp demo DB -------------------------------
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/studioflow-conformance.XXXXXX")"

@@ -1,4 +1,4 @@
-//! The real `studioflow` binary on real files: init, export-instance, solve and demo, with the
+//! The real `studioflow` binary on real files: init, export-instance, solve, demo and calendar, with the
 //! exit codes and messages a person sees.
 
 use crate::support::temp_db;
@@ -145,4 +145,29 @@ fn solve_with_a_work_limit_answers_the_same_on_one_and_two_threads_and_states_th
     let summary = stderr(&two);
     assert!(summary.contains("of optimal, lower bound") || summary.contains("proven optimal"), "{summary}");
     assert!(summary.contains("round(s) of improvement"), "{summary}");
+}
+
+/// Issue 12: `studioflow calendar` prints a calendar; a window, an unknown room and a window that
+/// ends before it starts behave as documented.
+#[test]
+fn calendar_prints_icalendar_and_refuses_what_it_cannot_print() {
+    let db = temp_db();
+    let path = db.path.to_str().unwrap();
+    assert!(studioflow(&["init", "--db", path, "--demo"]).status.success());
+    let whole = studioflow(&["calendar", "--db", path, "--room", "studio-b"]);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let text = stdout(&whole);
+    assert!(text.starts_with("BEGIN:VCALENDAR\r\n") && text.ends_with("END:VCALENDAR\r\n"));
+    let day = studioflow(&["calendar", "--db", path, "--room", "studio-b", "--from", "2026-09-01", "--to", "2026-09-02"]);
+    let events = stdout(&day).matches("BEGIN:VEVENT").count();
+    assert!(events > 0 && events < text.matches("BEGIN:VEVENT").count(), "{events} events on one day");
+    assert!(stdout(&day).contains("UID:bk_") && stdout(&day).contains("SEQUENCE:0"));
+
+    let unknown = studioflow(&["calendar", "--db", path, "--room", "nope"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("there is no room nope"));
+    let backwards = studioflow(&["calendar", "--db", path, "--client", "client-001", "--from", "2026-10-01", "--to", "2026-09-01"]);
+    assert_eq!(backwards.status.code(), Some(2), "{}", stderr(&backwards));
+    let two = studioflow(&["calendar", "--db", path, "--room", "studio-b", "--client", "client-001"]);
+    assert_eq!(two.status.code(), Some(2), "one calendar at a time");
 }

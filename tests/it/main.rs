@@ -3,6 +3,7 @@
 //! (its commands, its MCP server, durable tasks, and `studioflow client` against the server).
 
 mod bad_inputs;
+mod calendars;
 mod cli;
 mod client;
 mod front;
@@ -10,7 +11,9 @@ mod inputs;
 mod interop;
 mod mcp;
 mod mcp_client;
+mod mcp_more;
 mod reflow;
+mod sdk_ts;
 mod store;
 mod studio;
 mod support;

@@ -104,6 +104,11 @@ impl StdioServer {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line:?}"))
     }
 
+    /// The next line the server writes, whatever it is.
+    pub fn raw_read(&mut self) -> Value {
+        self.read_line()
+    }
+
     /// Writes a notification (no answer expected).
     pub fn notify(&mut self, message: &Value) {
         let stdin = self.stdin.as_mut().unwrap();

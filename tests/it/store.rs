@@ -290,10 +290,10 @@ fn write_previous_version(db: &crate::support::TempDb) {
     old.write_with(|w| {
         w.conn().execute_batch(
             "INSERT INTO studio (id, name, timezone, notice_minutes, clock) VALUES (1, 'Old', 'Europe/London', 2880, NULL);
-             INSERT INTO rooms VALUES ('live', 'Live', 6, '[\"drums\"]', '[\"mon-sun 10:00-02:00\"]', 15);
-             INSERT INTO rooms VALUES ('booth', 'Booth', 2, '[]', '[\"mon-fri 09:00-18:00\"]', 0);
-             INSERT INTO rooms VALUES ('hall', 'Hall', 4, '[]', '[\"mon-sun 00:00-24:00\"]', 0);
-             INSERT INTO clients VALUES ('c1', 'Client 1');",
+             INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes) VALUES ('live', 'Live', 6, '[\"drums\"]', '[\"mon-sun 10:00-02:00\"]', 15);
+             INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes) VALUES ('booth', 'Booth', 2, '[]', '[\"mon-fri 09:00-18:00\"]', 0);
+             INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes) VALUES ('hall', 'Hall', 4, '[]', '[\"mon-sun 00:00-24:00\"]', 0);
+             INSERT INTO clients (id, name) VALUES ('c1', 'Client 1');",
         )?;
         w.conn().execute(
             "INSERT INTO bookings (seq, id, room_id, client_id, start_at, end_at, party_size, requires, status, pinned, created_at, updated_at) \

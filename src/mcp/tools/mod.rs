@@ -10,7 +10,7 @@ mod people;
 mod reflows;
 mod rooms;
 
-pub use reflows::{finished_reflow, reflow_job, reflow_refusal, Follow};
+pub use reflows::{finished_reflow, reflow_job, reflow_month_reply, reflow_refusal, Follow};
 
 use super::wire::StatusArg;
 use crate::domain::{Actor, RoomId, Status, StudioTz};
@@ -107,9 +107,11 @@ where
         Effect::Add => ToolAnnotations::new().read_only(false).destructive(false).idempotent(false),
         Effect::Change { idempotent } => ToolAnnotations::new().read_only(false).destructive(true).idempotent(idempotent),
     };
-    let tool = Tool::new(name, description.to_owned(), rmcp::handler::server::common::schema_for_type::<A>())
+    let input = known_vocabulary(rmcp::handler::server::common::schema_for_type::<A>());
+    let output = known_vocabulary(rmcp::handler::server::common::schema_for_output::<O>());
+    let tool = Tool::new(name, description.to_owned(), input)
         .with_title(title)
-        .with_raw_output_schema(rmcp::handler::server::common::schema_for_output::<O>())
+        .with_raw_output_schema(output)
         .with_annotations(annotations.open_world(false));
     let run = Box::new(move |ctx: &Ctx, who: &str, args: JsonObject| {
         // The path names the argument that does not fit (`start`, `requires[1]`), so that the
@@ -125,6 +127,50 @@ where
         Ok(Reply { structured, summary })
     });
     ToolSpec { tool, run }
+}
+
+/// A derived schema in the JSON Schema 2020-12 vocabulary that every validator knows: schemars
+/// writes Rust's integer types as `format: "uint32"`, `"int64"` and so on, which are no format of
+/// the specification (the TypeScript SDK's validator warns about each), so the format goes and
+/// the range it meant becomes `minimum`/`maximum`.
+fn known_vocabulary(schema: Arc<JsonObject>) -> Arc<JsonObject> {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                let range: Option<(i64, Option<i64>)> = match map.get("format").and_then(|f| f.as_str()) {
+                    Some("uint8") => Some((0, Some(u8::MAX.into()))),
+                    Some("uint16") => Some((0, Some(u16::MAX.into()))),
+                    Some("uint32") => Some((0, Some(u32::MAX.into()))),
+                    Some("uint64" | "uint") => Some((0, None)),
+                    Some("int8") => Some((i8::MIN.into(), Some(i8::MAX.into()))),
+                    Some("int16") => Some((i16::MIN.into(), Some(i16::MAX.into()))),
+                    Some("int32") => Some((i32::MIN.into(), Some(i32::MAX.into()))),
+                    Some("int64" | "int" | "float" | "double") => Some((i64::MIN, None)),
+                    _ => None,
+                };
+                if let Some((min, max)) = range {
+                    map.remove("format");
+                    if min != i64::MIN && !map.contains_key("minimum") {
+                        map.insert("minimum".into(), min.into());
+                    }
+                    if let Some(max) = max
+                        && !map.contains_key("maximum")
+                    {
+                        map.insert("maximum".into(), max.into());
+                    }
+                }
+                map.values_mut().for_each(walk);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::Value::Object((*schema).clone());
+    walk(&mut value);
+    match value {
+        serde_json::Value::Object(map) => Arc::new(map),
+        _ => schema,
+    }
 }
 
 /// Every tool, in the order `tools/list` shows them.

@@ -5,11 +5,12 @@
 //! one-live-reflow-per-month rule.
 
 use super::super::wire::{self, *};
-use super::{plural, room_id, Call, ToolError};
+use super::{plural, room_id, Call, Reply, ToolError};
 use crate::domain::Actor;
 use crate::reflow::{self, Month, ReflowError, ReflowRequest, DEFAULT_MAX_SHIFT};
 use crate::store::{StoreError, TaskOutcome};
-use crate::tasks::{ReflowJob, TaskError, TaskView};
+use crate::tasks::{ProgressHook, ReflowJob, TaskError, TaskView};
+use rmcp::model::JsonObject;
 
 /// Reads a reflow request; shared with the task path. The request's own checks (rooms, shift)
 /// are the reflow's, made once when its month is exported.
@@ -49,6 +50,23 @@ pub fn reflow_refusal(e: TaskError, follow: Follow) -> ToolError {
 }
 
 pub fn reflow_month(ctx: &Call<'_>, a: ReflowMonthArgs) -> Result<(ReflowOut, String), ToolError> {
+    reflow_month_watched(ctx, a, None)
+}
+
+/// The synchronous `reflow_month` for a caller that wants its progress (a `progressToken`, or
+/// log messages): the same answer, with `hook` told how the solve goes before it returns.
+pub fn reflow_month_reply(ctx: &Call<'_>, arguments: JsonObject, hook: Option<ProgressHook>) -> Result<Reply, ToolError> {
+    let a: ReflowMonthArgs = serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { String::new() } else { format!("{path}: ") };
+        ToolError::Fix(format!("the arguments of reflow_month do not fit its input schema: {field}{}", e.into_inner()))
+    })?;
+    let (out, summary) = reflow_month_watched(ctx, a, hook)?;
+    let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
+    Ok(Reply { structured, summary })
+}
+
+fn reflow_month_watched(ctx: &Call<'_>, a: ReflowMonthArgs, hook: Option<ProgressHook>) -> Result<(ReflowOut, String), ToolError> {
     let job = reflow_job(&a, ctx.actor())?;
     if job.require_approval {
         return Err(ToolError::Fix(
@@ -59,7 +77,7 @@ pub fn reflow_month(ctx: &Call<'_>, a: ReflowMonthArgs) -> Result<(ReflowOut, St
     }
     // The same runner as a task, waited for: the per-month lock, retries of a stale plan and the
     // final summary hold on this path by construction.
-    let view = ctx.tasks.reflow(&job).map_err(|e| reflow_refusal(e, Follow::Wait))?;
+    let view = ctx.tasks.reflow_watched(&job, hook).map_err(|e| reflow_refusal(e, Follow::Wait))?;
     finished_reflow(&view)
 }
 

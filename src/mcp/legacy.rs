@@ -1,0 +1,335 @@
+//! Tasks for clients of the 2025-11-25 `initialize` handshake (the TypeScript SDK 1.x, and the
+//! editors built on it), whose task wire rmcp 3.11 no longer speaks: `params.task` on
+//! `tools/call`, a `CreateTaskResult` nested under `task` with `ttl` and `pollInterval`, and
+//! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` without the 2026-07-28 `_meta`.
+//! The stdio and HTTP fronts hand such messages here before the SDK sees them; the answers come
+//! from the same durable tasks (the same rows, runner and exactly-once apply) as the extension's.
+//! The fronts also pass the SDK's answers to `initialize` and `tools/list` through [`rewrite`],
+//! which adds the `tasks` capability (for a client that declared its own) and
+//! `execution.taskSupport: "optional"` on `reflow_month`.
+//!
+//! Whose tasks `tasks/list` shows: there is no authentication yet, so a task belongs to the
+//! session that created it. On stdio the session is the process's one client; stateless HTTP has
+//! no session, so there `tasks/list` lists nothing (a task id, 160 random bits, still reads it).
+
+use super::tasks::call_tool_result;
+use super::tools::{self, Follow, Reply, ToolError};
+use super::wire::ReflowMonthArgs;
+use super::StudioServer;
+use crate::store::{TaskRecord, TaskStatus};
+use crate::tasks::{TaskError, Tasks};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How many tasks a `tasks/list` page holds.
+const PAGE: usize = 50;
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// What to do with a message from a client.
+pub enum Route {
+    /// The SDK answers it; an answer to rewrite is remembered by its id.
+    Forward,
+    /// This module answers it ([`Legacy::answer`]).
+    Answer,
+}
+
+/// Which SDK answer to rewrite.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Rewrite {
+    /// `initialize`, from a client that declared the 2025-11-25 `tasks` capability.
+    Initialize,
+    /// `tools/list` from a client without the 2026-07-28 `_meta`.
+    ToolsList,
+}
+
+/// The legacy task wire of one session (stdio) or of one request (HTTP).
+pub struct Legacy {
+    server: StudioServer,
+    /// The tasks this session created, for `tasks/list`; `None` where there is no session.
+    owned: Option<Mutex<Vec<String>>>,
+    /// Answers of the SDK still to rewrite, by request id.
+    pending: Mutex<HashMap<String, Rewrite>>,
+    /// Who the session's client said it is at `initialize`, for the history's actor.
+    who: Mutex<Option<String>>,
+}
+
+/// Whether a message speaks the 2026-07-28 wire (its `_meta` names the protocol version).
+fn is_current(message: &Value) -> bool {
+    message.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").is_some()
+}
+
+fn id_key(message: &Value) -> Option<String> {
+    message.get("id").map(Value::to_string)
+}
+
+fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+fn reply(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+fn iso(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A task as 2025-11-25 writes it.
+fn task_json(record: &TaskRecord) -> Value {
+    let mut task = json!({
+        "taskId": record.id,
+        "status": record.status.as_str(),
+        "createdAt": iso(record.created_ms),
+        "lastUpdatedAt": iso(record.updated_ms),
+        "ttl": record.ttl_ms,
+        "pollInterval": record.poll_interval_ms,
+    });
+    if let Some(message) = &record.status_message {
+        task["statusMessage"] = json!(message);
+    }
+    task
+}
+
+/// Adds what a legacy client needs to see to an SDK answer.
+pub fn rewrite(kind: Rewrite, response: &mut Value) {
+    let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) else { return };
+    match kind {
+        Rewrite::Initialize => {
+            if let Some(capabilities) = result.get_mut("capabilities").and_then(Value::as_object_mut) {
+                capabilities.insert("tasks".into(), json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}));
+            }
+        }
+        Rewrite::ToolsList => {
+            for tool in result.get_mut("tools").and_then(Value::as_array_mut).into_iter().flatten() {
+                if tool.get("name") == Some(&json!("reflow_month")) {
+                    tool["execution"] = json!({"taskSupport": "optional"});
+                }
+            }
+        }
+    }
+}
+
+impl Legacy {
+    /// For a session that lasts (stdio): its tasks are listed.
+    pub fn session(server: StudioServer) -> Arc<Legacy> {
+        Arc::new(Legacy { server, owned: Some(Mutex::new(Vec::new())), pending: Mutex::new(HashMap::new()), who: Mutex::new(None) })
+    }
+
+    /// For one stateless HTTP request: no session, so `tasks/list` lists nothing.
+    pub fn stateless(server: StudioServer) -> Arc<Legacy> {
+        Arc::new(Legacy { server, owned: None, pending: Mutex::new(HashMap::new()), who: Mutex::new(None) })
+    }
+
+    /// Where a message goes; an SDK answer to rewrite is remembered.
+    pub fn route(&self, message: &Value) -> Route {
+        if is_current(message) {
+            return Route::Forward;
+        }
+        let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+        let remember = |kind| {
+            if let Some(id) = id_key(message) {
+                self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, kind);
+            }
+        };
+        if method == "initialize"
+            && let Some(name) = message.pointer("/params/clientInfo/name").and_then(Value::as_str).map(str::trim).filter(|n| !n.is_empty())
+        {
+            *self.who.lock().unwrap_or_else(|e| e.into_inner()) = Some(name.to_owned());
+        }
+        match method {
+            "initialize" if message.pointer("/params/capabilities/tasks").is_some() => {
+                remember(Rewrite::Initialize);
+                Route::Forward
+            }
+            "tools/list" => {
+                remember(Rewrite::ToolsList);
+                Route::Forward
+            }
+            "tools/call" if message.pointer("/params/task").is_some() => Route::Answer,
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => Route::Answer,
+            _ => Route::Forward,
+        }
+    }
+
+    /// Whether an SDK answer is waiting to be rewritten.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+    }
+
+    /// Rewrites an SDK answer if its request asked for it.
+    pub fn rewrite_answer(&self, response: &mut Value) {
+        let Some(id) = id_key(response) else { return };
+        let kind = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        if let Some(kind) = kind {
+            rewrite(kind, response);
+        }
+    }
+
+    /// Answers a message that [`Legacy::route`] kept.
+    pub async fn answer(&self, message: Value) -> Value {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let params = message.get("params").cloned().unwrap_or(json!({}));
+        let task_id = params.get("taskId").and_then(Value::as_str).map(str::to_owned);
+        let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+        match (method.as_str(), task_id) {
+            ("tools/call", _) => self.call(&id, &params).await,
+            ("tasks/list", _) => self.list(&id, &params),
+            ("tasks/get", Some(task)) => match self.read(&task).await {
+                Ok(record) => reply(&id, task_json(&record)),
+                Err(e) => e.into_reply(&id),
+            },
+            ("tasks/cancel", Some(task)) => match self.on_tasks(move |tasks| tasks.cancel(&task)).await {
+                Ok(record) => reply(&id, task_json(&record)),
+                Err(e) => e.into_reply(&id),
+            },
+            ("tasks/result", Some(task)) => self.result(&id, &task).await,
+            _ => error(&id, -32602, format!("{method} needs params.taskId")),
+        }
+    }
+
+    /// `tools/call` with `params.task`: `reflow_month` becomes a durable task.
+    async fn call(&self, id: &Value, params: &Value) -> Value {
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        if name != "reflow_month" {
+            return error(id, -32602, format!("{name} does not run as a task (its execution.taskSupport is forbidden): call it without params.task"));
+        }
+        let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
+        let args: ReflowMonthArgs = match serde_json::from_value(arguments) {
+            Ok(args) => args,
+            Err(e) => return refused(id, ToolError::Fix(format!("the arguments of reflow_month do not fit its input schema: {e}"))),
+        };
+        if args.require_approval {
+            return refused(id, ToolError::Fix(
+                "require_approval needs the io.modelcontextprotocol/tasks extension of protocol 2026-07-28, which this \
+                 client (2025-11-25) does not speak: run reflow_month with dry_run: true, review the plan (get_reflow), then \
+                 apply it with apply_reflow, or run reflow_month again without dry_run"
+                    .into(),
+            ));
+        }
+        // Stateless HTTP has no session to remember the client's name in.
+        let who = self.who.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_else(|| "unnamed 2025-11-25 client".to_owned());
+        let job = match tools::reflow_job(&args, crate::domain::Actor::new(who, "reflow_month")) {
+            Ok(job) => job,
+            Err(e) => return refused(id, e),
+        };
+        match self.on_tasks(move |tasks| tasks.start_reflow(&job)).await {
+            Ok(record) => {
+                tracing::info!(task_id = %record.id, "reflow task created for a 2025-11-25 client");
+                if let Some(owned) = &self.owned {
+                    owned.lock().unwrap_or_else(|e| e.into_inner()).push(record.id.clone());
+                }
+                reply(id, json!({"task": task_json(&record)}))
+            }
+            Err(Failure::Task(e)) => refused(id, tools::reflow_refusal(e, Follow::Task)),
+            Err(other) => other.into_reply(id),
+        }
+    }
+
+    /// `tasks/list`: this session's tasks that are still kept, a page at a time.
+    fn list(&self, id: &Value, params: &Value) -> Value {
+        let Some(owned) = &self.owned else { return reply(id, json!({"tasks": []})) };
+        let start = match params.get("cursor").and_then(Value::as_str) {
+            None => 0,
+            Some(cursor) => match cursor.parse::<usize>() {
+                Ok(n) => n,
+                Err(_) => return error(id, -32602, format!("cursor {cursor:?} is not one this server gave")),
+            },
+        };
+        let ids: Vec<String> = owned.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let tasks = self.server.ctx().tasks.clone();
+        let records: Vec<TaskRecord> = ids.iter().filter_map(|task| tasks.get(task).ok()).collect();
+        let end = (start + PAGE).min(records.len());
+        let page: Vec<Value> = records.get(start.min(end)..end).unwrap_or_default().iter().map(task_json).collect();
+        let mut result = json!({"tasks": page});
+        if end < records.len() {
+            result["nextCursor"] = json!(end.to_string());
+        }
+        reply(id, result)
+    }
+
+    /// `tasks/result`: waits until the task is finished, then answers what the synchronous call
+    /// would have (the same `CallToolResult`), tagged with the task it belongs to.
+    async fn result(&self, id: &Value, task: &str) -> Value {
+        loop {
+            let record = match self.read(task).await {
+                Ok(record) => record,
+                Err(e) => return e.into_reply(id),
+            };
+            if record.status.is_final() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(record.poll_interval_ms.clamp(50, 1000) as u64)).await;
+        }
+        let key = task.to_owned();
+        let view = match self.on_tasks(move |tasks| tasks.view(&key)).await {
+            Ok(view) => view,
+            Err(e) => return e.into_reply(id),
+        };
+        if view.task.status == TaskStatus::Cancelled {
+            return error(id, -32602, format!("task {task} was cancelled: nothing was moved"));
+        }
+        let outcome = tools::finished_reflow(&view).and_then(|(out, summary)| {
+            let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
+            Ok(Reply { structured, summary })
+        });
+        let mut answer = self.tool_result(id, outcome);
+        if let Some(result) = answer.get_mut("result").and_then(Value::as_object_mut) {
+            result.insert("_meta".into(), json!({RELATED_TASK: {"taskId": task}}));
+        }
+        answer
+    }
+
+    /// A tool's outcome as the legacy `CallToolResult` (no `resultType`), or its error.
+    fn tool_result(&self, id: &Value, outcome: Result<Reply, ToolError>) -> Value {
+        match call_tool_result(outcome).and_then(|r| serde_json::to_value(r).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))) {
+            Ok(mut result) => {
+                if let Some(object) = result.as_object_mut() {
+                    object.remove("resultType");
+                }
+                reply(id, result)
+            }
+            Err(e) => error(id, i64::from(e.code.0), e.message.to_string()),
+        }
+    }
+
+    async fn read(&self, task: &str) -> Result<TaskRecord, Failure> {
+        let key = task.to_owned();
+        self.on_tasks(move |tasks| tasks.get(&key)).await
+    }
+
+    async fn on_tasks<T: Send + 'static>(&self, f: impl FnOnce(&Arc<Tasks>) -> Result<T, TaskError> + Send + 'static) -> Result<T, Failure> {
+        let tasks = self.server.ctx().tasks.clone();
+        match tokio::task::spawn_blocking(move || f(&tasks)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(Failure::Task(e)),
+            Err(e) => Err(Failure::Stopped(e.to_string())),
+        }
+    }
+}
+
+/// A task that was not created: a JSON-RPC error, since a client that asked for a task reads
+/// only a `CreateTaskResult` as success (-32602 with what to change, or -32603 for our failure).
+fn refused(id: &Value, e: ToolError) -> Value {
+    match e {
+        ToolError::Fix(message) => error(id, -32602, message),
+        ToolError::Internal(message) => error(id, -32603, message),
+    }
+}
+
+/// Why a task request got no answer.
+enum Failure {
+    Task(TaskError),
+    Stopped(String),
+}
+
+impl Failure {
+    fn into_reply(self, id: &Value) -> Value {
+        match self {
+            Failure::Task(e) if e.is_ours() => error(id, -32603, e.to_string()),
+            Failure::Task(e) => error(id, -32602, e.to_string()),
+            Failure::Stopped(e) => error(id, -32603, format!("the task request stopped: {e}")),
+        }
+    }
+}
