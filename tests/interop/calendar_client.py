@@ -109,7 +109,8 @@ async def stdio_part(binary, db):
             pages += 1
         uris = [r.uri for r in resources]
         check(len(uris) == len(set(uris)), "resources/list: a resource came back twice")
-        check(len(resources) == 7 + 25 + 6 and pages == 2, f"resources/list: {len(resources)} resources in {pages} pages")
+        # 7 rooms, 25 clients and 6 engineers, and the view (ui://, MCP Apps).
+        check(len(resources) == 7 + 25 + 6 + 1 and pages == 2, f"resources/list: {len(resources)} resources in {pages} pages")
         room_uri = "studioflow://calendars/rooms/studio-b.ics"
         check(room_uri in uris, f"resources/list: no {room_uri}")
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
