@@ -180,7 +180,9 @@ impl Front {
         match jsonrpc::check(&bytes) {
             Verdict::Forward => self.forward(Request::from_parts(parts, Body::from(bytes)), next).await,
             Verdict::Answer(reply) => {
-                (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response()
+                // A method that does not exist is 404, as the transport answers it; any other fault 400.
+                let status = if reply["error"]["code"] == jsonrpc::METHOD_NOT_FOUND { StatusCode::NOT_FOUND } else { StatusCode::BAD_REQUEST };
+                (status, [(header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response()
             }
             // A notification or reply is acknowledged without a body, as the transport asks.
             Verdict::Drop(why) => {

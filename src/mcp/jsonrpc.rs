@@ -24,6 +24,13 @@ pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 /// A known method whose params do not have its shape.
 pub const INVALID_PARAMS: i64 = -32602;
+/// The method does not exist (in the protocol version the request speaks).
+pub const METHOD_NOT_FOUND: i64 = -32601;
+
+/// Methods of the `initialize` handshake's protocol (2025-11-25) that 2026-07-28 removed: a request
+/// that speaks 2026-07-28 (its `_meta` says so) and names one of them names a method that does not
+/// exist for it.
+const REMOVED_IN_2026: &[&str] = &["initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
 
 /// What a front does with one message.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,6 +110,16 @@ fn check_call(
     text: &str,
     fault: impl Fn(i64, String) -> Verdict,
 ) -> Verdict {
+    let speaks_2026 = object
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .and_then(Value::as_str)
+        .is_some_and(|v| v >= "2026-07-28");
+    if speaks_2026 && REMOVED_IN_2026.contains(&method) {
+        let message = format!("method not found: {method} is not part of MCP 2026-07-28 (it belongs to the initialize handshake)");
+        return if is_request { fault(METHOD_NOT_FOUND, message) } else { Verdict::Drop(message) };
+    }
     let problem = params_problem(method, object.get("params")).map(|p| (INVALID_PARAMS, p)).or_else(|| {
         match serde_json::from_str::<ClientJsonRpcMessage>(text) {
             // The SDK reads a known method whose params it cannot read as an unknown method.
@@ -196,6 +213,17 @@ mod tests {
             Verdict::Answer(reply) => reply,
             other => panic!("{line}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn methods_2026_removed_are_not_found_for_a_2026_request_and_served_to_legacy_clients() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+        for method in REMOVED_IN_2026 {
+            let reply = answer(&format!(r#"{{"jsonrpc":"2.0","id":3,"method":"{method}","params":{{{meta}}}}}"#));
+            assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(3), json!(METHOD_NOT_FOUND)), "{method}");
+        }
+        let legacy = r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
+        assert!(matches!(check(legacy.as_bytes()), Verdict::Forward), "a legacy session still sets its level");
     }
 
     #[test]
