@@ -8,6 +8,7 @@
 //! - [`ics`]: a room's, client's or engineer's calendar as iCalendar (RFC 5545).
 //! - [`feeds`]: the read-only secrets of calendar feed URLs, stored as hashes.
 //! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
+//! - [`auth`]: scopes, principals and which request needs which scope (remote access).
 //! - [`error`]: whose fault a failure is, for the edges to word.
 //! - [`demo`]: the demo studio, loaded from the text files in `data/demo`.
 //! - [`view`]: the studio's view (timeline and reflow review), one HTML page, and its data.
@@ -24,6 +25,7 @@ pub mod reflow;
 pub mod ics;
 pub mod feeds;
 pub mod tasks;
+pub mod auth;
 pub mod error;
 pub mod demo;
 pub mod view;

@@ -54,7 +54,7 @@ pub fn demo(db: &Path) -> CommandResult {
         std::time::Duration::from_secs(10),
     );
     let tasks = crate::tasks::Tasks::new(pool.clone(), config);
-    let job = crate::tasks::ReflowJob { request, dry_run: false, require_approval: false, actor: crate::domain::Actor::new("studioflow", "demo") };
+    let job = crate::tasks::ReflowJob { request, dry_run: false, require_approval: false, actor: crate::domain::Actor::new("studioflow", "demo"), owner: None };
     let started = Instant::now();
     let mut task = tasks.start_reflow(&job).map_err(|e| CommandError::Failed(e.into()))?;
     eprintln!("Task {} created.", task.id);

@@ -220,6 +220,24 @@ pub const MIGRATIONS: &[&str] = &[
         revoked_at  INTEGER
     );
     "#,
+    // 8: remote access. API tokens are stored as SHA-256 hashes of their secrets, as feed secrets
+    // are, with their scopes and expiry, and revoked by time; a name is unique among live tokens,
+    // because the history records it. Every task records the principal that created it, which
+    // alone may read, answer or cancel it.
+    r#"
+    CREATE TABLE api_tokens (
+        id           TEXT    PRIMARY KEY,      -- tok_ and 40 random bits, to name it when revoking
+        name         TEXT    NOT NULL,
+        secret_hash  TEXT    NOT NULL UNIQUE,  -- hex SHA-256 of the secret; the secret is never stored
+        scopes       TEXT    NOT NULL,         -- space-separated scope names
+        created_at   INTEGER NOT NULL,         -- unix seconds, real time (tokens age in real time)
+        last_used_at INTEGER,
+        expires_at   INTEGER,
+        revoked_at   INTEGER
+    );
+    CREATE UNIQUE INDEX api_tokens_live_name ON api_tokens (name) WHERE revoked_at IS NULL;
+    ALTER TABLE tasks ADD COLUMN owner TEXT;   -- the principal's id; NULL: the local user (stdio, HTTP without auth)
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -57,6 +57,8 @@ pub struct TaskRecord {
     pub refusal: Option<String>,
     /// A failed task: what went wrong on our side.
     pub failure: Option<String>,
+    /// The principal that created it (`Principal::id`); `None` for the local user.
+    pub owner: Option<String>,
 }
 
 /// How a finished task ended, in the store's terms; the edge words it for its clients.
@@ -104,6 +106,8 @@ pub struct NewTask {
     pub now_ms: i64,
     pub ttl_ms: Option<i64>,
     pub poll_interval_ms: i64,
+    /// The principal creating it (`Principal::id`); `None` for the local user.
+    pub owner: Option<String>,
 }
 
 /// How a task moves on: progress, a question, or its end.
@@ -122,7 +126,7 @@ pub enum TaskChange {
 }
 
 const COLUMNS: &str = "id, kind, request, month, status, status_message, created_ms, updated_ms, ttl_ms, \
-     poll_interval_ms, reflow_id, refusal, failure";
+     poll_interval_ms, reflow_id, refusal, failure, owner";
 
 fn task_from_row(row: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     fn json(column: usize, text: Option<String>) -> rusqlite::Result<Option<serde_json::Value>> {
@@ -148,6 +152,7 @@ fn task_from_row(row: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         reflow_id: row.get(10)?,
         refusal: row.get(11)?,
         failure: row.get(12)?,
+        owner: row.get(13)?,
     })
 }
 
@@ -197,7 +202,7 @@ impl Writer<'_> {
             }
         }
         self.conn().execute(
-            &format!("INSERT INTO tasks ({COLUMNS}) VALUES (?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, NULL, NULL, NULL)"),
+            &format!("INSERT INTO tasks ({COLUMNS}) VALUES (?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)"),
             params![
                 task.id,
                 task.kind,
@@ -207,7 +212,8 @@ impl Writer<'_> {
                 task.now_ms,
                 task.now_ms,
                 task.ttl_ms,
-                task.poll_interval_ms
+                task.poll_interval_ms,
+                task.owner
             ],
         )?;
         Ok(())

@@ -37,6 +37,10 @@ pub struct ReflowJob {
     /// history reads as studioflow itself.)
     #[serde(default)]
     pub actor: Actor,
+    /// The principal asking (`auth::Principal::id`), who alone may see the task; `None` for the
+    /// local user. Stored as the task's owner, not in its request.
+    #[serde(skip)]
+    pub owner: Option<String>,
 }
 
 /// The answer to a task's approval question.
@@ -218,6 +222,7 @@ impl Tasks {
                 now_ms: now_ms(),
                 ttl_ms: Some(ttl.as_millis() as i64),
                 poll_interval_ms: poll_interval(affected).as_millis() as i64,
+                owner: job.owner.clone(),
             };
             store.write_with(|w| w.create_task(&task))?;
             let record = store.task(&id)?.ok_or(TaskError::Unknown(id))?;

@@ -20,7 +20,7 @@ pub fn reflow_job(a: &ReflowMonthArgs, actor: Actor) -> Result<ReflowJob, ToolEr
         offline_rooms: a.offline_rooms.iter().map(|r| room_id(r)).collect(),
         max_shift_minutes: a.max_shift_minutes.unwrap_or(DEFAULT_MAX_SHIFT),
     };
-    Ok(ReflowJob { request, dry_run: a.dry_run, require_approval: a.require_approval, actor })
+    Ok(ReflowJob { request, dry_run: a.dry_run, require_approval: a.require_approval, actor, owner: None })
 }
 
 /// How the caller follows a reflow: as a task it polls, or by waiting for the answer.

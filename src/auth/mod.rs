@@ -1,0 +1,227 @@
+//! Who may do what over a network: scopes, the principal a credential names, and the one table
+//! that says which scope each request needs. The HTTP front (`mcp/http/auth.rs`) finds the
+//! principal from an API token (`store/tokens.rs`) or an OAuth access token (`jwt.rs`) and asks
+//! [`needed`] before anything runs; stdio and HTTP without auth run as the local user, who may
+//! do everything.
+
+use serde_json::Value;
+use std::fmt;
+
+/// A permission a credential carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    /// Every read, and reflows that only plan (`dry_run`).
+    StudioRead,
+    /// Create, move, cancel and update bookings.
+    BookingsWrite,
+    /// Rooms, clients, engineers and offline windows.
+    StudioManage,
+    /// Apply, approve and undo reflows.
+    ReflowApply,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 4] = [Scope::StudioRead, Scope::BookingsWrite, Scope::StudioManage, Scope::ReflowApply];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::StudioRead => "studio:read",
+            Scope::BookingsWrite => "bookings:write",
+            Scope::StudioManage => "studio:manage",
+            Scope::ReflowApply => "reflow:apply",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of scopes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct Scopes(u8);
+
+impl Scopes {
+    pub const NONE: Scopes = Scopes(0);
+
+    pub fn all() -> Scopes {
+        Scope::ALL.into_iter().collect()
+    }
+
+    pub fn contains(self, scope: Scope) -> bool {
+        self.0 & scope.bit() != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Scope> {
+        Scope::ALL.into_iter().filter(move |s| self.contains(*s))
+    }
+
+    /// Scopes as a person writes them: names separated by commas or spaces. Every name must be
+    /// known, and at least one given; the error says which are.
+    pub fn parse_list(text: &str) -> Result<Scopes, String> {
+        let mut scopes = Scopes::NONE;
+        for name in text.split([',', ' ']).map(str::trim).filter(|n| !n.is_empty()) {
+            match Scope::parse(name) {
+                Some(scope) => scopes.0 |= scope.bit(),
+                None => return Err(format!("unknown scope {name:?}: the scopes are {}", Scopes::all().joined(", "))),
+            }
+        }
+        if scopes.is_empty() {
+            return Err(format!("name at least one scope of {}", Scopes::all().joined(", ")));
+        }
+        Ok(scopes)
+    }
+
+    /// Scopes as an OAuth `scope` claim gives them: space-separated; names studioflow does not
+    /// know (another resource's) are ignored.
+    pub fn from_claim(claim: &str) -> Scopes {
+        claim.split(' ').filter_map(Scope::parse).collect()
+    }
+
+    /// The names, joined by `separator` (a space for the wire and the store).
+    pub fn joined(self, separator: &str) -> String {
+        self.iter().map(Scope::name).collect::<Vec<_>>().join(separator)
+    }
+}
+
+impl FromIterator<Scope> for Scopes {
+    fn from_iter<I: IntoIterator<Item = Scope>>(iter: I) -> Scopes {
+        Scopes(iter.into_iter().fold(0, |bits, s| bits | s.bit()))
+    }
+}
+
+impl fmt::Display for Scopes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.joined(" "))
+    }
+}
+
+/// Who a request comes from, once its credential checked out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// Stable and unique: `token:<token id>` or `oauth:<sub>`. Tasks record it as their owner.
+    pub id: String,
+    /// What the history shows: the token's name, or the access token's `sub`.
+    pub name: String,
+    pub scopes: Scopes,
+}
+
+impl Principal {
+    /// The holder of an API token.
+    pub fn token(id: &str, name: &str, scopes: Scopes) -> Principal {
+        Principal { id: format!("token:{id}"), name: name.to_owned(), scopes }
+    }
+
+    /// The subject of an OAuth access token.
+    pub fn oauth(subject: &str, scopes: Scopes) -> Principal {
+        Principal { id: format!("oauth:{subject}"), name: subject.to_owned(), scopes }
+    }
+}
+
+/// What a request needs beyond a valid credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Any authenticated principal: the handshake, discovery and the lists of what exists.
+    Nothing,
+    Scope(Scope),
+}
+
+/// Which tool needs which scope: the table the README and the protected resource metadata show.
+/// `reflow_month` is here for its effect; with `dry_run: true` it needs only [`Scope::StudioRead`].
+pub const TOOL_SCOPES: &[(&str, Scope)] = &[
+    ("list_rooms", Scope::StudioRead),
+    ("query_bookings", Scope::StudioRead),
+    ("get_booking", Scope::StudioRead),
+    ("find_free_slots", Scope::StudioRead),
+    ("list_offline_windows", Scope::StudioRead),
+    ("get_reflow", Scope::StudioRead),
+    ("list_clients", Scope::StudioRead),
+    ("list_engineers", Scope::StudioRead),
+    ("list_changes", Scope::StudioRead),
+    ("create_booking", Scope::BookingsWrite),
+    ("move_booking", Scope::BookingsWrite),
+    ("cancel_booking", Scope::BookingsWrite),
+    ("update_booking", Scope::BookingsWrite),
+    ("create_room", Scope::StudioManage),
+    ("update_room", Scope::StudioManage),
+    ("set_room_offline", Scope::StudioManage),
+    ("remove_offline_window", Scope::StudioManage),
+    ("create_client", Scope::StudioManage),
+    ("update_client", Scope::StudioManage),
+    ("create_engineer", Scope::StudioManage),
+    ("update_engineer", Scope::StudioManage),
+    ("reflow_month", Scope::ReflowApply),
+    ("apply_reflow", Scope::ReflowApply),
+    ("undo_reflow", Scope::ReflowApply),
+];
+
+/// The scope a JSON-RPC request needs, from its method and, for a tool call, the tool's name and
+/// the arguments that change what it does. A tool not in the table (there is none to run) needs
+/// [`Scope::StudioRead`], so an unknown name reveals nothing to a caller without it.
+pub fn needed(method: &str, params: Option<&Value>) -> Need {
+    let params = params.unwrap_or(&Value::Null);
+    match method {
+        "tools/call" => {
+            let tool = params.get("name").and_then(Value::as_str).unwrap_or_default();
+            let scope = TOOL_SCOPES.iter().find(|(name, _)| *name == tool).map_or(Scope::StudioRead, |(_, scope)| *scope);
+            let dry_run = params.pointer("/arguments/dry_run").and_then(Value::as_bool) == Some(true);
+            if tool == "reflow_month" && dry_run { Need::Scope(Scope::StudioRead) } else { Need::Scope(scope) }
+        }
+        // Answering a task's question is approving (or declining) its plan.
+        "tasks/update" => Need::Scope(Scope::ReflowApply),
+        "tasks/get" | "tasks/cancel" | "tasks/list" | "tasks/result" => Need::Scope(Scope::StudioRead),
+        "resources/read" | "resources/list" | "resources/subscribe" | "resources/unsubscribe" | "prompts/get"
+        | "completion/complete" => Need::Scope(Scope::StudioRead),
+        _ => Need::Nothing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn scopes_parse_and_print() {
+        let scopes = Scopes::parse_list("reflow:apply, studio:read").unwrap();
+        assert_eq!(scopes.joined(" "), "studio:read reflow:apply");
+        assert!(scopes.contains(Scope::ReflowApply) && !scopes.contains(Scope::BookingsWrite));
+        assert!(Scopes::parse_list("studio:read,studio:write").unwrap_err().contains("\"studio:write\""));
+        assert!(Scopes::parse_list(" , ").is_err());
+        assert_eq!(Scopes::from_claim("openid studio:read email"), [Scope::StudioRead].into_iter().collect());
+    }
+
+    #[test]
+    fn a_dry_run_needs_only_read() {
+        let call = |args: Value| needed("tools/call", Some(&json!({"name": "reflow_month", "arguments": args})));
+        assert_eq!(call(json!({"dry_run": true})), Need::Scope(Scope::StudioRead));
+        assert_eq!(call(json!({"dry_run": false})), Need::Scope(Scope::ReflowApply));
+        assert_eq!(call(json!({})), Need::Scope(Scope::ReflowApply));
+        assert_eq!(needed("tools/call", Some(&json!({"name": "no_such_tool"}))), Need::Scope(Scope::StudioRead));
+        assert_eq!(needed("tools/list", None), Need::Nothing);
+        assert_eq!(needed("tasks/update", None), Need::Scope(Scope::ReflowApply));
+    }
+
+    #[test]
+    fn no_tool_is_listed_twice() {
+        let names: Vec<&str> = TOOL_SCOPES.iter().map(|(name, _)| *name).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "a tool is in the table twice");
+    }
+}
