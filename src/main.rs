@@ -222,6 +222,8 @@ struct ServeArgs {
     /// Seconds a reflow task is kept after it is created (at most 7 days).
     #[arg(long, default_value_t = 86_400.0)]
     task_ttl: f64,
+    #[command(flatten)]
+    auth: AuthArgs,
     /// Tests only: pause this long after each solved part.
     #[cfg(feature = "testing")]
     #[arg(long, hide = true)]
@@ -230,6 +232,32 @@ struct ServeArgs {
     #[cfg(feature = "testing")]
     #[arg(long, hide = true)]
     conformance_fixtures: bool,
+}
+
+/// Who may call over HTTP (README: "Running on a network").
+#[derive(clap::Args)]
+struct AuthArgs {
+    /// HTTP: require a bearer token (an API token from `studioflow token create`, or an access
+    /// token of --oauth-issuer) on every request, also on loopback. Off loopback it is required.
+    #[arg(long)]
+    require_auth: bool,
+    /// HTTP: accept OAuth 2.1 access tokens (JWT) from this issuer (needs --resource); turns
+    /// authentication on.
+    #[arg(long, value_name = "URL", requires = "resource")]
+    oauth_issuer: Option<String>,
+    /// HTTP: this server's public URL of /mcp (e.g. https://studio.example.com/mcp): the audience
+    /// access tokens must name, and what the protected resource metadata says; its host is accepted.
+    #[arg(long, value_name = "URL")]
+    resource: Option<String>,
+    /// HTTP with authentication: requests per minute per principal (bursts of a quarter of it).
+    #[arg(long, value_name = "PER_MINUTE", default_value_t = 600)]
+    rate_limit: u32,
+    /// HTTP with authentication: failed authentications per minute per source address.
+    #[arg(long, value_name = "PER_MINUTE", default_value_t = 20)]
+    auth_failure_limit: u32,
+    /// Least seconds between two fetches of the issuer's keys (an unknown key id asks for one).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    oauth_key_refresh: f64,
 }
 
 impl ServeArgs {
@@ -247,6 +275,14 @@ impl ServeArgs {
             solver_threads: self.solver_threads,
             solver_time_limit: self.solver_time_limit,
             task_ttl: self.task_ttl,
+            auth: commands::AuthFlags {
+                require: self.auth.require_auth,
+                oauth_issuer: self.auth.oauth_issuer,
+                resource: self.auth.resource,
+                rate_limit: self.auth.rate_limit,
+                failure_limit: self.auth.auth_failure_limit,
+                key_refresh: self.auth.oauth_key_refresh,
+            },
             #[cfg(feature = "testing")]
             test_solve_delay_ms: self.test_solve_delay_ms,
             #[cfg(feature = "testing")]

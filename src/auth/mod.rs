@@ -4,6 +4,8 @@
 //! [`needed`] before anything runs; stdio and HTTP without auth run as the local user, who may
 //! do everything.
 
+pub mod jwt;
+
 use serde_json::Value;
 use std::fmt;
 

@@ -69,7 +69,7 @@ pub fn demo(db: &Path) -> CommandResult {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
-        task = tasks.get(&task.id).map_err(|e| CommandError::Failed(e.into()))?;
+        task = tasks.get(&task.id, None).map_err(|e| CommandError::Failed(e.into()))?;
     }
     let elapsed = started.elapsed();
     let reflow_id = match (task.status, &task.reflow_id) {

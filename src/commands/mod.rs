@@ -16,7 +16,7 @@ pub use demo::demo;
 pub use export::export_instance;
 pub use init::init;
 pub use report::report;
-pub use serve::{serve, ServeConfig};
+pub use serve::{serve, AuthFlags, ServeConfig};
 pub use solve::solve;
 
 use crate::domain::RoomId;

@@ -25,12 +25,93 @@ pub struct ServeConfig {
     pub solver_time_limit: f64,
     /// Seconds a task is kept after it is created.
     pub task_ttl: f64,
+    pub auth: AuthFlags,
     /// Tests only: a pause per solved part, to stop a process in the middle of a solve.
     #[cfg(feature = "testing")]
     pub test_solve_delay_ms: Option<u64>,
     /// Tests only: also serve the MCP conformance suite's fixture tools.
     #[cfg(feature = "testing")]
     pub conformance_fixtures: bool,
+}
+
+/// Who may call over HTTP.
+pub struct AuthFlags {
+    /// Require a bearer token, also on loopback.
+    pub require: bool,
+    pub oauth_issuer: Option<String>,
+    /// The public URL of `/mcp`.
+    pub resource: Option<String>,
+    /// Requests per minute per principal.
+    pub rate_limit: u32,
+    /// Failed authentications per minute per source address.
+    pub failure_limit: u32,
+    /// Least seconds between two fetches of the issuer's keys.
+    pub key_refresh: f64,
+}
+
+impl AuthFlags {
+    fn on(&self) -> bool {
+        self.require || self.oauth_issuer.is_some()
+    }
+
+    /// Checks the flags against where the server listens, before anything is opened.
+    fn check(&self, http: Option<std::net::SocketAddr>) -> Result<(), CommandError> {
+        let input = |message: String| Err(CommandError::Input(anyhow!(message)));
+        let Some(address) = http else {
+            if self.on() || self.resource.is_some() {
+                return input("--require-auth, --oauth-issuer and --resource are for --http: on stdio the server runs as the local user".into());
+            }
+            return Ok(());
+        };
+        if !address.ip().is_loopback() && !self.on() {
+            return input(format!(
+                "listening on {address}, beyond this machine, needs authentication. Either create an API token \
+                 (studioflow token create --db FILE --name NAME --scope studio:read,bookings:write) and serve with \
+                 --require-auth, or accept an OAuth issuer's access tokens with --oauth-issuer URL --resource URL \
+                 (README: \"Running on a network\"). To stay on this machine, listen on 127.0.0.1."
+            ));
+        }
+        if self.rate_limit == 0 || self.failure_limit == 0 {
+            return input("--rate-limit and --auth-failure-limit must be at least 1 a minute".into());
+        }
+        if !(self.key_refresh >= 0.0 && self.key_refresh <= 3600.0) {
+            return input("--oauth-key-refresh must be 0 to 3600 seconds".into());
+        }
+        if let Some(resource) = &self.resource {
+            crate::mcp::Gate::check_resource(resource).or_else(input)?;
+            self.verifier(resource).map(drop).or_else(input)?;
+        }
+        Ok(())
+    }
+
+    /// The verifier of the issuer's access tokens, if one is configured.
+    fn verifier(&self, resource: &str) -> Result<Option<crate::auth::jwt::Verifier>, String> {
+        let Some(issuer) = &self.oauth_issuer else { return Ok(None) };
+        let config = crate::auth::jwt::IssuerConfig {
+            issuer: issuer.clone(),
+            resource: resource.to_owned(),
+            leeway: Duration::from_secs(60),
+            min_refresh: Duration::from_secs_f64(self.key_refresh),
+        };
+        crate::auth::jwt::Verifier::new(config).map(Some).map_err(|e| format!("--oauth-issuer: {e}"))
+    }
+
+    /// The gate for a server listening at `local`, or `None` without authentication.
+    /// The flags were checked by [`AuthFlags::check`]: an error here is not the caller's.
+    fn gate(&self, pool: Arc<crate::store::Pool>, local: std::net::SocketAddr) -> anyhow::Result<Option<Arc<crate::mcp::Gate>>> {
+        if !self.on() {
+            return Ok(None);
+        }
+        let resource = self.resource.clone().unwrap_or_else(|| format!("http://{local}/mcp"));
+        let config = crate::mcp::AuthConfig {
+            verifier: self.verifier(&resource).map_err(|e| anyhow!(e))?,
+            resource,
+            issuer: self.oauth_issuer.clone(),
+            limits: crate::mcp::RateLimits { per_principal: self.rate_limit, failures_per_source: self.failure_limit },
+        };
+        let gate = crate::mcp::Gate::new(pool, config).map_err(|e| anyhow!(e))?;
+        Ok(Some(Arc::new(gate)))
+    }
 }
 
 impl ServeConfig {
@@ -69,6 +150,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         config.http_max_connections,
     )
     .map_err(|e| CommandError::Input(anyhow!(e)))?;
+    config.auth.check(config.http)?;
     let ttl = task_config.ttl;
     let pool = crate::store::Pool::open(&config.db, 8)
         .with_context(|| format!("opening {}", config.db.display()))
@@ -83,6 +165,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         })??;
     }
     let pool = Arc::new(pool);
+    let auth_pool = pool.clone();
     let tasks = crate::tasks::Tasks::new(pool.clone(), task_config);
     let holds = pool.clone();
     // Work a killed process left behind is redone before anyone asks about it.
@@ -105,11 +188,16 @@ pub fn serve(config: ServeConfig) -> CommandResult {
             None => crate::mcp::serve_stdio(server).await,
             Some(address) => {
                 let listener = tokio::net::TcpListener::bind(address).await.with_context(|| format!("listening on {address}"))?;
+                let local = listener.local_addr()?;
                 let mut http = crate::mcp::HttpConfig::default();
                 http.allowed_hosts.extend(config.allow_hosts);
+                // The public URL's host is where clients reach the server (through a proxy, say).
+                http.allowed_hosts.extend(config.auth.resource.as_deref().and_then(url_host));
                 http.allowed_origins.extend(config.allow_origins);
                 http.limits = http_limits;
-                eprintln!("studioflow: serving MCP at http://{}/mcp", listener.local_addr()?);
+                http.auth = config.auth.gate(auth_pool, local)?;
+                let mode = if http.auth.is_some() { "bearer tokens required" } else { "no authentication: loopback only" };
+                eprintln!("studioflow: serving MCP at http://{local}/mcp ({mode})");
                 crate::mcp::serve_http(server, listener, http, shutdown_signal()).await
             }
         }
@@ -117,6 +205,13 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     // A pending read of stdin cannot be cancelled: do not wait for it at exit.
     runtime.shutdown_background();
     outcome.map_err(CommandError::Failed)
+}
+
+/// The host (and port) of an http(s) URL.
+fn url_host(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
+    let host = rest.split(['/', '?', '#']).next()?;
+    (!host.is_empty()).then(|| host.to_owned())
 }
 
 /// Deletes expired tasks a few times per time to live, at least once a minute, for as long as the

@@ -1,17 +1,23 @@
 //! Streamable HTTP: one endpoint, `/mcp`, POST only and without sessions, on axum and hyper.
 //! Before the SDK's service sees a request, a front checks, in this order: `Host` and `Origin`
-//! (strictly, before any of the body is read: 400 or 403), the body's size (413) and the time it
-//! takes to arrive (408), and the body as a JSON-RPC message (its error, as on stdio). The SDK
+//! (strictly, before any of the body is read: 400 or 403); with authentication on, the bearer
+//! credential and the caller's rates (401, 429: `auth.rs`); the body's size (413) and the time it
+//! takes to arrive (408); the body as a JSON-RPC message (its error, as on stdio); and the scope
+//! the message needs (403). The principal travels on the request to the handlers. The SDK
 //! answers GET and DELETE with 405. Connections are served by our own accept loop, with header,
 //! body and idle timeouts and a connection cap (`connections.rs`). The server stops gracefully
 //! when `shutdown` resolves.
 
+mod auth;
 mod authority;
 mod connections;
+
+pub use auth::{AuthConfig, Gate, RateLimits};
 
 use super::jsonrpc::{self, Verdict};
 use super::legacy::{Legacy, Route};
 use super::StudioServer;
+use crate::auth::Principal;
 use authority::Guard;
 use axum::body::{Body, Bytes};
 use axum::http::{header, Request, StatusCode};
@@ -35,6 +41,8 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     pub max_body_bytes: usize,
     pub limits: HttpLimits,
+    /// Authentication, when on: without it every caller is the local user.
+    pub auth: Option<Arc<Gate>>,
 }
 
 /// How long a client may take, and how many may be connected at once.
@@ -91,6 +99,7 @@ impl Default for HttpConfig {
             allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into(), "http://[::1]:*".into()],
             max_body_bytes: 1 << 20,
             limits: HttpLimits::default(),
+            auth: None,
         }
     }
 }
@@ -131,12 +140,22 @@ pub(super) fn app(server: StudioServer, config: &HttpConfig, cancel: Cancellatio
     let ctx = server.ctx();
     let front_server = server.clone();
     let service = StreamableHttpService::new(move || Ok(server.for_one_request()), Arc::new(NeverSessionManager::default()), sdk_config);
-    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout, server: front_server });
-    Ok(axum::Router::new()
-        .route_service("/mcp", service)
-        // The calendar feeds (not MCP), behind the same Host and Origin checks.
-        .route(super::feeds::ROUTE, axum::routing::get(super::feeds::feed).with_state(ctx))
-        .layer(axum::middleware::from_fn(move |request, next| front.clone().check(request, next))))
+    let gate = config.auth.clone();
+    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout, server: front_server, gate: gate.clone() });
+    let mut router = axum::Router::new()
+        .route_service(ENDPOINT, service)
+        // The calendar feeds (not MCP), behind the same Host and Origin checks; their URLs hold their own secrets.
+        .route(super::feeds::ROUTE, axum::routing::get(super::feeds::feed).with_state(ctx));
+    if let Some(gate) = gate {
+        // The Protected Resource Metadata, open to all (RFC 9728), at both of its places.
+        let metadata = gate.metadata().clone();
+        let get = axum::routing::get(move || std::future::ready(auth::json_response(StatusCode::OK, &metadata)));
+        router = router.route(auth::METADATA_PATH, get.clone());
+        if gate.suffixed_metadata_path() != auth::METADATA_PATH {
+            router = router.route(gate.suffixed_metadata_path(), get);
+        }
+    }
+    Ok(router.layer(axum::middleware::from_fn(move |request, next| front.clone().check(request, next))))
 }
 
 /// Serves one connection of any byte stream (the fuzz targets use an in-memory one).
@@ -148,6 +167,9 @@ where
     connections::serve_one(stream, app, limits).await
 }
 
+/// The MCP endpoint's path.
+const ENDPOINT: &str = "/mcp";
+
 /// The checks a request passes before the SDK sees it.
 struct Front {
     guard: Guard,
@@ -155,6 +177,7 @@ struct Front {
     body_timeout: Duration,
     /// For the 2025-11-25 task wire, which the SDK does not speak (`legacy.rs`).
     server: StudioServer,
+    gate: Option<Arc<Gate>>,
 }
 
 impl Front {
@@ -164,6 +187,17 @@ impl Front {
             tracing::warn!(%status, %why, "refused an HTTP request");
             return (status, why).into_response();
         }
+        // Then who is calling, for the MCP endpoint (the metadata is open; a feed's URL is its secret).
+        let principal = match (&self.gate, request.uri().path() == ENDPOINT) {
+            (Some(gate), true) => {
+                let source = request.extensions().get::<connections::Peer>().map(|peer| peer.0.ip());
+                match gate.authenticate(request.headers(), source).await {
+                    Ok(principal) => Some(principal),
+                    Err(refusal) => return gate.refuse(refusal),
+                }
+            }
+            _ => None,
+        };
         if request.method() != axum::http::Method::POST {
             return next.run(request).await;
         }
@@ -178,7 +212,7 @@ impl Front {
             }
         };
         match jsonrpc::check(&bytes) {
-            Verdict::Forward => self.forward(Request::from_parts(parts, Body::from(bytes)), next).await,
+            Verdict::Forward => self.forward(Request::from_parts(parts, Body::from(bytes)), principal, next).await,
             Verdict::Answer(reply) => {
                 // A method that does not exist is 404, as the transport answers it; any other fault 400.
                 let status = if reply["error"]["code"] == jsonrpc::METHOD_NOT_FOUND { StatusCode::NOT_FOUND } else { StatusCode::BAD_REQUEST };
@@ -196,15 +230,22 @@ impl Front {
 impl Front {
     /// Passes a checked message to the SDK, unless it is of the 2025-11-25 task wire, which is
     /// answered here; an SDK answer that a 2025-11-25 client must see more of is rewritten.
-    async fn forward(&self, request: Request<Body>, next: Next) -> Response {
-        let (parts, body) = request.into_parts();
+    /// A principal's request goes on only with the scope it needs, and carries the principal.
+    async fn forward(&self, request: Request<Body>, principal: Option<Principal>, next: Next) -> Response {
+        let (mut parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
             return (StatusCode::INTERNAL_SERVER_ERROR, "the request could not be read again").into_response();
         };
         let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
             return next.run(Request::from_parts(parts, Body::from(bytes))).await;
         };
-        let legacy = Legacy::stateless(self.server.clone());
+        if let (Some(gate), Some(principal)) = (&self.gate, &principal) {
+            if let Err(refusal) = gate.authorize(principal, &message) {
+                return gate.refuse(refusal);
+            }
+            parts.extensions.insert(principal.clone());
+        }
+        let legacy = Legacy::stateless(self.server.clone(), principal);
         if let Route::Answer = legacy.route(&message) {
             let answer = legacy.answer(message).await;
             return ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response();

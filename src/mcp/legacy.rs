@@ -8,16 +8,19 @@
 //! which adds the `tasks` capability (for a client that declared its own) and
 //! `execution.taskSupport: "optional"` on `reflow_month`.
 //!
-//! Whose tasks `tasks/list` shows: there is no authentication yet, so a task belongs to the
-//! session that created it. On stdio the session is the process's one client; stateless HTTP has
-//! no session, so there `tasks/list` lists nothing (a task id, 160 random bits, still reads it).
+//! Whose tasks are whose: over HTTP with authentication a task belongs to the principal that
+//! created it, and no other sees it (as for the extension's `tasks/*`); `tasks/list` lists the
+//! principal's tasks. Without authentication, `tasks/list` shows the tasks of the session: on
+//! stdio the process's one client; stateless HTTP has no session, so there it lists nothing (a
+//! task id, 160 random bits, still reads it).
 
 use super::tasks::call_tool_result;
 use super::tools::{self, Follow, Reply, ToolError};
 use super::wire::ReflowMonthArgs;
 use super::StudioServer;
 use crate::store::{TaskRecord, TaskStatus};
-use crate::tasks::{TaskError, Tasks};
+use crate::auth::Principal;
+use crate::tasks::{ReflowJob, TaskError, Tasks};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -53,6 +56,8 @@ pub struct Legacy {
     pending: Mutex<HashMap<String, Rewrite>>,
     /// Who the session's client said it is at `initialize`, for the history's actor.
     who: Mutex<Option<String>>,
+    /// The authenticated principal of an HTTP request: the history names it, and it owns tasks.
+    principal: Option<Principal>,
 }
 
 /// Whether a message speaks the 2026-07-28 wire (its `_meta` names the protocol version).
@@ -114,12 +119,17 @@ pub fn rewrite(kind: Rewrite, response: &mut Value) {
 impl Legacy {
     /// For a session that lasts (stdio): its tasks are listed.
     pub fn session(server: StudioServer) -> Arc<Legacy> {
-        Arc::new(Legacy { server, owned: Some(Mutex::new(Vec::new())), pending: Mutex::new(HashMap::new()), who: Mutex::new(None) })
+        Arc::new(Legacy { server, owned: Some(Mutex::new(Vec::new())), pending: Mutex::new(HashMap::new()), who: Mutex::new(None), principal: None })
     }
 
-    /// For one stateless HTTP request: no session, so `tasks/list` lists nothing.
-    pub fn stateless(server: StudioServer) -> Arc<Legacy> {
-        Arc::new(Legacy { server, owned: None, pending: Mutex::new(HashMap::new()), who: Mutex::new(None) })
+    /// For one stateless HTTP request, from `principal` when it was authenticated.
+    pub fn stateless(server: StudioServer, principal: Option<Principal>) -> Arc<Legacy> {
+        Arc::new(Legacy { server, owned: None, pending: Mutex::new(HashMap::new()), who: Mutex::new(None), principal })
+    }
+
+    /// The owner of the tasks this client creates and may see.
+    fn owner(&self) -> Option<String> {
+        self.principal.as_ref().map(|p| p.id.clone())
     }
 
     /// Where a message goes; an SDK answer to rewrite is remembered.
@@ -175,12 +185,12 @@ impl Legacy {
         let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
         match (method.as_str(), task_id) {
             ("tools/call", _) => self.call(&id, &params).await,
-            ("tasks/list", _) => self.list(&id, &params),
+            ("tasks/list", _) => self.list(&id, &params).await,
             ("tasks/get", Some(task)) => match self.read(&task).await {
                 Ok(record) => reply(&id, task_json(&record)),
                 Err(e) => e.into_reply(&id),
             },
-            ("tasks/cancel", Some(task)) => match self.on_tasks(move |tasks| tasks.cancel(&task)).await {
+            ("tasks/cancel", Some(task)) => match self.on_tasks(move |tasks, owner| tasks.cancel(&task, owner)).await {
                 Ok(record) => reply(&id, task_json(&record)),
                 Err(e) => e.into_reply(&id),
             },
@@ -209,12 +219,15 @@ impl Legacy {
             ));
         }
         // Stateless HTTP has no session to remember the client's name in.
-        let who = self.who.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_else(|| "unnamed 2025-11-25 client".to_owned());
+        let who = match &self.principal {
+            Some(principal) => principal.name.clone(),
+            None => self.who.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_else(|| "unnamed 2025-11-25 client".to_owned()),
+        };
         let job = match tools::reflow_job(&args, crate::domain::Actor::new(who, "reflow_month")) {
-            Ok(job) => job,
+            Ok(job) => ReflowJob { owner: self.owner(), ..job },
             Err(e) => return refused(id, e),
         };
-        match self.on_tasks(move |tasks| tasks.start_reflow(&job)).await {
+        match self.on_tasks(move |tasks, _| tasks.start_reflow(&job)).await {
             Ok(record) => {
                 tracing::info!(task_id = %record.id, "reflow task created for a 2025-11-25 client");
                 if let Some(owned) = &self.owned {
@@ -227,9 +240,8 @@ impl Legacy {
         }
     }
 
-    /// `tasks/list`: this session's tasks that are still kept, a page at a time.
-    fn list(&self, id: &Value, params: &Value) -> Value {
-        let Some(owned) = &self.owned else { return reply(id, json!({"tasks": []})) };
+    /// `tasks/list`: the principal's (or this session's) tasks that are still kept, a page at a time.
+    async fn list(&self, id: &Value, params: &Value) -> Value {
         let start = match params.get("cursor").and_then(Value::as_str) {
             None => 0,
             Some(cursor) => match cursor.parse::<usize>() {
@@ -237,9 +249,18 @@ impl Legacy {
                 Err(_) => return error(id, -32602, format!("cursor {cursor:?} is not one this server gave")),
             },
         };
-        let ids: Vec<String> = owned.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let tasks = self.server.ctx().tasks.clone();
-        let records: Vec<TaskRecord> = ids.iter().filter_map(|task| tasks.get(task).ok()).collect();
+        let records: Vec<TaskRecord> = if let Some(owner) = self.owner() {
+            match self.on_tasks(move |tasks, _| tasks.owned_by(&owner)).await {
+                Ok(records) => records,
+                Err(e) => return e.into_reply(id),
+            }
+        } else if let Some(owned) = &self.owned {
+            let ids: Vec<String> = owned.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let tasks = self.server.ctx().tasks.clone();
+            ids.iter().filter_map(|task| tasks.get(task, None).ok()).collect()
+        } else {
+            Vec::new()
+        };
         let end = (start + PAGE).min(records.len());
         let page: Vec<Value> = records.get(start.min(end)..end).unwrap_or_default().iter().map(task_json).collect();
         let mut result = json!({"tasks": page});
@@ -263,7 +284,7 @@ impl Legacy {
             tokio::time::sleep(Duration::from_millis(record.poll_interval_ms.clamp(50, 1000) as u64)).await;
         }
         let key = task.to_owned();
-        let view = match self.on_tasks(move |tasks| tasks.view(&key)).await {
+        let view = match self.on_tasks(move |tasks, owner| tasks.view(&key, owner)).await {
             Ok(view) => view,
             Err(e) => return e.into_reply(id),
         };
@@ -296,12 +317,17 @@ impl Legacy {
 
     async fn read(&self, task: &str) -> Result<TaskRecord, Failure> {
         let key = task.to_owned();
-        self.on_tasks(move |tasks| tasks.get(&key)).await
+        self.on_tasks(move |tasks, owner| tasks.get(&key, owner)).await
     }
 
-    async fn on_tasks<T: Send + 'static>(&self, f: impl FnOnce(&Arc<Tasks>) -> Result<T, TaskError> + Send + 'static) -> Result<T, Failure> {
+    /// Runs `f` on the tasks off the async threads, with the owner whose tasks this client sees.
+    async fn on_tasks<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Arc<Tasks>, Option<&str>) -> Result<T, TaskError> + Send + 'static,
+    ) -> Result<T, Failure> {
         let tasks = self.server.ctx().tasks.clone();
-        match tokio::task::spawn_blocking(move || f(&tasks)).await {
+        let owner = self.owner();
+        match tokio::task::spawn_blocking(move || f(&tasks, owner.as_deref())).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(Failure::Task(e)),
             Err(e) => Err(Failure::Stopped(e.to_string())),

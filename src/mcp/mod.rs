@@ -24,7 +24,7 @@ mod tasks;
 mod tools;
 mod wire;
 
-pub use http::{serve_http, HttpConfig, HttpLimits};
+pub use http::{serve_http, AuthConfig, Gate, HttpConfig, HttpLimits, RateLimits};
 pub use server::StudioServer;
 pub use stdio::{serve_lines, serve_stdio};
 pub use tools::Ctx;

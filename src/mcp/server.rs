@@ -15,8 +15,9 @@ use super::{prompts, resources};
 use super::tasks::{approval, call_tool_result, detailed, task, task_error};
 use super::tools::{self, Ctx, Follow, ToolError, ToolSpec};
 use super::wire::ReflowMonthArgs;
+use crate::auth::Principal;
 use crate::domain::Actor;
-use crate::tasks::{TaskError, Tasks};
+use crate::tasks::{ReflowJob, TaskError, Tasks};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams, CompleteResult,
     ContentBlock, CreateTaskResult, ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
@@ -28,15 +29,31 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use std::sync::Arc;
 
-/// Who is calling, for the history: the client's `clientInfo.name`, read from the request's
-/// `_meta` (2026-07-28) or, for a legacy client, from its `initialize`. Over HTTP it is the same
-/// until there is authentication; then the principal takes its place here.
-fn caller(context: &RequestContext<RoleServer>) -> String {
-    context
+/// Who is calling. Over HTTP with authentication, the principal the front found (`http/auth.rs`):
+/// the history names it, and it owns the tasks it starts. Otherwise (stdio, or HTTP without
+/// authentication) the local user, named for the history by the client's `clientInfo.name`, read
+/// from the request's `_meta` (2026-07-28) or, for a legacy client, from its `initialize`.
+pub(super) struct Caller {
+    pub who: String,
+    /// The principal's id, for task ownership; `None` for the local user.
+    pub owner: Option<String>,
+}
+
+fn caller(context: &RequestContext<RoleServer>) -> Caller {
+    if let Some(principal) = principal(context) {
+        return Caller { who: principal.name.clone(), owner: Some(principal.id.clone()) };
+    }
+    let who = context
         .client_info()
         .map(|info| info.name.trim().to_owned())
         .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "unnamed client".to_owned())
+        .unwrap_or_else(|| "unnamed client".to_owned());
+    Caller { who, owner: None }
+}
+
+/// The principal the HTTP front put on the request, if it authenticated one.
+fn principal(context: &RequestContext<RoleServer>) -> Option<&Principal> {
+    context.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<Principal>())
 }
 
 /// The studio as an MCP server. Cheap to clone: HTTP makes one per request.
@@ -99,7 +116,7 @@ impl StudioServer {
     }
 
     /// Starts `reflow_month` as a durable task; the row is committed before this returns.
-    async fn start_reflow_task(&self, arguments: rmcp::model::JsonObject, who: String) -> Result<CallToolResponse, McpError> {
+    async fn start_reflow_task(&self, arguments: rmcp::model::JsonObject, caller: Caller) -> Result<CallToolResponse, McpError> {
         let args: ReflowMonthArgs = match serde_json::from_value(serde_json::Value::Object(arguments)) {
             Ok(args) => args,
             Err(e) => {
@@ -107,8 +124,8 @@ impl StudioServer {
                 return Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(message)])));
             }
         };
-        let job = match tools::reflow_job(&args, Actor::new(who, "reflow_month")) {
-            Ok(job) => job,
+        let job = match tools::reflow_job(&args, Actor::new(caller.who, "reflow_month")) {
+            Ok(job) => ReflowJob { owner: caller.owner, ..job },
             Err(e) => return call_tool_result(Err(e)).map(CallToolResponse::Complete),
         };
         let tasks = self.tasks();
@@ -126,14 +143,17 @@ impl StudioServer {
 
     /// Runs `f` on the durable task store, off the async threads. A task id the store does not know
     /// goes to the conformance fixtures, when they are served.
+    /// `f` is given the task id and the caller's principal, which alone may see the task.
     async fn on_task<T: Send + 'static>(
         &self,
         id: &str,
-        f: impl FnOnce(&Tasks, &str) -> Result<T, TaskError> + Send + 'static,
+        context: &RequestContext<RoleServer>,
+        f: impl FnOnce(&Tasks, &str, Option<&str>) -> Result<T, TaskError> + Send + 'static,
     ) -> Result<Holder<'_, T>, McpError> {
         let tasks = self.tasks();
         let key = id.to_owned();
-        let outcome = tokio::task::spawn_blocking(move || f(&tasks, &key))
+        let owner = caller(context).owner;
+        let outcome = tokio::task::spawn_blocking(move || f(&tasks, &key, owner.as_deref()))
             .await
             .map_err(|e| McpError::internal_error(format!("the task request stopped: {e}"), None))?;
         #[cfg(feature = "testing")]
@@ -363,10 +383,11 @@ impl ServerHandler for StudioServer {
             }
             return Err(McpError::invalid_params(format!("unknown tool {:?}: call tools/list to see the tools", request.name), None));
         };
-        let who = caller(&context);
+        let caller = caller(&context);
         if request.name == "reflow_month" && wants_task {
-            return self.start_reflow_task(request.arguments.unwrap_or_default(), who).await;
+            return self.start_reflow_task(request.arguments.unwrap_or_default(), caller).await;
         }
+        let who = caller.who;
         if request.name == "reflow_month"
             && let Some(listener) = Listener::for_request(&context, &self.log_level)
         {
@@ -376,10 +397,10 @@ impl ServerHandler for StudioServer {
         Ok(CallToolResponse::Complete(result))
     }
 
-    async fn get_task(&self, request: GetTaskParams, _context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
+    async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
         // One line per poll (RUST_LOG=studioflow=debug): how often clients poll, and what the client tests count.
         tracing::debug!(task_id = %request.task_id, "tasks/get");
-        let detailed = match self.on_task(&request.task_id, |tasks, id| tasks.view(id)).await? {
+        let detailed = match self.on_task(&request.task_id, &context, |tasks, id, owner| tasks.view(id, owner)).await? {
             Holder::Durable(view) => detailed(&view)?,
             #[cfg(feature = "testing")]
             Holder::Fixture(fixtures) => fixtures.get_task(&request.task_id)?,
@@ -391,13 +412,13 @@ impl ServerHandler for StudioServer {
 
     async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
         let answer = approval(&request.input_responses);
-        let actor = Actor::new(caller(&context), "tasks/update");
+        let actor = Actor::new(caller(&context).who, "tasks/update");
         let outcome = self
-            .on_task(&request.task_id, move |tasks, id| match answer {
+            .on_task(&request.task_id, &context, move |tasks, id, owner| match answer {
                 // A bad answer to a task that is not waiting is ignored like any other.
-                Ok(Some(approval)) => tasks.answer(id, approval, &actor).map(|_| Ok(())),
-                Ok(None) => tasks.get(id).map(|_| Ok(())),
-                Err(e) => tasks.get(id).map(|task| if task.status == crate::store::TaskStatus::InputRequired { Err(e) } else { Ok(()) }),
+                Ok(Some(approval)) => tasks.answer(id, owner, approval, &actor).map(|_| Ok(())),
+                Ok(None) => tasks.get(id, owner).map(|_| Ok(())),
+                Err(e) => tasks.get(id, owner).map(|task| if task.status == crate::store::TaskStatus::InputRequired { Err(e) } else { Ok(()) }),
             })
             .await?;
         match outcome {
@@ -409,8 +430,8 @@ impl ServerHandler for StudioServer {
         }
     }
 
-    async fn cancel_task(&self, request: CancelTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
-        match self.on_task(&request.task_id, |tasks, id| tasks.cancel(id)).await? {
+    async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        match self.on_task(&request.task_id, &context, |tasks, id, owner| tasks.cancel(id, owner)).await? {
             Holder::Durable(_) => Ok(()),
             #[cfg(feature = "testing")]
             Holder::Fixture(fixtures) => fixtures.cancel_task(&request.task_id),

@@ -237,6 +237,7 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE UNIQUE INDEX api_tokens_live_name ON api_tokens (name) WHERE revoked_at IS NULL;
     ALTER TABLE tasks ADD COLUMN owner TEXT;   -- the principal's id; NULL: the local user (stdio, HTTP without auth)
+    CREATE INDEX tasks_owner ON tasks (owner, created_ms) WHERE owner IS NOT NULL;
     "#,
 ];
 

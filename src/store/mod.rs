@@ -12,6 +12,7 @@ mod pool;
 mod read;
 mod roster;
 mod tasks;
+mod tokens;
 mod write;
 
 pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
@@ -23,6 +24,7 @@ pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, 
 pub use pool::Pool;
 pub use read::{BookingQuery, Busy};
 pub use tasks::{NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
+pub use tokens::{ApiToken, TokenCheck, TOKEN_PREFIX};
 pub use write::{CancelScope, Writer};
 
 use crate::domain::{

@@ -172,6 +172,13 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The tasks `owner` created, oldest first.
+    pub fn tasks_owned_by(&self, owner: &str) -> Result<Vec<TaskRecord>> {
+        let mut stmt = self.conn().prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE owner = ? ORDER BY created_ms, id"))?;
+        let rows = stmt.query_map([owner], task_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Deletes the finished tasks whose time to live ran out before `now_ms`; returns how many went.
     pub fn delete_expired_tasks(&mut self, now_ms: i64) -> Result<usize> {
         self.write_with(|w| {

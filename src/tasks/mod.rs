@@ -199,7 +199,7 @@ impl Tasks {
         let joined = runner.map(|runner| runner.join());
         self.watchers.lock().unwrap_or_else(|e| e.into_inner()).remove(&record.id);
         joined?.ok();
-        self.view(&record.id)
+        self.view(&record.id, job.owner.as_deref())
     }
 
     /// Checks the request against the month (exporting it once: the runner solves this export),
@@ -245,18 +245,27 @@ impl Tasks {
         Ok(working.len())
     }
 
-    /// A task, unless it is unknown or expired.
-    pub fn get(&self, id: &str) -> Result<TaskRecord, TaskError> {
+    /// A task, unless it is unknown or expired, or belongs to another principal than `owner`
+    /// (`None`: the local user): to anyone else a task is exactly as unknown as an id never
+    /// issued, so ids leak nothing.
+    pub fn get(&self, id: &str, owner: Option<&str>) -> Result<TaskRecord, TaskError> {
         let task = self.pool.with(|store| store.task(id))??;
         match task {
-            Some(task) if !task.expired(now_ms()) => Ok(task),
+            Some(task) if !task.expired(now_ms()) && task.owner.as_deref() == owner => Ok(task),
             _ => Err(TaskError::Unknown(id.to_owned())),
         }
     }
 
-    /// A task with its reflow record, read together.
-    pub fn view(&self, id: &str) -> Result<TaskView, TaskError> {
-        let task = self.get(id)?;
+    /// The live and kept tasks `owner` created, oldest first.
+    pub fn owned_by(&self, owner: &str) -> Result<Vec<TaskRecord>, TaskError> {
+        let now = now_ms();
+        let tasks = self.pool.with(|store| store.tasks_owned_by(owner))??;
+        Ok(tasks.into_iter().filter(|task| !task.expired(now)).collect())
+    }
+
+    /// A task with its reflow record, read together; [`Tasks::get`]'s rule on who sees it.
+    pub fn view(&self, id: &str, owner: Option<&str>) -> Result<TaskView, TaskError> {
+        let task = self.get(id, owner)?;
         self.pool.with(|store| -> Result<TaskView, TaskError> {
             let tz = store.studio()?.tz;
             let reflow = match &task.reflow_id {
@@ -271,22 +280,22 @@ impl Tasks {
 
     /// Asks a task to stop. A finished task is left as it is; a running solve stops at its next
     /// check, and nothing of a cancelled reflow is applied.
-    pub fn cancel(&self, id: &str) -> Result<TaskRecord, TaskError> {
-        let task = self.get(id)?;
+    pub fn cancel(&self, id: &str, owner: Option<&str>) -> Result<TaskRecord, TaskError> {
+        let task = self.get(id, owner)?;
         if !task.status.is_final() {
             self.stop(id);
             let change = TaskChange::Cancelled { message: "Cancelled: nothing was moved.".into() };
             self.change(id, &[TaskStatus::Working, TaskStatus::InputRequired], &change)?;
         }
-        self.get(id)
+        self.get(id, owner)
     }
 
     /// Answers the approval question of a task waiting for input: accept applies the plan (if
     /// the month has not changed since), decline ends it with nothing applied, cancel cancels it.
     /// An answer to a question that is not outstanding (a task that is not waiting) is ignored,
     /// as the Tasks extension asks.
-    pub fn answer(&self, id: &str, approval: Approval, actor: &Actor) -> Result<TaskRecord, TaskError> {
-        let task = self.get(id)?;
+    pub fn answer(&self, id: &str, owner: Option<&str>, approval: Approval, actor: &Actor) -> Result<TaskRecord, TaskError> {
+        let task = self.get(id, owner)?;
         if task.status != TaskStatus::InputRequired {
             return Ok(task);
         }
@@ -317,9 +326,9 @@ impl Tasks {
                 let message = format!("Declined: nothing was moved ({moves} moves were proposed).");
                 self.change(id, &waiting, &TaskChange::Completed { message, reflow_id })?;
             }
-            Approval::Cancel => return self.cancel(id),
+            Approval::Cancel => return self.cancel(id, owner),
         }
-        self.get(id)
+        self.get(id, owner)
     }
 
     /// Applies a stored plan that was not applied (a dry run), after the same check the approval

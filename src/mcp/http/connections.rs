@@ -24,14 +24,19 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// The address a request's connection came from, put on every request (the authentication
+/// gate counts failures by it). Behind a reverse proxy it is the proxy's.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub std::net::SocketAddr);
+
 /// Serves `router` on `listener` until `shutdown` is cancelled, then lets requests in flight finish.
 pub async fn serve(listener: TcpListener, router: axum::Router, limits: HttpLimits, shutdown: CancellationToken) {
     let open = Arc::new(Open::default());
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors: an idle connection gives one back. Other accept errors
                     // are the peer's (reset before accept); a short pause keeps a burst from spinning.
@@ -57,7 +62,7 @@ pub async fn serve(listener: TcpListener, router: axum::Router, limits: HttpLimi
         let (router, open, shutdown) = (router.clone(), open.clone(), shutdown.clone());
         tokio::spawn(async move {
             let id = state.id;
-            serve_connection(stream, router, limits, state, shutdown).await;
+            serve_connection(stream, Some(Peer(peer)), router, limits, state, shutdown).await;
             open.remove(id);
         });
     }
@@ -89,15 +94,25 @@ fn out_of_descriptors(e: &io::Error) -> bool {
 pub async fn serve_one<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(stream: S, router: axum::Router, limits: HttpLimits) {
     let open = Open::default();
     if let Some(state) = open.admit(1) {
-        serve_connection(stream, router, limits, state, CancellationToken::new()).await;
+        serve_connection(stream, None, router, limits, state, CancellationToken::new()).await;
     }
 }
 
 /// Serves one connection until it ends, is evicted, times out, or the server shuts down.
-async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(stream: S, router: axum::Router, limits: HttpLimits, state: Arc<ConnState>, shutdown: CancellationToken) {
+async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    stream: S,
+    peer: Option<Peer>,
+    router: axum::Router,
+    limits: HttpLimits,
+    state: Arc<ConnState>,
+    shutdown: CancellationToken,
+) {
     let inner = TowerToHyperService::new(router);
     let busy_state = state.clone();
-    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+    let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+        if let Some(peer) = peer {
+            request.extensions_mut().insert(peer);
+        }
         let busy = Busy::begin(&busy_state);
         let call = hyper::service::Service::call(&inner, request);
         async move {

@@ -1,0 +1,385 @@
+//! Who may call, over HTTP (MCP 2026-07-28 authorization; studioflow is an OAuth 2.1 resource
+//! server). With authentication on, every request to `/mcp` carries `Authorization: Bearer`: an
+//! API token (`sft_…`, checked against its hash in the store) or, with an issuer configured, a
+//! JWT access token (`auth/jwt.rs`). The gate answers, before anything runs:
+//!
+//! - 401 with `WWW-Authenticate: Bearer resource_metadata="…"` for a missing or bad credential
+//!   (with `error="invalid_token"` for a bad one), logged with its source, never with the token;
+//! - 429 with `Retry-After` for a source that failed too often, or a principal over its rate;
+//! - 403 with `error="insufficient_scope"` and the `scope` needed, from `auth::needed`, once the
+//!   body is read.
+//!
+//! It also serves the Protected Resource Metadata (RFC 9728). A credential is never passed on.
+
+use crate::auth::jwt::{Rejection, Verifier};
+use crate::auth::{Need, Principal, Scope, Scopes, TOOL_SCOPES};
+use crate::store::{Pool, TokenCheck};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where the Protected Resource Metadata is served; also with the resource's path appended.
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// How many requests a principal may make, and how many failed authentications a source.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateLimits {
+    /// Requests per minute per principal, in bursts of up to a quarter of that.
+    pub per_principal: u32,
+    /// Failed authentications per minute per source address, in bursts of up to a quarter.
+    pub failures_per_source: u32,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        RateLimits { per_principal: 600, failures_per_source: 20 }
+    }
+}
+
+/// The gate's settings, checked by `serve` before anything starts.
+pub struct AuthConfig {
+    /// The canonical URL of `/mcp` as clients reach it (RFC 8707): what access tokens must be
+    /// for, and where the metadata says the resource is.
+    pub resource: String,
+    pub verifier: Option<Verifier>,
+    /// The issuer, for the metadata's `authorization_servers`.
+    pub issuer: Option<String>,
+    pub limits: RateLimits,
+}
+
+/// The checks, shared by every request.
+pub struct Gate {
+    pool: Arc<Pool>,
+    resource: String,
+    verifier: Option<Verifier>,
+    metadata: Value,
+    metadata_url: String,
+    /// The path of the resource's own metadata (the path-suffixed form).
+    suffixed_path: String,
+    principals: Limiter,
+    failures: Limiter,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate").field("resource", &self.resource).field("oauth", &self.verifier.is_some()).finish_non_exhaustive()
+    }
+}
+
+/// Why a request was stopped at the gate.
+pub enum Refusal {
+    /// 401: no credential, or one that does not check out (the reason).
+    Unauthenticated(Option<String>),
+    /// 403: the principal lacks the scope.
+    Forbidden(Scope),
+    /// 429: over a rate, come back after this long.
+    TooMany(Duration),
+    /// 503: the issuer's keys could not be had.
+    Unavailable(String),
+}
+
+impl Gate {
+    /// Whether `url` can be the resource's URL: absolute http(s), without query or fragment.
+    pub fn check_resource(url: &str) -> Result<(), String> {
+        split_url(url.trim_end_matches('/'))
+            .map(|_| ())
+            .ok_or_else(|| format!("--resource {url:?} must be an absolute http(s) URL without query or fragment, such as https://studio.example.com/mcp"))
+    }
+
+    pub fn new(pool: Arc<Pool>, config: AuthConfig) -> Result<Gate, String> {
+        Gate::check_resource(&config.resource)?;
+        let url = config.resource.trim_end_matches('/');
+        let (origin, path) = split_url(url).unwrap_or((url, ""));
+        let metadata_url = format!("{origin}{METADATA_PATH}{path}");
+        let tool_scopes: serde_json::Map<String, Value> = TOOL_SCOPES.iter().map(|(tool, scope)| ((*tool).to_owned(), json!(scope.name()))).collect();
+        let mut metadata = json!({
+            "resource": url,
+            "scopes_supported": Scopes::all().iter().map(Scope::name).collect::<Vec<_>>(),
+            "bearer_methods_supported": ["header"],
+            "resource_name": "studioflow",
+            // Beyond RFC 9728: which tool needs which scope (reflow_month with dry_run: true
+            // needs only studio:read; tasks/update needs reflow:apply).
+            "tool_scopes": tool_scopes,
+        });
+        if let Some(issuer) = &config.issuer {
+            metadata["authorization_servers"] = json!([issuer]);
+        }
+        Ok(Gate {
+            pool,
+            resource: url.to_owned(),
+            verifier: config.verifier,
+            metadata,
+            metadata_url,
+            suffixed_path: format!("{METADATA_PATH}{path}"),
+            principals: Limiter::new(config.limits.per_principal),
+            failures: Limiter::new(config.limits.failures_per_source),
+        })
+    }
+
+    /// The metadata document, for `GET` at [`METADATA_PATH`] and its path-suffixed form.
+    pub fn metadata(&self) -> &Value {
+        &self.metadata
+    }
+
+    /// The path-suffixed form of the metadata path, for this resource.
+    pub fn suffixed_metadata_path(&self) -> &str {
+        &self.suffixed_path
+    }
+
+    /// Finds the principal a request's credential names, within the rates.
+    pub async fn authenticate(&self, headers: &HeaderMap, source: Option<IpAddr>) -> Result<Principal, Refusal> {
+        let source_key = source.map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+        if let Some(wait) = self.failures.exhausted(&source_key) {
+            return Err(Refusal::TooMany(wait));
+        }
+        let token = match bearer(headers) {
+            Ok(Some(token)) => token,
+            Ok(None) => return Err(Refusal::Unauthenticated(None)),
+            Err(why) => return Err(self.failed(&source_key, why)),
+        };
+        let principal = if token.starts_with(crate::store::TOKEN_PREFIX) {
+            self.api_token(token).await.map_err(|why| self.failed(&source_key, why))?
+        } else {
+            match &self.verifier {
+                Some(verifier) => match verifier.verify(token).await {
+                    Ok(principal) => principal,
+                    Err(Rejection::Invalid(why)) => return Err(self.failed(&source_key, why)),
+                    Err(Rejection::Unavailable(why)) => {
+                        tracing::error!(%why, "the issuer's keys cannot be fetched: access tokens cannot be checked");
+                        return Err(Refusal::Unavailable(why));
+                    }
+                },
+                None => return Err(self.failed(&source_key, "not a studioflow API token, and no OAuth issuer is configured".into())),
+            }
+        };
+        match self.principals.take(&principal.id) {
+            Ok(()) => Ok(principal),
+            Err(wait) => {
+                tracing::warn!(principal = %principal.name, "over the rate limit");
+                Err(Refusal::TooMany(wait))
+            }
+        }
+    }
+
+    /// A failed authentication: logged with its source, and counted against it.
+    fn failed(&self, source: &str, why: String) -> Refusal {
+        tracing::warn!(%source, %why, "refused a credential");
+        // The failure itself is what the source's budget counts; over it, the next try waits.
+        let _ = self.failures.take(source);
+        Refusal::Unauthenticated(Some(why))
+    }
+
+    async fn api_token(&self, secret: &str) -> Result<Principal, String> {
+        let pool = self.pool.clone();
+        let secret = secret.to_owned();
+        let checked = tokio::task::spawn_blocking(move || pool.with(|store| store.authenticate_token(&secret, chrono::Utc::now())))
+            .await
+            .map_err(|e| format!("checking the token stopped: {e}"))?;
+        match checked {
+            Ok(Ok(TokenCheck::Valid(token))) => Ok(Principal::token(&token.id, &token.name, token.scopes)),
+            Ok(Ok(TokenCheck::Unknown)) => Err("unknown API token".into()),
+            Ok(Ok(TokenCheck::Revoked(token))) => Err(format!("API token {} ({}) was revoked", token.id, token.name)),
+            Ok(Ok(TokenCheck::Expired(token))) => Err(format!("API token {} ({}) has expired", token.id, token.name)),
+            Ok(Err(e)) | Err(e) => Err(format!("the token could not be checked: {e}")),
+        }
+    }
+
+    /// Whether `principal` may make the request `message` (a JSON-RPC request).
+    pub fn authorize(&self, principal: &Principal, message: &Value) -> Result<(), Refusal> {
+        let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+        match crate::auth::needed(method, message.get("params")) {
+            Need::Nothing => Ok(()),
+            Need::Scope(scope) if principal.scopes.contains(scope) => Ok(()),
+            Need::Scope(scope) => {
+                tracing::info!(principal = %principal.name, %method, scope = scope.name(), "refused: a scope is missing");
+                Err(Refusal::Forbidden(scope))
+            }
+        }
+    }
+
+    /// The HTTP answer to a refusal.
+    pub fn refuse(&self, refusal: Refusal) -> Response {
+        let metadata = &self.metadata_url;
+        let (status, challenge, body) = match refusal {
+            Refusal::Unauthenticated(None) => (
+                StatusCode::UNAUTHORIZED,
+                Some(format!("Bearer resource_metadata=\"{metadata}\"")),
+                json!({"error": "invalid_request", "error_description": format!("this server needs a bearer token for {}: see {metadata}", self.resource)}),
+            ),
+            Refusal::Unauthenticated(Some(why)) => (
+                StatusCode::UNAUTHORIZED,
+                Some(format!("Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{metadata}\"", quoted(&why))),
+                json!({"error": "invalid_token", "error_description": why}),
+            ),
+            Refusal::Forbidden(scope) => {
+                let why = format!("this request needs the scope {scope}");
+                (
+                    StatusCode::FORBIDDEN,
+                    Some(format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\", error_description=\"{why}\", resource_metadata=\"{metadata}\"")),
+                    json!({"error": "insufficient_scope", "scope": scope.name(), "error_description": why}),
+                )
+            }
+            Refusal::TooMany(wait) => {
+                let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+                let body = json!({"error": "too_many_requests", "error_description": format!("too many requests: try again in {seconds} s")});
+                let mut response = json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+                return response;
+            }
+            Refusal::Unavailable(why) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                json!({"error": "temporarily_unavailable", "error_description": format!("access tokens cannot be checked now: {why}")}),
+            ),
+        };
+        let mut response = json_response(status, &body);
+        if let Some(challenge) = challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        response
+    }
+}
+
+/// A JSON document as an HTTP answer.
+pub fn json_response(status: StatusCode, body: &Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// The bearer token of `Authorization`, if there is one; a malformed header is an error.
+fn bearer(headers: &HeaderMap) -> Result<Option<&str>, String> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else { return Ok(None) };
+    if values.next().is_some() {
+        return Err("more than one Authorization header".into());
+    }
+    let value = value.to_str().map_err(|_| "the Authorization header is not ASCII".to_owned())?;
+    let (scheme, token) = value.split_once(' ').ok_or_else(|| "the Authorization header must be \"Bearer <token>\"".to_owned())?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(format!("the Authorization scheme must be Bearer, not {scheme:?}"));
+    }
+    let token = token.trim();
+    if token.is_empty() || token.contains(' ') {
+        return Err("the Authorization header must be \"Bearer <token>\"".into());
+    }
+    Ok(Some(token))
+}
+
+/// `text` inside a quoted string of a header (RFC 9110): quotes and backslashes escaped,
+/// anything outside visible ASCII dropped.
+fn quoted(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_ascii() && !c.is_ascii_control())
+        .flat_map(|c| if c == '"' || c == '\\' { vec!['\\', c] } else { vec![c] })
+        .collect()
+}
+
+/// `https://host:port/path` as its origin and path (the path without a trailing slash).
+fn split_url(url: &str) -> Option<(&str, &str)> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
+    let scheme_len = url.len() - rest.len();
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    if host_end == 0 || url.contains(['#', '?', ' ']) {
+        return None;
+    }
+    Some((&url[..scheme_len + host_end], &rest[host_end..]))
+}
+
+/// Token buckets by key: `per_minute` tokens a minute, holding up to a quarter of that.
+struct Limiter {
+    per_second: f64,
+    burst: f64,
+    buckets: Mutex<HashMap<String, Bucket>>,
+}
+
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+impl Limiter {
+    fn new(per_minute: u32) -> Limiter {
+        let per_minute = f64::from(per_minute.max(1));
+        Limiter { per_second: per_minute / 60.0, burst: (per_minute / 4.0).max(1.0), buckets: Mutex::new(HashMap::new()) }
+    }
+
+    /// Takes one token for `key`, or says how long until there is one.
+    fn take(&self, key: &str) -> Result<(), Duration> {
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        if buckets.len() > 10_000 {
+            // Forget the full buckets: they are the same as new ones.
+            let (per_second, burst) = (self.per_second, self.burst);
+            buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * per_second < burst);
+        }
+        let bucket = buckets.entry(key.to_owned()).or_insert(Bucket { tokens: self.burst, at: now });
+        bucket.tokens = (bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * self.per_second).min(self.burst);
+        bucket.at = now;
+        if bucket.tokens >= 1.0 {
+            bucket.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - bucket.tokens) / self.per_second))
+        }
+    }
+
+    /// How long `key` must wait before its next try, when its bucket is empty; takes nothing.
+    fn exhausted(&self, key: &str) -> Option<Duration> {
+        let buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let bucket = buckets.get(key)?;
+        let tokens = (bucket.tokens + bucket.at.elapsed().as_secs_f64() * self.per_second).min(self.burst);
+        (tokens < 1.0).then(|| Duration::from_secs_f64((1.0 - tokens) / self.per_second))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_tokens_are_read_strictly() {
+        let headers = |values: &[&str]| {
+            let mut map = HeaderMap::new();
+            for v in values {
+                map.append(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
+            }
+            map
+        };
+        assert_eq!(bearer(&headers(&[])), Ok(None));
+        assert_eq!(bearer(&headers(&["Bearer abc"])), Ok(Some("abc")));
+        assert_eq!(bearer(&headers(&["bearer abc"])), Ok(Some("abc")));
+        assert!(bearer(&headers(&["Basic abc"])).is_err());
+        assert!(bearer(&headers(&["Bearer"])).is_err());
+        assert!(bearer(&headers(&["Bearer a b"])).is_err());
+        assert!(bearer(&headers(&["Bearer a", "Bearer b"])).is_err());
+    }
+
+    #[test]
+    fn urls_split_into_origin_and_path() {
+        assert_eq!(split_url("https://studio.example.com/mcp"), Some(("https://studio.example.com", "/mcp")));
+        assert_eq!(split_url("http://127.0.0.1:8080"), Some(("http://127.0.0.1:8080", "")));
+        assert_eq!(split_url("ftp://x/mcp"), None);
+        assert_eq!(split_url("https:///mcp"), None);
+        assert_eq!(split_url("https://x/mcp#frag"), None);
+    }
+
+    #[test]
+    fn a_bucket_refills_at_its_rate() {
+        let limiter = Limiter::new(240); // 4 a second, bursts of 60
+        for _ in 0..60 {
+            assert!(limiter.take("a").is_ok());
+        }
+        let wait = limiter.take("a").unwrap_err();
+        assert!(wait > Duration::from_millis(200) && wait <= Duration::from_millis(250), "{wait:?}");
+        assert!(limiter.exhausted("a").is_some());
+        assert!(limiter.take("b").is_ok(), "keys have buckets of their own");
+    }
+
+    #[test]
+    fn header_text_is_quoted() {
+        assert_eq!(quoted("a \"b\" \\ é\n"), "a \\\"b\\\" \\\\ ");
+    }
+}
