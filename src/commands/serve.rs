@@ -196,8 +196,11 @@ pub fn serve(config: ServeConfig) -> CommandResult {
                 http.allowed_origins.extend(config.allow_origins);
                 http.limits = http_limits;
                 http.auth = config.auth.gate(auth_pool, local)?;
-                let mode = if http.auth.is_some() { "bearer tokens required" } else { "no authentication: loopback only" };
-                eprintln!("studioflow: serving MCP at http://{local}/mcp ({mode})");
+                // Scripts read the first line for the address.
+                eprintln!("studioflow: serving MCP at http://{local}/mcp");
+                if http.auth.is_some() {
+                    eprintln!("studioflow: every request needs a bearer token");
+                }
                 crate::mcp::serve_http(server, listener, http, shutdown_signal()).await
             }
         }

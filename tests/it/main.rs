@@ -2,6 +2,7 @@
 //! the store's rules on real SQLite files, the reflow bridge, and the real `studioflow` binary
 //! (its commands, its MCP server, durable tasks, and `studioflow client` against the server).
 
+mod auth;
 mod bad_inputs;
 mod calendars;
 mod cli;

@@ -161,6 +161,8 @@ pub struct HttpServer {
     child: Child,
     pub address: SocketAddr,
     id: u64,
+    /// Sent as `Authorization: Bearer` on every request of [`Mcp::send`] and [`HttpServer::post`].
+    pub bearer: Option<String>,
 }
 
 pub fn http(db: &Path, extra: &[&str]) -> HttpServer {
@@ -201,13 +203,25 @@ fn spawn_http(mut command: Command) -> HttpServer {
         }
     };
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    HttpServer { child, address, id: 0 }
+    HttpServer { child, address, id: 0, bearer: None }
 }
 
-/// An HTTP answer: status and body.
+/// An HTTP answer: status, headers and body.
 pub struct Answer {
     pub status: u16,
+    /// The status line and headers, as sent.
+    pub head: String,
     pub body: String,
+}
+
+impl Answer {
+    /// The value of the first header named `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
 }
 
 impl HttpServer {
@@ -218,8 +232,13 @@ impl HttpServer {
 
     /// Sends one HTTP/1.1 request with the given method, extra headers and body.
     pub fn raw(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+        self.raw_at(method, "/mcp", headers, body)
+    }
+
+    /// [`HttpServer::raw`] to another path.
+    pub fn raw_at(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
         let mut stream = TcpStream::connect(self.address).unwrap();
-        let mut request = format!("{method} /mcp HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+        let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
         if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
             request += &format!("Host: {}\r\n", self.address);
         }
@@ -233,7 +252,7 @@ impl HttpServer {
         stream.read_to_string(&mut text).unwrap();
         let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
         let status = head.lines().next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-        Answer { status, body: body.to_owned() }
+        Answer { status, head: head.to_owned(), body: body.to_owned() }
     }
 
     /// Sends SIGTERM and waits for the process; returns whether it exited cleanly within `limit`.
@@ -264,6 +283,12 @@ impl HttpServer {
         ];
         if !name.is_empty() {
             headers.push(("Mcp-Name", name.as_str()));
+        }
+        let authorization = self.bearer.as_ref().map(|token| format!("Bearer {token}"));
+        if let Some(authorization) = &authorization
+            && !extra.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        {
+            headers.push(("Authorization", authorization.as_str()));
         }
         headers.extend_from_slice(extra);
         self.raw("POST", &headers, &message.to_string())

@@ -1,0 +1,285 @@
+//! Remote access on the real binary over HTTP: start-up refuses a network address without
+//! authentication; the protected resource metadata; 401, 403 and 429 with their headers; API
+//! tokens created, used, revoked and expired; scopes decided before a tool runs; tasks owned by
+//! the principal that created them; the history naming the principal.
+
+use crate::mcp_client::{http, meta, Answer, HttpServer, Mcp};
+use crate::support::{temp_db, TempDb};
+use rusqlite::Connection;
+use serde_json::{json, Value};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// `studioflow token create`; returns the secret it printed.
+pub fn create_token(db: &TempDb, name: &str, scopes: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_studioflow"))
+        .args(["token", "create", "--db", db.path.to_str().unwrap(), "--name", name, "--scope", scopes])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "token create: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let secret = stdout.split_whitespace().find(|word| word.starts_with("sft_")).unwrap_or_else(|| panic!("no secret in {stdout}"));
+    secret.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_').to_owned()
+}
+
+/// A demo studio, with authentication required on loopback.
+fn demo_server(extra: &[&str]) -> (TempDb, HttpServer) {
+    let db = temp_db();
+    let mut args = vec!["--demo", "--require-auth"];
+    args.extend_from_slice(extra);
+    let server = http(&db.path, &args);
+    (db, server)
+}
+
+/// A `tools/list` request, as raw JSON-RPC.
+fn tools_list() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta(json!({}))}})
+}
+
+fn call(tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments, "_meta": meta(json!({}))}})
+}
+
+fn with_bearer(server: &HttpServer, message: &Value, token: &str) -> Answer {
+    server.post(message, &[("Authorization", &format!("Bearer {token}"))])
+}
+
+fn json_body(answer: &Answer) -> Value {
+    serde_json::from_str(&answer.body).unwrap_or_else(|e| panic!("HTTP {}: not JSON ({e}): {}", answer.status, answer.body))
+}
+
+#[test]
+fn start_up_refuses_a_network_address_without_authentication() {
+    let db = temp_db();
+    let serve = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["serve", "--db", db.path.to_str().unwrap()]).args(args).output().unwrap()
+    };
+    let out = serve(&["--http", "0.0.0.0:0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("studioflow token create") && stderr.contains("--require-auth") && stderr.contains("--oauth-issuer"), "{stderr}");
+    // Authentication is for HTTP: stdio runs as the local user.
+    let out = serve(&["--require-auth"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    // An issuer needs the resource it issues tokens for; a resource must be a URL.
+    let out = serve(&["--http", "127.0.0.1:0", "--oauth-issuer", "https://issuer.example.com"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = serve(&["--http", "127.0.0.1:0", "--require-auth", "--resource", "studio.example.com/mcp"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("absolute http(s) URL"), "{stderr}");
+    // An OAuth issuer must be https, except on loopback.
+    let out = serve(&["--http", "127.0.0.1:0", "--oauth-issuer", "http://issuer.example.com", "--resource", "http://127.0.0.1:1/mcp"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn the_protected_resource_metadata_is_served_at_both_places() {
+    let (db, server) = demo_server(&[]);
+    let token = create_token(&db, "reader", "studio:read");
+    let resource = format!("http://{}/mcp", server.address);
+    for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
+        let answer = server.raw_at("GET", path, &[], "");
+        assert_eq!(answer.status, 200, "{path}: {}", answer.body);
+        assert!(answer.header("content-type").is_some_and(|t| t.starts_with("application/json")));
+        let metadata = json_body(&answer);
+        assert_eq!(metadata["resource"], json!(resource));
+        assert_eq!(metadata["scopes_supported"], json!(["studio:read", "bookings:write", "studio:manage", "reflow:apply"]));
+        assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+        assert!(metadata.get("authorization_servers").is_none(), "no issuer is configured: {metadata}");
+        // Every tool is in the scope table.
+        let tools = json_body(&with_bearer(&server, &tools_list(), &token));
+        for tool in tools["result"]["tools"].as_array().unwrap() {
+            let name = tool["name"].as_str().unwrap();
+            assert!(metadata["tool_scopes"][name].is_string(), "{name} has no scope in {metadata}");
+        }
+    }
+    // Without authentication there is nothing to describe.
+    let open = http(&temp_db().path, &[]);
+    assert_eq!(open.raw_at("GET", "/.well-known/oauth-protected-resource", &[], "").status, 404);
+}
+
+#[test]
+fn without_a_good_token_the_answer_is_401_with_the_metadata_url() {
+    let (_db, server) = demo_server(&[]);
+    let metadata = format!("http://{}/.well-known/oauth-protected-resource/mcp", server.address);
+    let answer = server.post(&tools_list(), &[]);
+    assert_eq!(answer.status, 401, "{}", answer.body);
+    assert_eq!(answer.header("www-authenticate"), Some(format!("Bearer resource_metadata=\"{metadata}\"").as_str()));
+    for bad in ["Bearer sft_not_a_token", "Bearer eyJhbGciOiJSUzI1NiJ9.e30.x", "Basic dXNlcjpwYXNz", "Bearer"] {
+        let answer = server.post(&tools_list(), &[("Authorization", bad)]);
+        assert_eq!(answer.status, 401, "{bad}: {}", answer.body);
+        let challenge = answer.header("www-authenticate").unwrap_or_default();
+        assert!(challenge.starts_with("Bearer error=\"invalid_token\"") && challenge.contains(&metadata), "{bad}: {challenge}");
+        assert!(!answer.body.contains("dXNlcjpwYXNz") && !answer.body.contains("sft_not_a_token"), "the token is echoed: {}", answer.body);
+    }
+    // GET is refused the same way before the transport's 405.
+    assert_eq!(server.raw("GET", &[], "").status, 401);
+}
+
+#[test]
+fn failed_authentications_from_one_source_are_rate_limited() {
+    // 8 a minute, in bursts of 2.
+    let (db, server) = demo_server(&["--auth-failure-limit", "8"]);
+    let token = create_token(&db, "agent", "studio:read");
+    let statuses: Vec<u16> = (0..3).map(|_| server.post(&tools_list(), &[("Authorization", "Bearer sft_wrong")]).status).collect();
+    assert_eq!(statuses, [401, 401, 429]);
+    // Over the limit the source waits, even with a good token, and is told how long.
+    let answer = with_bearer(&server, &tools_list(), &token);
+    assert_eq!(answer.status, 429, "{}", answer.body);
+    let wait: u64 = answer.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=8).contains(&wait), "Retry-After: {wait}");
+    std::thread::sleep(Duration::from_secs(wait));
+    assert_eq!(with_bearer(&server, &tools_list(), &token).status, 200);
+}
+
+#[test]
+fn a_principal_over_its_rate_gets_429_with_retry_after() {
+    // 8 a minute, in bursts of 2.
+    let (db, server) = demo_server(&["--rate-limit", "8"]);
+    let token = create_token(&db, "busy-agent", "studio:read");
+    let statuses: Vec<u16> = (0..3).map(|_| with_bearer(&server, &tools_list(), &token).status).collect();
+    assert_eq!(statuses, [200, 200, 429]);
+    // Another principal has a rate of its own.
+    let other = create_token(&db, "calm-agent", "studio:read");
+    assert_eq!(with_bearer(&server, &tools_list(), &other).status, 200);
+}
+
+#[test]
+fn api_tokens_are_used_revoked_and_expire_and_the_secret_is_stored_nowhere() {
+    let (db, server) = demo_server(&[]);
+    let token = create_token(&db, "front-desk", "studio:read,bookings:write");
+    let answer = with_bearer(&server, &call("list_rooms", json!({})), &token);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_ne!(json_body(&answer)["result"]["isError"], json!(true));
+    // Last used is recorded.
+    let conn = Connection::open(&db.path).unwrap();
+    let used: Option<i64> = conn.query_row("SELECT last_used_at FROM api_tokens WHERE name = 'front-desk'", [], |r| r.get(0)).unwrap();
+    assert!(used.is_some_and(|at| (chrono::Utc::now().timestamp() - at).abs() < 60), "last_used_at {used:?}");
+    // Revoked: 401 from the next request on.
+    let id: String = conn.query_row("SELECT id FROM api_tokens WHERE name = 'front-desk'", [], |r| r.get(0)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["token", "revoke", "--db", db.path.to_str().unwrap(), &id]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let answer = with_bearer(&server, &tools_list(), &token);
+    assert_eq!(answer.status, 401);
+    assert!(answer.header("www-authenticate").unwrap_or_default().contains("invalid_token"));
+    // Expired: 401.
+    let late = create_token(&db, "temp", "studio:read");
+    assert_eq!(with_bearer(&server, &tools_list(), &late).status, 200);
+    conn.execute("UPDATE api_tokens SET expires_at = ?1 WHERE name = 'temp'", [chrono::Utc::now().timestamp() - 1]).unwrap();
+    let answer = with_bearer(&server, &tools_list(), &late);
+    assert_eq!(answer.status, 401, "{}", answer.body);
+    assert!(answer.body.contains("expired"), "{}", answer.body);
+    // The secrets are in no file of the database.
+    drop(conn);
+    drop(server);
+    for path in std::fs::read_dir(db.path.parent().unwrap()).unwrap().map(|e| e.unwrap().path()) {
+        let bytes = std::fs::read(&path).unwrap();
+        for secret in [&token, &late] {
+            assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{} holds a secret", path.display());
+        }
+    }
+}
+
+#[test]
+fn a_missing_scope_is_403_naming_it_and_changes_nothing() {
+    let (db, server) = demo_server(&[]);
+    let reader = create_token(&db, "reader", "studio:read");
+    let count = || -> i64 { Connection::open(&db.path).unwrap().query_row("SELECT COUNT(*) FROM bookings", [], |r| r.get(0)).unwrap() };
+    let before = count();
+    let booking = json!({"room": "studio-a", "client": "amara-osei", "start": "2026-09-21T10:00", "end": "2026-09-21T11:00"});
+    let cases = [
+        (call("create_booking", booking), "bookings:write"),
+        (call("set_room_offline", json!({"room": "studio-a", "from": "2026-10-01T00:00", "to": "2026-10-02T00:00", "reason": "x"})), "studio:manage"),
+        (call("reflow_month", json!({"month": "2026-09", "offline_rooms": ["studio-b"]})), "reflow:apply"),
+        (call("undo_reflow", json!({"reflow_id": "r1"})), "reflow:apply"),
+    ];
+    for (message, scope) in cases {
+        let answer = with_bearer(&server, &message, &reader);
+        assert_eq!(answer.status, 403, "{message}: {}", answer.body);
+        let challenge = answer.header("www-authenticate").unwrap_or_default();
+        assert!(challenge.contains("error=\"insufficient_scope\"") && challenge.contains(&format!("scope=\"{scope}\"")), "{challenge}");
+        assert!(challenge.contains("resource_metadata="), "{challenge}");
+    }
+    assert_eq!(count(), before, "a forbidden call changed the bookings");
+    // A dry run is a read.
+    let answer = with_bearer(&server, &call("reflow_month", json!({"month": "2026-09", "offline_rooms": ["studio-b"], "dry_run": true})), &reader);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(count(), before);
+}
+
+/// Starts a reflow task as `token`; returns its id.
+fn start_task(server: &HttpServer, token: &str) -> String {
+    let message = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "reflow_month",
+        "arguments": {"month": "2026-09", "offline_rooms": ["studio-b"], "require_approval": true},
+        "_meta": meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
+    }});
+    let answer = with_bearer(server, &message, token);
+    let body = json_body(&answer);
+    body["result"]["taskId"].as_str().unwrap_or_else(|| panic!("no task: {body}")).to_owned()
+}
+
+fn task_request(server: &HttpServer, token: &str, method: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
+    json_body(&with_bearer(server, &json!({"jsonrpc": "2.0", "id": 4, "method": method, "params": params}), token))
+}
+
+#[test]
+fn a_task_is_seen_only_by_the_principal_that_created_it() {
+    let db = temp_db();
+    let args = ["--demo", "--require-auth", "--test-solve-delay-ms", "50"];
+    let server = http(&db.path, &args);
+    let a = create_token(&db, "agent-a", "studio:read,reflow:apply");
+    let b = create_token(&db, "agent-b", "studio:read,reflow:apply");
+    let task = start_task(&server, &a);
+    let unknown = "tsk_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    // B gets exactly what an id never issued gets, on get, update and cancel.
+    let answer = json!({"action": "accept", "content": {}});
+    for (method, params) in [
+        ("tasks/get", json!({"taskId": task})),
+        ("tasks/update", json!({"taskId": task, "inputResponses": {"approve": answer}})),
+        ("tasks/cancel", json!({"taskId": task})),
+    ] {
+        let as_b = task_request(&server, &b, method, params.clone());
+        let mut for_unknown = params.clone();
+        for_unknown["taskId"] = json!(unknown);
+        let never = task_request(&server, &b, method, for_unknown);
+        assert_eq!(as_b["error"]["code"], -32602, "{method}: {as_b}");
+        assert_eq!(as_b["error"]["message"].as_str().map(|m| m.replace(&task, "ID")), never["error"]["message"].as_str().map(|m| m.replace(unknown, "ID")), "{method}");
+    }
+    // A's task is untouched: it reaches its question, and A answers it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let got = task_request(&server, &a, "tasks/get", json!({"taskId": task}));
+        let status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
+        if status != "working" || Instant::now() > deadline {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status, "input_required");
+    // The owner survives a restart.
+    drop(server);
+    let server = http(&db.path, &["--require-auth"]);
+    assert_eq!(task_request(&server, &b, "tasks/get", json!({"taskId": task}))["error"]["code"], -32602);
+    let got = task_request(&server, &a, "tasks/get", json!({"taskId": task}));
+    assert_eq!(got["result"]["status"], "input_required", "{got}");
+    let owner: String = Connection::open(&db.path).unwrap().query_row("SELECT owner FROM tasks WHERE id = ?", [&task], |r| r.get(0)).unwrap();
+    assert!(owner.starts_with("token:tok_"), "{owner}");
+}
+
+#[test]
+fn the_history_names_the_principal() {
+    let (db, server) = demo_server(&[]);
+    let writer = create_token(&db, "front-desk", "studio:read,bookings:write");
+    let free = json_body(&with_bearer(&server, &call("find_free_slots", json!({"from": "2026-10-14T10:00", "to": "2026-10-14T20:00", "duration_minutes": 60})), &writer));
+    let slot = free["result"]["structuredContent"]["slots"][0].clone();
+    let booking = json!({"room": slot["room"], "client": "amara-osei", "start": slot["start"], "end": slot["end"]});
+    let answer = with_bearer(&server, &call("create_booking", booking), &writer);
+    let body = json_body(&answer);
+    assert_ne!(body["result"]["isError"], json!(true), "{body}");
+    let who: String = Connection::open(&db.path).unwrap().query_row("SELECT who FROM events ORDER BY seq DESC LIMIT 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(who, "front-desk");
+}
