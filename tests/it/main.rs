@@ -19,4 +19,5 @@ mod studio;
 mod support;
 mod tasks;
 mod tidy;
+mod tokens;
 mod view;
