@@ -1,18 +1,19 @@
 //! Calendar feed secrets: the read-only key a subscription URL carries, because calendar programs
-//! cannot send headers. Each secret opens exactly one calendar; only its SHA-256 is stored, so a
-//! copy of the database does not leak working URLs. Created, listed and revoked with
-//! `studioflow feed`; checked by the HTTP feed endpoint. Issue 11's API tokens can share the shape.
+//! cannot send headers (API tokens, `store/tokens.rs`, are the same shape for clients that can).
+//! Each secret opens exactly one calendar; only its SHA-256 is stored, so a copy of the database
+//! does not leak working URLs. Created, listed and revoked with `studioflow feed`; checked by the
+//! HTTP feed endpoint.
 
+use crate::auth::secret::{hash, random};
 use crate::domain::CalendarOf;
 use crate::store::{FeedRecord, Store, StoreError};
 use chrono::{DateTime, Utc};
-use sha2::{Digest, Sha256};
 
 /// Why a feed could not be created.
 #[derive(Debug, thiserror::Error)]
 pub enum FeedError {
     #[error("no randomness for a secret: {0}")]
-    NoRandomness(String),
+    NoRandomness(#[from] getrandom::Error),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -24,17 +25,6 @@ impl crate::error::Blame for FeedError {
             FeedError::Store(e) => e.is_ours(),
         }
     }
-}
-
-fn random(bytes: usize) -> Result<String, FeedError> {
-    let mut buffer = vec![0u8; bytes];
-    getrandom::fill(&mut buffer).map_err(|e| FeedError::NoRandomness(e.to_string()))?;
-    Ok(data_encoding::BASE32_NOPAD.encode(&buffer).to_ascii_lowercase())
-}
-
-/// The stored form of a secret.
-pub fn hash(secret: &str) -> String {
-    data_encoding::HEXLOWER.encode(&Sha256::digest(secret.as_bytes()))
 }
 
 /// Creates a feed for one calendar: its record, and its secret (160 random bits), which is shown

@@ -99,6 +99,11 @@ enum Command {
         #[command(subcommand)]
         action: FeedCommand,
     },
+    /// API tokens for remote clients: create one (its secret is printed once), list them, revoke one.
+    Token {
+        #[command(subcommand)]
+        action: TokenCommand,
+    },
     /// Serve the studio's tools over MCP: stdio by default, or Streamable HTTP at /mcp with --http.
     Serve(ServeArgs),
     /// Ask a studioflow server for month reflows as durable tasks, and follow them to their end,
@@ -180,6 +185,39 @@ enum FeedCommand {
         #[arg(long, env = "STUDIOFLOW_DB")]
         db: PathBuf,
         /// The feed's id (fd_...), from `feed list`.
+        id: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a token and print its secret (shown only this once).
+    Create {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+        /// Who or what will use it, e.g. mixing-agent: what the history shows, unique among live tokens.
+        #[arg(long)]
+        name: String,
+        /// What it may do, comma-separated: studio:read, bookings:write, studio:manage, reflow:apply.
+        #[arg(long = "scope", value_name = "SCOPES", value_parser = studioflow::auth::Scopes::parse_list)]
+        scopes: studioflow::auth::Scopes,
+        /// Days until it stops working, 1 to 3650; without it, it works until revoked.
+        #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=3650))]
+        expires: Option<u32>,
+    },
+    /// List tokens (never their secrets): id, name, scopes, created, last used, expires and status.
+    List {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+        /// Print a JSON array, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token: it stops working at once.
+    Revoke {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: PathBuf,
+        /// The token's id (tok_...), from `token list`.
         id: String,
     },
 }
@@ -390,6 +428,13 @@ fn main() -> ExitCode {
             }
             FeedCommand::List { db } => commands::feed(&db, commands::FeedAction::List),
             FeedCommand::Revoke { db, id } => commands::feed(&db, commands::FeedAction::Revoke { id }),
+        },
+        Command::Token { action } => match action {
+            TokenCommand::Create { db, name, scopes, expires } => {
+                commands::token(&db, commands::TokenAction::Create { name, scopes, expires_days: expires })
+            }
+            TokenCommand::List { db, json } => commands::token(&db, commands::TokenAction::List { json }),
+            TokenCommand::Revoke { db, id } => commands::token(&db, commands::TokenAction::Revoke { id }),
         },
         Command::Serve(args) => commands::serve(args.config()),
     };

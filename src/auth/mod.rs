@@ -2,9 +2,10 @@
 //! that says which scope each request needs. The HTTP front (`mcp/http/auth.rs`) finds the
 //! principal from an API token (`store/tokens.rs`) or an OAuth access token (`jwt.rs`) and asks
 //! [`needed`] before anything runs; stdio and HTTP without auth run as the local user, who may
-//! do everything.
+//! do everything. [`secret`] makes the random secrets of tokens and feeds and their stored hashes.
 
 pub mod jwt;
+pub mod secret;
 
 use serde_json::Value;
 use std::fmt;

@@ -1,7 +1,7 @@
 //! The command-line commands, as library functions that `main` calls, one file each: `init`,
-//! `export-instance`, `solve`, `demo`, `report`, `serve`, and `calendar` and `feed`. They print for people (stdout for results,
-//! stderr for progress) and sort failures into the caller's fault and ours, which `main` turns
-//! into exit codes.
+//! `export-instance`, `solve`, `demo`, `report`, `serve`, `calendar` and `feed`, and `token`.
+//! They print for people (stdout for results, stderr for progress) and sort failures into the
+//! caller's fault and ours, which `main` turns into exit codes.
 
 mod calendar;
 mod demo;
@@ -10,6 +10,7 @@ mod init;
 mod report;
 mod serve;
 mod solve;
+mod token;
 
 pub use calendar::{calendar, feed, FeedAction};
 pub use demo::demo;
@@ -18,6 +19,7 @@ pub use init::init;
 pub use report::report;
 pub use serve::{serve, AuthFlags, ServeConfig};
 pub use solve::solve;
+pub use token::{token, TokenAction};
 
 use crate::domain::RoomId;
 use crate::error::Blame;

@@ -24,7 +24,7 @@ pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, 
 pub use pool::Pool;
 pub use read::{BookingQuery, Busy};
 pub use tasks::{NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
-pub use tokens::{ApiToken, TokenCheck, TOKEN_PREFIX};
+pub use tokens::{ApiToken, TokenCheck, TokenStatus, TOKEN_PREFIX};
 pub use write::{CancelScope, Writer};
 
 use crate::domain::{
@@ -33,6 +33,9 @@ use crate::domain::{
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{Connection, OptionalExtension};
 use std::path::Path;
+
+/// How long a connection waits for another's lock before it gives up with "database is locked".
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// One connection to a studio database.
 pub struct Store {
@@ -108,6 +111,9 @@ pub enum StoreError {
     Plan(String),
     #[error("unknown offline window {0}: list_offline_windows shows their ids")]
     UnknownWindow(i64),
+    /// The operating system gave no randomness for a new secret.
+    #[error("no randomness for a secret: {0}")]
+    NoRandomness(#[from] getrandom::Error),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -128,6 +134,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::Sqlite(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::Pool(_) | StoreError::TaskGone
+                | StoreError::NoRandomness(_)
         )
     }
 
@@ -175,7 +182,7 @@ impl Store {
 
     fn with_connection(mut conn: Connection, version: i64) -> Result<Store> {
         // Wait for other connections first: two processes may open a new file at the same moment.
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // WAL lets readers go on while one writer commits; FULL makes a commit survive power loss.
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
@@ -277,6 +284,14 @@ fn instant_at(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<DateTi
     DateTime::from_timestamp(seconds, 0).ok_or_else(|| {
         rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Integer, format!("timestamp {seconds}").into())
     })
+}
+
+/// [`instant_at`] for a column that may be NULL.
+fn instant_or_null_at(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    match row.get::<_, Option<i64>>(column)? {
+        Some(_) => instant_at(row, column).map(Some),
+        None => Ok(None),
+    }
 }
 
 fn json_list(text: &str) -> Result<Vec<String>> {

@@ -1,7 +1,7 @@
 //! Reads: the studio's rooms and people, bookings by id or by query, series and offline windows.
 //! Queries page by keyset on (start, sequence), so a page boundary stays put when others insert.
 
-use super::{instant, instant_at, json_list, Result, Store, StoreError};
+use super::{instant, instant_at, instant_or_null_at, json_list, Result, Store, StoreError};
 use crate::domain::{
     Booking, BookingId, Client, ClientId, Engineer, EngineerId, OfflineWindow, Person, Room, RoomId, Series,
     SeriesId, Session, Status, WeeklyHours,
@@ -37,10 +37,7 @@ pub(super) fn booking_from_row(row: &Row<'_>) -> rusqlite::Result<(Booking, i64)
             pinned: row.get(10)?,
         },
         notes: row.get(12)?,
-        hold_until: match row.get::<_, Option<i64>>(13)? {
-            Some(_) => Some(instant_at(row, 13)?),
-            None => None,
-        },
+        hold_until: instant_or_null_at(row, 13)?,
         displaced: row.get(14)?,
     };
     Ok((booking, row.get(11)?))

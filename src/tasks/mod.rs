@@ -160,9 +160,8 @@ fn now_ms() -> i64 {
 
 /// `tsk_` and 160 random bits in lower-case base32: unguessable, and safe in URLs and headers.
 fn new_task_id() -> Result<String, TaskError> {
-    let mut bytes = [0u8; 20];
-    getrandom::fill(&mut bytes).map_err(|e| TaskError::NoRandomness(e.to_string()))?;
-    Ok(format!("tsk_{}", data_encoding::BASE32_NOPAD.encode(&bytes).to_ascii_lowercase()))
+    let random = crate::auth::secret::random(20).map_err(|e| TaskError::NoRandomness(e.to_string()))?;
+    Ok(format!("tsk_{random}"))
 }
 
 impl Tasks {

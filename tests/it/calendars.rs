@@ -60,7 +60,7 @@ fn a_feed_secret_opens_its_own_calendar_until_it_is_revoked() {
     let conn = rusqlite::Connection::open(&db.path).unwrap();
     let stored: String = conn.query_row("SELECT secret_hash FROM feed_secrets WHERE id = ?", [&feed.id], |r| r.get(0)).unwrap();
     assert_ne!(stored, secret);
-    assert_eq!(stored, feeds::hash(&secret));
+    assert_eq!(stored, studioflow::auth::secret::hash(&secret));
     assert!(store.write_with(|w| w.revoke_feed(&feed.id, Utc::now())).unwrap());
     assert!(!feeds::opens(&store, &live, &secret).unwrap(), "revoked");
     assert!(!store.write_with(|w| w.revoke_feed(&feed.id, Utc::now())).unwrap(), "revoked twice");

@@ -1,7 +1,8 @@
-//! The real `studioflow` binary on real files: init, export-instance, solve, demo and calendar, with the
-//! exit codes and messages a person sees.
+//! The real `studioflow` binary on real files: init, export-instance, solve, demo, calendar and
+//! token, with the exit codes and messages a person sees.
 
-use crate::support::temp_db;
+use crate::support::{small_studio, temp_db};
+use studioflow::store::TokenCheck;
 use std::process::{Command, Output};
 use studioflow_solver as solver;
 
@@ -170,4 +171,128 @@ fn calendar_prints_icalendar_and_refuses_what_it_cannot_print() {
     assert_eq!(backwards.status.code(), Some(2), "{}", stderr(&backwards));
     let two = studioflow(&["calendar", "--db", path, "--room", "studio-b", "--client", "client-001"]);
     assert_eq!(two.status.code(), Some(2), "one calendar at a time");
+}
+
+/// Whether `needle` occurs anywhere in the database file or its WAL companions.
+fn database_holds(db: &std::path::Path, needle: &[u8]) -> bool {
+    ["", "-wal", "-shm"].iter().any(|suffix| {
+        let mut path = db.as_os_str().to_owned();
+        path.push(suffix);
+        std::fs::read(path).is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
+    })
+}
+
+/// The secret, and every encoding of its random bytes, is absent from the files; its hash is there.
+fn assert_only_the_hash_is_stored(db: &std::path::Path, secret: &str) {
+    let body = secret.strip_prefix("sft_").unwrap();
+    let random = data_encoding::BASE32_NOPAD.decode(body.to_ascii_uppercase().as_bytes()).unwrap();
+    assert_eq!(random.len(), 32);
+    for (what, needle) in [
+        ("the secret", secret.as_bytes().to_vec()),
+        ("the secret without its prefix", body.as_bytes().to_vec()),
+        ("its random bytes", random.clone()),
+        ("its random bytes in hex", data_encoding::HEXLOWER.encode(&random).into_bytes()),
+    ] {
+        assert!(!database_holds(db, &needle), "the database holds {what}");
+    }
+    assert!(database_holds(db, studioflow::auth::secret::hash(secret).as_bytes()), "the hash is stored");
+}
+
+/// Issue 11: `token create` prints the secret once (alone on stdout) and says how to send it;
+/// `token list` and `token revoke` never show it, and neither does the database file.
+#[test]
+fn token_create_shows_the_secret_once_and_nothing_else_ever_does() {
+    let db = temp_db();
+    drop(small_studio(&db));
+    let path = db.path.to_str().unwrap();
+    let created = studioflow(&["token", "create", "--db", path, "--name", "mixing agent", "--scope", "reflow:apply,studio:read", "--expires", "30"]);
+    assert!(created.status.success(), "{}", stderr(&created));
+    let secret = stdout(&created).trim().to_owned();
+    assert!(secret.starts_with("sft_") && !secret.contains(char::is_whitespace), "{secret:?}");
+    let told = stderr(&created);
+    assert!(told.contains("Authorization: Bearer <secret>") && told.contains("cannot be shown again"), "{told}");
+    assert_only_the_hash_is_stored(&db.path, &secret);
+
+    let store = studioflow::store::Store::open(&db.path).unwrap();
+    let TokenCheck::Valid(token) = store.authenticate_token(&secret, chrono::Utc::now()).unwrap() else { panic!("the new secret is not valid") };
+    assert!(told.contains(&token.id) && told.contains("token revoke"), "{told}");
+    assert_eq!(token.scopes.joined(","), "studio:read,reflow:apply");
+    assert!(token.expires.is_some_and(|at| at - chrono::Utc::now() > chrono::Duration::days(29)));
+    // With the store still open, its WAL holds the last write (the recorded use).
+    assert_only_the_hash_is_stored(&db.path, &secret);
+    drop(store);
+
+    let list = studioflow(&["token", "list", "--db", path]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let lines: Vec<String> = stdout(&list).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 2, "a header and the token: {lines:?}");
+    let fields: Vec<&str> = lines[1].split('\t').collect();
+    assert_eq!((fields[0], fields[1], fields[2], fields[6]), (token.id.as_str(), "mixing agent", "studio:read,reflow:apply", "active"), "{lines:?}");
+    assert!(fields[4].ends_with("UTC") && fields[5].ends_with("UTC"), "last used and expires: {lines:?}");
+    let json = studioflow(&["token", "list", "--db", path, "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(listed[0]["id"], token.id.as_str());
+    assert_eq!(listed[0]["scopes"], serde_json::json!(["studio:read", "reflow:apply"]));
+    assert_eq!((listed[0]["status"].as_str(), listed[0]["revoked"].is_null()), (Some("active"), true));
+
+    let revoked = studioflow(&["token", "revoke", "--db", path, &token.id]);
+    assert!(revoked.status.success(), "{}", stderr(&revoked));
+    assert!(stdout(&studioflow(&["token", "list", "--db", path])).contains("\trevoked"));
+    let again = studioflow(&["token", "revoke", "--db", path, &token.id]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("already revoked"), "{}", stderr(&again));
+    for out in [&list, &json, &revoked, &again] {
+        assert!(!stdout(out).contains(&secret) && !stderr(out).contains(&secret), "the secret was shown again");
+    }
+    assert_only_the_hash_is_stored(&db.path, &secret);
+}
+
+/// Issue 11: bad flags for `token` exit 2 with what to change, and write nothing.
+#[test]
+fn token_bad_input_exits_2_says_what_to_change_and_writes_nothing() {
+    let db = temp_db();
+    drop(small_studio(&db));
+    let path = db.path.to_str().unwrap();
+    let create = |name: &str, scope: &str, extra: &[&str]| {
+        let mut args = vec!["token", "create", "--db", path, "--name", name, "--scope", scope];
+        args.extend(extra);
+        studioflow(&args)
+    };
+    for (out, says) in [
+        (create("agent", "studio:write", &[]), "unknown scope \"studio:write\": the scopes are studio:read"),
+        (create("agent", " , ", &[]), "name at least one scope"),
+        (create("agent", "studio:read", &["--expires", "0"]), "0 is not in 1..=3650"),
+        (create("agent", "studio:read", &["--expires", "3651"]), "3651 is not in 1..=3650"),
+        (create("agent", "studio:read", &["--expires", "soon"]), "invalid value 'soon' for '--expires <DAYS>'"),
+        (create("", "studio:read", &[]), "a token's name is 1 to 64 characters"),
+        (create("   ", "studio:read", &[]), "a token's name is 1 to 64 characters"),
+        (create("two\nlines", "studio:read", &[]), "control characters"),
+        (studioflow(&["token", "revoke", "--db", path, "tok_nothere"]), "`studioflow token list` shows"),
+    ] {
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "expected {says:?} in {}", stderr(&out));
+    }
+    let list = studioflow(&["token", "list", "--db", path]);
+    assert!(list.status.success() && stdout(&list).is_empty(), "nothing written: {}", stdout(&list));
+    assert!(stderr(&list).contains("No tokens yet"), "{}", stderr(&list));
+
+    assert!(create("agent", "studio:read", &[]).status.success());
+    let twice = create("agent", "bookings:write", &[]);
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(stderr(&twice).contains("already named \"agent\"") && stderr(&twice).contains("revoke"), "{}", stderr(&twice));
+    assert_eq!(stdout(&studioflow(&["token", "list", "--db", path])).lines().count(), 2, "one token");
+
+    // A database that is not there is not made.
+    let missing = db.path.with_file_name("missing.db");
+    let missing_path = missing.to_str().unwrap();
+    for args in [
+        vec!["token", "create", "--db", missing_path, "--name", "agent", "--scope", "studio:read"],
+        vec!["token", "list", "--db", missing_path],
+        vec!["token", "revoke", "--db", missing_path, "tok_x"],
+    ] {
+        let out = studioflow(&args);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("does not exist") && stderr(&out).contains("studioflow init"), "{}", stderr(&out));
+        assert!(!missing.exists(), "{args:?} made a database");
+    }
 }

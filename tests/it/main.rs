@@ -20,4 +20,5 @@ mod studio;
 mod support;
 mod tasks;
 mod tidy;
+mod tokens;
 mod view;

@@ -1,0 +1,82 @@
+//! `studioflow token`: the API tokens remote clients send as `Authorization: Bearer <secret>`.
+//! Create prints the secret once (stdout, alone, so a script can capture it); list shows
+//! everything but secrets, which are not stored; revoke ends one. How the server checks them is
+//! the HTTP front's business.
+
+use super::{open_existing, CommandResult};
+use crate::auth::Scopes;
+use crate::store::ApiToken;
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use serde_json::json;
+use std::io::Write;
+use std::path::Path;
+
+/// What a token command does.
+pub enum TokenAction {
+    /// `expires_days`: how many days it works (`main` keeps it to 1..=3650); `None`, until revoked.
+    Create { name: String, scopes: Scopes, expires_days: Option<u32> },
+    List { json: bool },
+    Revoke { id: String },
+}
+
+/// An instant as the list shows it to people.
+fn when(at: Option<DateTime<Utc>>) -> String {
+    at.map_or_else(|| "never".to_owned(), |at| at.format("%Y-%m-%d %H:%M UTC").to_string())
+}
+
+/// An instant as the JSON list gives it.
+fn rfc3339(at: Option<DateTime<Utc>>) -> Option<String> {
+    at.map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true))
+}
+
+fn token_json(token: &ApiToken, now: DateTime<Utc>) -> serde_json::Value {
+    json!({
+        "id": token.id,
+        "name": token.name,
+        "scopes": token.scopes.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        "created": rfc3339(Some(token.created)),
+        "last_used": rfc3339(token.last_used),
+        "expires": rfc3339(token.expires),
+        "revoked": rfc3339(token.revoked),
+        "status": token.status(now).to_string(),
+    })
+}
+
+/// `token`: creates, lists or revokes API tokens.
+pub fn token(db: &Path, action: TokenAction) -> CommandResult {
+    let mut store = open_existing(db)?;
+    let mut out = std::io::stdout().lock();
+    let now = Utc::now();
+    match action {
+        TokenAction::Create { name, scopes, expires_days } => {
+            let expires = expires_days.map(|days| now + Duration::days(days.into()));
+            let (token, secret) = store.write_with(|w| w.create_token(&name, scopes, expires, now))?;
+            let until = token.expires.map_or_else(|| "it works until revoked".to_owned(), |at| format!("it expires {}", when(Some(at))));
+            eprintln!("Created token {} ({:?}) with scopes {}; {until}.", token.id, token.name, token.scopes.joined(", "));
+            eprintln!("Its secret is printed once, now, and cannot be shown again: a client sends it as the header `Authorization: Bearer <secret>`.");
+            eprintln!("Revoke it with `studioflow token revoke --db {} {}`.", db.display(), token.id);
+            writeln!(out, "{secret}")?;
+        }
+        TokenAction::List { json: true } => {
+            let tokens: Vec<_> = store.tokens()?.iter().map(|t| token_json(t, now)).collect();
+            writeln!(out, "{}", serde_json::Value::Array(tokens))?;
+        }
+        TokenAction::List { json: false } => {
+            let tokens = store.tokens()?;
+            if tokens.is_empty() {
+                eprintln!("No tokens yet: `studioflow token create --db {} --name NAME --scope studio:read` makes one.", db.display());
+            } else {
+                writeln!(out, "ID\tNAME\tSCOPES\tCREATED\tLAST USED\tEXPIRES\tSTATUS")?;
+            }
+            for t in tokens {
+                let (created, last_used, expires) = (when(Some(t.created)), when(t.last_used), when(t.expires));
+                writeln!(out, "{}\t{}\t{}\t{created}\t{last_used}\t{expires}\t{}", t.id, t.name, t.scopes.joined(","), t.status(now))?;
+            }
+        }
+        TokenAction::Revoke { id } => {
+            let token = store.write_with(|w| w.revoke_token(&id, now))?;
+            writeln!(out, "Revoked {} ({:?}): it no longer works.", token.id, token.name)?;
+        }
+    }
+    Ok(())
+}
