@@ -3,7 +3,7 @@
 //! tokens created, used, revoked and expired; scopes decided before a tool runs; tasks owned by
 //! the principal that created them; the history naming the principal.
 
-use crate::mcp_client::{http, meta, Answer, HttpServer, Mcp};
+use crate::mcp_client::{http, meta, Answer, HttpServer};
 use crate::support::{temp_db, TempDb};
 use rusqlite::Connection;
 use serde_json::{json, Value};
@@ -187,7 +187,7 @@ fn a_missing_scope_is_403_naming_it_and_changes_nothing() {
     let reader = create_token(&db, "reader", "studio:read");
     let count = || -> i64 { Connection::open(&db.path).unwrap().query_row("SELECT COUNT(*) FROM bookings", [], |r| r.get(0)).unwrap() };
     let before = count();
-    let booking = json!({"room": "studio-a", "client": "amara-osei", "start": "2026-09-21T10:00", "end": "2026-09-21T11:00"});
+    let booking = json!({"room": "studio-a", "client": "client-001", "start": "2026-09-21T10:00", "end": "2026-09-21T11:00"});
     let cases = [
         (call("create_booking", booking), "bookings:write"),
         (call("set_room_offline", json!({"room": "studio-a", "from": "2026-10-01T00:00", "to": "2026-10-02T00:00", "reason": "x"})), "studio:manage"),
@@ -276,7 +276,7 @@ fn the_history_names_the_principal() {
     let writer = create_token(&db, "front-desk", "studio:read,bookings:write");
     let free = json_body(&with_bearer(&server, &call("find_free_slots", json!({"from": "2026-10-14T10:00", "to": "2026-10-14T20:00", "duration_minutes": 60})), &writer));
     let slot = free["result"]["structuredContent"]["slots"][0].clone();
-    let booking = json!({"room": slot["room"], "client": "amara-osei", "start": slot["start"], "end": slot["end"]});
+    let booking = json!({"room": slot["room"], "client": "client-001", "start": slot["start"], "end": slot["end"]});
     let answer = with_bearer(&server, &call("create_booking", booking), &writer);
     let body = json_body(&answer);
     assert_ne!(body["result"]["isError"], json!(true), "{body}");

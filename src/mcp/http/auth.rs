@@ -176,7 +176,7 @@ impl Gate {
     async fn api_token(&self, secret: &str) -> Result<Principal, String> {
         let pool = self.pool.clone();
         let secret = secret.to_owned();
-        let checked = tokio::task::spawn_blocking(move || pool.with(|store| store.authenticate_token(&secret, chrono::Utc::now())))
+        let checked = tokio::task::spawn_blocking(move || pool.with_unsettled(|store| store.authenticate_token(&secret, chrono::Utc::now())))
             .await
             .map_err(|e| format!("checking the token stopped: {e}"))?;
         match checked {
