@@ -267,6 +267,7 @@ impl Verifier {
         if resource.fragment().is_some() {
             return Err(format!("--resource {:?} has a fragment, which a resource URL never has (RFC 8707): drop it", config.resource));
         }
+        crate::tls::install();
         let client = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .connect_timeout(FETCH_TIMEOUT)

@@ -1,7 +1,8 @@
 //! The OAuth access-token verifier (`studioflow::auth::jwt`) against a test issuer on
 //! `127.0.0.1:0`: good RS256 and ES256 tokens, every claim and header a token can get wrong, the
 //! forgeries (`alg: none`, HS256 keyed with the public key), key rotation with its rate-limited
-//! refresh, discovery under a path and through OpenID, and an issuer that is down or misnamed.
+//! refresh, discovery under a path and through OpenID, an issuer that is down or misnamed, and an
+//! https issuer whose certificate nobody trusts.
 
 use crate::support::issuer::{mint, mint_alg_none, mint_as, mint_hs256_with_public_key, now, TestIssuer, TestKey, WellKnown};
 use jsonwebtoken::Algorithm;
@@ -211,4 +212,33 @@ async fn an_issuer_that_is_down_or_misnamed_makes_tokens_unverifiable() {
     assert!(verifier.verify(&token).await.is_ok());
     drop(issuer);
     assert!(verifier.verify(&token).await.is_ok());
+}
+
+#[tokio::test]
+async fn an_https_issuer_is_reached_over_tls_and_its_certificate_checked() {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    // A TLS server on 127.0.0.1 whose certificate is self-signed, so no root trusts it.
+    let cert = CertificateDer::from_pem_slice(include_bytes!("../fixtures/auth/tls-cert.pem")).unwrap();
+    let key = PrivateKeyDer::from_pem_slice(include_bytes!("../fixtures/auth/tls-key.pem")).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handshakes = std::thread::spawn(move || {
+        let (mut socket, _) = listener.accept().unwrap();
+        let mut tls = rustls::ServerConnection::new(Arc::new(config)).unwrap();
+        // The client gives up once it has read the certificate.
+        tls.complete_io(&mut socket).is_err()
+    });
+    let verifier = Verifier::new(IssuerConfig::new(format!("https://127.0.0.1:{port}"), RESOURCE)).unwrap();
+    match verifier.verify(&mint(TestKey::Rsa1, &json!({}))).await {
+        Err(Rejection::Unavailable(reason)) => assert!(reason.contains("certificate"), "{reason}"),
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    assert!(handshakes.join().unwrap(), "the handshake was refused by the client");
 }
