@@ -4,18 +4,22 @@
 //! `min_refresh`, one fetch shared by every verification that waits for it. A token passes when
 //! an allowed asymmetric algorithm signed it with a key of the matching type, `iss` is the issuer,
 //! `aud` names this server (RFC 8707), `exp` and `nbf` hold (with the leeway), and `sub` is there.
+//! jsonwebtoken reads the keys and checks the claims; ring checks the signatures (RustCrypto's
+//! P-256, jsonwebtoken's own backend, took 0.3 ms a signature here; ring takes 0.06 ms).
 //! This module never logs or returns the token itself, and knows no HTTP status: the front maps a
 //! [`Rejection`] to 401 or 503.
 
 use super::{Principal, Scope, Scopes};
 use data_encoding::BASE64URL_NOPAD;
+use jsonwebtoken::crypto::{CryptoProvider, JwtVerifier, KeyUtils};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::{Algorithm, DecodingKey, DecodingKeyKind, Validation};
 use reqwest::Url;
+use ring::signature::{self as ring_signature, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde::Deserialize;
 use std::fmt;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Once, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 /// The algorithms a token may be signed with: asymmetric only. `none` and HMAC are absent, so a
@@ -268,6 +272,7 @@ impl Verifier {
             return Err(format!("--resource {:?} has a fragment, which a resource URL never has (RFC 8707): drop it", config.resource));
         }
         crate::tls::install();
+        install_ring();
         let client = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .connect_timeout(FETCH_TIMEOUT)
@@ -450,6 +455,81 @@ impl Verifier {
             }
             _ => format!("the token does not verify: {error}"),
         })
+    }
+}
+
+/// jsonwebtoken's crypto backend: ring verifies, and nothing signs (studioflow never issues tokens).
+static RING: CryptoProvider = CryptoProvider {
+    signer_factory: |_, _| Err(ErrorKind::Provider("studioflow verifies tokens and signs none".into()).into()),
+    verifier_factory: ring_verifier,
+    // Only deriving a JWK from a private key needs these, and studioflow never does.
+    key_utils: KeyUtils::new_unimplemented(),
+};
+
+/// Makes [`RING`] jsonwebtoken's provider for the process, once: jsonwebtoken is built with no
+/// backend of its own, so nothing decodes a token before a [`Verifier`] exists.
+fn install_ring() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // An error means a provider is installed already; there is no other in this build.
+        let _ = RING.install_default();
+    });
+}
+
+/// How ring checks one algorithm: RSA keys of 2048 to 8192 bits, or an EC curve.
+#[derive(Clone, Copy)]
+enum RingCheck {
+    Rsa(&'static ring_signature::RsaParameters),
+    Ec(&'static ring_signature::EcdsaVerificationAlgorithm),
+}
+
+/// A key (from a JWK: an RSA modulus and exponent, or an uncompressed EC point) and how to check
+/// a signature with it.
+struct RingVerifier {
+    alg: Algorithm,
+    check: RingCheck,
+    key: DecodingKey,
+}
+
+fn ring_verifier(alg: &Algorithm, key: &DecodingKey) -> jsonwebtoken::errors::Result<Box<dyn JwtVerifier>> {
+    use jsonwebtoken::AlgorithmFamily;
+    let check = match (alg, key.family()) {
+        (Algorithm::RS256, AlgorithmFamily::Rsa) => RingCheck::Rsa(&ring_signature::RSA_PKCS1_2048_8192_SHA256),
+        (Algorithm::RS384, AlgorithmFamily::Rsa) => RingCheck::Rsa(&ring_signature::RSA_PKCS1_2048_8192_SHA384),
+        (Algorithm::RS512, AlgorithmFamily::Rsa) => RingCheck::Rsa(&ring_signature::RSA_PKCS1_2048_8192_SHA512),
+        (Algorithm::PS256, AlgorithmFamily::Rsa) => RingCheck::Rsa(&ring_signature::RSA_PSS_2048_8192_SHA256),
+        (Algorithm::ES256, AlgorithmFamily::Ec) => RingCheck::Ec(&ring_signature::ECDSA_P256_SHA256_FIXED),
+        (Algorithm::ES384, AlgorithmFamily::Ec) => RingCheck::Ec(&ring_signature::ECDSA_P384_SHA384_FIXED),
+        _ => return Err(ErrorKind::InvalidAlgorithm.into()),
+    };
+    Ok(Box::new(RingVerifier { alg: *alg, check, key: key.clone() }))
+}
+
+impl jsonwebtoken::signature::Verifier<Vec<u8>> for RingVerifier {
+    fn verify(&self, message: &[u8], signature: &Vec<u8>) -> Result<(), jsonwebtoken::signature::Error> {
+        let checked = match (self.check, self.key.kind()) {
+            (RingCheck::Rsa(params), DecodingKeyKind::RsaModulusExponent { n, e }) => {
+                RsaPublicKeyComponents { n: unpadded(n), e: unpadded(e) }.verify(params, message, signature)
+            }
+            (RingCheck::Ec(params), DecodingKeyKind::SecretOrDer(point)) => {
+                UnparsedPublicKey::new(params, point).verify(message, signature)
+            }
+            _ => return Err(jsonwebtoken::signature::Error::new()),
+        };
+        checked.map_err(|_| jsonwebtoken::signature::Error::new())
+    }
+}
+
+/// `bytes` without leading zero bytes, which ring refuses in an RSA modulus or exponent and a JWK
+/// should not have, but may.
+fn unpadded(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|b| *b != 0).unwrap_or(bytes.len());
+    &bytes[start..]
+}
+
+impl JwtVerifier for RingVerifier {
+    fn algorithm(&self) -> Algorithm {
+        self.alg
     }
 }
 

@@ -8,9 +8,10 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::get;
 use axum::Router;
-use data_encoding::BASE64URL_NOPAD;
-use jsonwebtoken::jwk::{Jwk, JwkSet, PublicKeyUse};
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use data_encoding::{BASE64, BASE64URL_NOPAD};
+use jsonwebtoken::Algorithm;
+use ring::rand::SystemRandom;
+use ring::signature::{self, EcdsaKeyPair, KeyPair, RsaKeyPair, RsaPublicKeyComponents};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,6 +24,12 @@ pub enum TestKey {
     Rsa2,
     Ec1,
     Ec2,
+}
+
+/// A test key's private half, as ring signs with it.
+enum Signer {
+    Rsa(RsaKeyPair),
+    Ec(EcdsaKeyPair),
 }
 
 impl TestKey {
@@ -43,21 +50,39 @@ impl TestKey {
         }
     }
 
-    fn encoding(self) -> EncodingKey {
+    fn signer(self) -> Signer {
+        let pem = match self {
+            TestKey::Rsa1 => include_str!("../../fixtures/auth/rsa-1.pem"),
+            TestKey::Rsa2 => include_str!("../../fixtures/auth/rsa-2.pem"),
+            TestKey::Ec1 => include_str!("../../fixtures/auth/ec-1.pem"),
+            TestKey::Ec2 => include_str!("../../fixtures/auth/ec-2.pem"),
+        };
+        let body: String = pem.lines().filter(|line| !line.starts_with("-----")).collect();
+        let pkcs8 = BASE64.decode(body.as_bytes()).unwrap();
         match self {
-            TestKey::Rsa1 => EncodingKey::from_rsa_pem(include_bytes!("../../fixtures/auth/rsa-1.pem")),
-            TestKey::Rsa2 => EncodingKey::from_rsa_pem(include_bytes!("../../fixtures/auth/rsa-2.pem")),
-            TestKey::Ec1 => EncodingKey::from_ec_pem(include_bytes!("../../fixtures/auth/ec-1.pem")),
-            TestKey::Ec2 => EncodingKey::from_ec_pem(include_bytes!("../../fixtures/auth/ec-2.pem")),
+            TestKey::Rsa1 | TestKey::Rsa2 => Signer::Rsa(RsaKeyPair::from_pkcs8(&pkcs8).unwrap()),
+            TestKey::Ec1 | TestKey::Ec2 => Signer::Ec(
+                EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8, &SystemRandom::new()).unwrap(),
+            ),
         }
-        .unwrap()
     }
 
-    /// Its public half as the JWKS serves it: `kid`, `use: sig` and `alg`.
-    pub fn jwk(self) -> Jwk {
-        let mut jwk = Jwk::from_encoding_key(&self.encoding(), self.alg()).unwrap();
-        jwk.common.key_id = Some(self.kid().into());
-        jwk.common.public_key_use = Some(PublicKeyUse::Signature);
+    /// Its public half as the JWKS serves it, with `kid`, `use: sig` and `alg`.
+    pub fn jwk(self) -> Value {
+        let common = json!({"kid": self.kid(), "use": "sig", "alg": format!("{:?}", self.alg())});
+        let specific = match self.signer() {
+            Signer::Rsa(pair) => {
+                let public: RsaPublicKeyComponents<Vec<u8>> = pair.public().into();
+                json!({"kty": "RSA", "n": BASE64URL_NOPAD.encode(&public.n), "e": BASE64URL_NOPAD.encode(&public.e)})
+            }
+            Signer::Ec(pair) => {
+                // An uncompressed point: 0x04, then x and y, 32 bytes each.
+                let point = pair.public_key().as_ref();
+                json!({"kty": "EC", "crv": "P-256", "x": BASE64URL_NOPAD.encode(&point[1..33]), "y": BASE64URL_NOPAD.encode(&point[33..])})
+            }
+        };
+        let mut jwk = common;
+        jwk.as_object_mut().unwrap().extend(specific.as_object().unwrap().clone());
         jwk
     }
 }
@@ -169,32 +194,47 @@ pub fn mint(key: TestKey, claims: &Value) -> String {
     mint_as(key.alg(), key, key.kid(), claims)
 }
 
-/// `claims` signed by `key` with `alg`, whatever `kid` the header should name.
+/// `claims` signed by `key` with `alg` (RS256 or PS256 for an RSA key, ES256 for an EC one),
+/// whatever `kid` the header should name.
 pub fn mint_as(alg: Algorithm, key: TestKey, kid: &str, claims: &Value) -> String {
-    let header = Header { kid: Some(kid.into()), ..Header::new(alg) };
-    jsonwebtoken::encode(&header, claims, &key.encoding()).unwrap()
+    let input = signing_input(&json!({"alg": format!("{alg:?}"), "typ": "JWT", "kid": kid}), claims);
+    let rng = SystemRandom::new();
+    let signature = match (alg, key.signer()) {
+        (Algorithm::RS256 | Algorithm::PS256, Signer::Rsa(pair)) => {
+            let padding: &dyn signature::RsaEncoding =
+                if alg == Algorithm::RS256 { &signature::RSA_PKCS1_SHA256 } else { &signature::RSA_PSS_SHA256 };
+            let mut signature = vec![0; pair.public().modulus_len()];
+            pair.sign(padding, &rng, input.as_bytes(), &mut signature).unwrap();
+            signature
+        }
+        (Algorithm::ES256, Signer::Ec(pair)) => pair.sign(&rng, input.as_bytes()).unwrap().as_ref().to_vec(),
+        _ => panic!("the test issuer cannot sign {alg:?} with {key:?}"),
+    };
+    format!("{input}.{}", BASE64URL_NOPAD.encode(&signature))
 }
 
 /// An unsigned token: `alg: none` and an empty signature.
 pub fn mint_alg_none(claims: &Value) -> String {
-    let header = json!({"alg": "none", "typ": "JWT", "kid": TestKey::Rsa1.kid()});
-    format!("{}.{}.", encode_part(&header), encode_part(claims))
+    let input = signing_input(&json!({"alg": "none", "typ": "JWT", "kid": TestKey::Rsa1.kid()}), claims);
+    format!("{input}.")
 }
 
 /// The key-confusion forgery: HS256 keyed with `rsa-1`'s public key PEM, which anyone can read,
 /// naming `rsa-1`, for a verifier that would take the key's bytes as an HMAC secret.
 pub fn mint_hs256_with_public_key(claims: &Value) -> String {
-    let secret = include_bytes!("../../fixtures/auth/rsa-1.pub.pem");
-    let header = Header { kid: Some(TestKey::Rsa1.kid().into()), ..Header::new(Algorithm::HS256) };
-    jsonwebtoken::encode(&header, claims, &EncodingKey::from_secret(secret).unwrap()).unwrap()
+    let secret = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, include_bytes!("../../fixtures/auth/rsa-1.pub.pem"));
+    let input = signing_input(&json!({"alg": "HS256", "typ": "JWT", "kid": TestKey::Rsa1.kid()}), claims);
+    let tag = ring::hmac::sign(&secret, input.as_bytes());
+    format!("{input}.{}", BASE64URL_NOPAD.encode(tag.as_ref()))
 }
 
-fn encode_part(value: &Value) -> String {
-    BASE64URL_NOPAD.encode(value.to_string().as_bytes())
+/// `header.claims`, each part base64url JSON: what a JWS signs.
+fn signing_input(header: &Value, claims: &Value) -> String {
+    format!("{}.{}", BASE64URL_NOPAD.encode(header.to_string().as_bytes()), BASE64URL_NOPAD.encode(claims.to_string().as_bytes()))
 }
 
 async fn jwks(State(served): State<Arc<Served>>) -> ([(axum::http::HeaderName, &'static str); 1], String) {
     served.jwks_fetches.fetch_add(1, Ordering::SeqCst);
-    let keys = served.keys.lock().unwrap().iter().map(|k| k.jwk()).collect();
-    ([(CONTENT_TYPE, "application/json")], serde_json::to_string(&JwkSet { keys }).unwrap())
+    let keys: Vec<Value> = served.keys.lock().unwrap().iter().map(|k| k.jwk()).collect();
+    ([(CONTENT_TYPE, "application/json")], json!({"keys": keys}).to_string())
 }
