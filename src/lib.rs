@@ -10,6 +10,7 @@
 //! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
 //! - [`auth`]: scopes, principals and which request needs which scope (remote access).
 //! - [`error`]: whose fault a failure is, for the edges to word.
+//! - [`tls`]: the TLS of the HTTPS clients (rustls with ring), installed once per process.
 //! - [`demo`]: the demo studio, loaded from the text files in `data/demo`.
 //! - [`view`]: the studio's view (timeline and reflow review), one HTML page, and its data.
 //! - [`mcp`]: the MCP edge: tools, tasks on the wire, stdio and HTTP, and the client side that
@@ -27,6 +28,7 @@ pub mod feeds;
 pub mod tasks;
 pub mod auth;
 pub mod error;
+pub mod tls;
 pub mod demo;
 pub mod view;
 pub mod mcp;

@@ -1,8 +1,9 @@
 //! Who may do what over a network: scopes, the principal a credential names, and the one table
 //! that says which scope each request needs. The HTTP front (`mcp/http/auth.rs`) finds the
-//! principal from an API token (`store/tokens.rs`) or an OAuth access token (`jwt.rs`) and asks
-//! [`needed`] before anything runs; stdio and HTTP without auth run as the local user, who may
-//! do everything. [`secret`] makes the random secrets of tokens and feeds and their stored hashes.
+//! principal from an API token (`store/tokens.rs`) or an OAuth access token ([`jwt`], which checks
+//! JWTs against an issuer's published keys) and asks [`needed`] before anything runs; stdio and
+//! HTTP without auth run as the local user, who may do everything. [`secret`] makes the random
+//! secrets of tokens and feeds and their stored hashes.
 
 pub mod jwt;
 pub mod secret;

@@ -160,6 +160,7 @@ impl Session {
                     // rmcp sends this as `Authorization: Bearer <token>`.
                     config = config.auth_header(token);
                 }
+                crate::tls::install();
                 let transport = StreamableHttpClientTransport::from_config(config);
                 tokio::time::timeout(REQUEST_TIMEOUT, client_config().serve_with_lifecycle(transport, lifecycle)).await
             }

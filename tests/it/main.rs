@@ -1,6 +1,7 @@
 //! One integration test binary, so the project links once. Each module tests one boundary:
 //! the store's rules on real SQLite files, the reflow bridge, and the real `studioflow` binary
-//! (its commands, its MCP server, durable tasks, and `studioflow client` against the server).
+//! (its commands, its MCP server, durable tasks, and `studioflow client` against the server), and
+//! the OAuth access-token verifier against a test issuer.
 
 mod auth;
 mod bad_inputs;
@@ -10,6 +11,7 @@ mod client;
 mod front;
 mod inputs;
 mod interop;
+mod jwt;
 mod mcp;
 mod mcp_client;
 mod mcp_more;

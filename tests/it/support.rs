@@ -1,4 +1,7 @@
-//! Shared fixtures: a small studio in a temporary database file, and helpers to read times.
+//! Shared fixtures: a small studio in a temporary database file, helpers to read times, and
+//! ([`issuer`]) a test OAuth issuer that serves keys and mints access tokens.
+
+pub mod issuer;
 
 use chrono::{DateTime, Duration, Utc};
 use std::path::PathBuf;
