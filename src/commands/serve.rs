@@ -93,7 +93,7 @@ impl AuthFlags {
             leeway: Duration::from_secs(60),
             min_refresh: Duration::from_secs_f64(self.key_refresh),
         };
-        crate::auth::jwt::Verifier::new(config).map(Some).map_err(|e| format!("--oauth-issuer: {e}"))
+        crate::auth::jwt::Verifier::new(config).map(Some).map_err(|e| e.to_string())
     }
 
     /// The gate for a server listening at `local`, or `None` without authentication.

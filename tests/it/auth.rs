@@ -283,3 +283,63 @@ fn the_history_names_the_principal() {
     let who: String = Connection::open(&db.path).unwrap().query_row("SELECT who FROM events ORDER BY seq DESC LIMIT 1", [], |r| r.get(0)).unwrap();
     assert_eq!(who, "front-desk");
 }
+
+#[test]
+fn oauth_access_tokens_are_checked_over_http() {
+    use crate::support::issuer::{mint, mint_alg_none, mint_hs256_with_public_key, now, TestIssuer, TestKey};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let issuer = runtime.block_on(TestIssuer::start());
+    // The resource is the public URL tokens are for; any host of it is accepted.
+    let resource = "http://studio.test/mcp";
+    let db = temp_db();
+    let server = http(&db.path, &["--demo", "--oauth-issuer", issuer.url(), "--resource", resource, "--oauth-key-refresh", "0"]);
+    // The metadata names the issuer.
+    let metadata = json_body(&server.raw_at("GET", "/.well-known/oauth-protected-resource/mcp", &[], ""));
+    assert_eq!(metadata["resource"], resource);
+    assert_eq!(metadata["authorization_servers"], json!([issuer.url()]));
+    let challenge = format!("resource_metadata=\"http://studio.test/.well-known/oauth-protected-resource/mcp\"");
+
+    let good = issuer.claims(resource, "agent@example.com", "studio:read bookings:write");
+    let status = |token: &str| with_bearer(&server, &tools_list(), token).status;
+    assert_eq!(status(&issuer.mint_rs256(&good)), 200);
+    assert_eq!(status(&issuer.mint_es256(&good)), 200);
+    let changed = |changes: Value| {
+        let mut claims = good.clone();
+        for (name, value) in changes.as_object().unwrap() {
+            claims[name] = value.clone();
+        }
+        claims
+    };
+    let refused = [
+        ("expired", issuer.mint_rs256(&changed(json!({"exp": now() - 600})))),
+        ("not yet valid", issuer.mint_rs256(&changed(json!({"nbf": now() + 600})))),
+        ("wrong issuer", issuer.mint_rs256(&changed(json!({"iss": "https://other.example.com"})))),
+        ("wrong audience", issuer.mint_rs256(&changed(json!({"aud": "http://elsewhere.test/mcp"})))),
+        ("alg none", mint_alg_none(&good)),
+        ("HS256 keyed with the public key", mint_hs256_with_public_key(&good)),
+        ("unknown kid", mint(TestKey::Rsa2, &good)),
+    ];
+    for (case, token) in &refused {
+        let answer = with_bearer(&server, &tools_list(), token);
+        assert_eq!(answer.status, 401, "{case}: {}", answer.body);
+        let header = answer.header("www-authenticate").unwrap_or_default();
+        assert!(header.contains("error=\"invalid_token\"") && header.contains(&challenge), "{case}: {header}");
+    }
+    // After the issuer rotates to rsa-2, its tokens are known (the unknown kid fetches the keys again).
+    issuer.rotate(&[TestKey::Rsa2, TestKey::Ec1]);
+    assert_eq!(status(&mint(TestKey::Rsa2, &good)), 200);
+    // A scope the token lacks: 403 naming it.
+    let answer = with_bearer(&server, &call("set_room_offline", json!({})), &issuer.mint_es256(&good));
+    assert_eq!(answer.status, 403);
+    assert!(answer.header("www-authenticate").unwrap_or_default().contains("scope=\"studio:manage\""));
+    // The history names the token's subject.
+    let free = json_body(&with_bearer(&server, &call("find_free_slots", json!({"from": "2026-10-14T10:00", "to": "2026-10-14T20:00", "duration_minutes": 60})), &issuer.mint_es256(&good)));
+    let slot = free["result"]["structuredContent"]["slots"][0].clone();
+    let booking = json!({"room": slot["room"], "client": "client-001", "start": slot["start"], "end": slot["end"]});
+    let body = json_body(&with_bearer(&server, &call("create_booking", booking), &issuer.mint_es256(&good)));
+    assert_ne!(body["result"]["isError"], json!(true), "{body}");
+    let who: String = Connection::open(&db.path).unwrap().query_row("SELECT who FROM events ORDER BY seq DESC LIMIT 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(who, "agent@example.com");
+    drop(server);
+    drop(issuer);
+}
