@@ -292,7 +292,7 @@ fn oauth_access_tokens_are_checked_over_http() {
     // The resource is the public URL tokens are for; any host of it is accepted.
     let resource = "http://studio.test/mcp";
     let db = temp_db();
-    let server = http(&db.path, &["--demo", "--oauth-issuer", issuer.url(), "--resource", resource, "--oauth-key-refresh", "0"]);
+    let server = http(&db.path, &["--demo", "--oauth-issuer", issuer.url(), "--resource", resource, "--oauth-key-refresh", "0", "--auth-failure-limit", "1000"]);
     // The metadata names the issuer.
     let metadata = json_body(&server.raw_at("GET", "/.well-known/oauth-protected-resource/mcp", &[], ""));
     assert_eq!(metadata["resource"], resource);
