@@ -94,19 +94,21 @@ impl Connection {
     }
 }
 
-/// `http://127.0.0.1:8080` means `http://127.0.0.1:8080/mcp`, the one endpoint `serve` has.
-/// Plain HTTP only: the client is built without TLS, as `serve` serves plain HTTP on loopback.
+/// `http://127.0.0.1:8080` means `http://127.0.0.1:8080/mcp`, the one endpoint `serve` has;
+/// `https://` reaches a server behind a TLS proxy (the platform's CA certificates are trusted).
 fn endpoint_url(url: &str) -> Result<String, ClientError> {
-    if url.starts_with("https://") {
-        return Err(ClientError::Input(format!(
-            "--server {url:?}: this client speaks plain HTTP only (it is built without TLS); reach the server on http:// \
-             through a tunnel, or use --stdio on the server's machine"
-        )));
-    }
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| ClientError::Input(format!("--server {url:?}: give an http:// URL, e.g. http://127.0.0.1:8080/mcp")))?;
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")).ok_or_else(|| {
+        ClientError::Input(format!("--server {url:?}: give an http:// or https:// URL, e.g. http://127.0.0.1:8080/mcp"))
+    })?;
     Ok(if rest.contains('/') { url.to_owned() } else { format!("{url}/mcp") })
+}
+
+/// A failed connection: a refused credential is the caller's to fix (exit 2), anything else ours.
+fn connect_error(e: CallError) -> ClientError {
+    match e {
+        CallError::Denied(message) => ClientError::Input(message),
+        other => anyhow!("{other}").into(),
+    }
 }
 
 fn saved_server(endpoint: &Endpoint) -> SavedServer {
@@ -187,12 +189,16 @@ pub fn reflow(connection: &Connection, args: ReflowArgs) -> Result<Exit, ClientE
     let call = ReflowCall { month: args.month.clone(), offline_rooms: offline.clone(), dry_run: args.dry_run, require_approval: args.require_approval };
     let token = connection.token.clone();
     run(async move {
-        let session = Session::connect(&endpoint, token.as_deref()).await.map_err(|e| anyhow!("{e}"))?;
+        let session = Session::connect(&endpoint, token.as_deref()).await.map_err(connect_error)?;
         let started = match session.start_reflow(&call).await {
             Ok(started) => started,
             Err(CallError::Refused { code, message }) => {
                 session.close().await;
                 return Err(ClientError::Input(format!("the server refused the request ({code}): {message}")));
+            }
+            Err(CallError::Denied(message)) => {
+                session.close().await;
+                return Err(ClientError::Input(message));
             }
             Err(e) => {
                 session.close().await;
@@ -405,7 +411,7 @@ pub fn cancel(connection: &Connection, task_id: &str, state: Option<PathBuf>) ->
     let token = connection.token.clone();
     let task_id = task_id.to_owned();
     run(async move {
-        let session = Session::connect(&endpoint, token.as_deref()).await.map_err(|e| anyhow!("{e}"))?;
+        let session = Session::connect(&endpoint, token.as_deref()).await.map_err(connect_error)?;
         let asked = async {
             session.cancel(&task_id).await?;
             session.get(&task_id).await
@@ -442,7 +448,8 @@ mod tests {
         assert_eq!(endpoint_url("http://127.0.0.1:8080").unwrap(), "http://127.0.0.1:8080/mcp");
         assert_eq!(endpoint_url("http://h:1/mcp").unwrap(), "http://h:1/mcp");
         assert!(endpoint_url("127.0.0.1:8080").is_err());
-        assert!(endpoint_url("https://studio.example/mcp").is_err(), "no TLS in this build");
+        assert_eq!(endpoint_url("https://studio.example").unwrap(), "https://studio.example/mcp");
+        assert!(endpoint_url("ftp://studio.example/mcp").is_err());
     }
 
     #[test]

@@ -47,6 +47,10 @@ pub enum CallError {
     /// The server answered with a JSON-RPC error that asking again will not change.
     #[error("the server refused ({code}): {message}")]
     Refused { code: i32, message: String },
+    /// The server wants a bearer token (401), or a token with another scope (403): asking
+    /// again with the same credentials will not change it.
+    #[error("{0}")]
+    Denied(String),
 }
 
 impl CallError {
@@ -178,7 +182,14 @@ impl Session {
         };
         match started {
             Ok(Ok(service)) => Ok(Session { service }),
-            Ok(Err(e)) => Err(CallError::transport(format!("connecting to the server: {e}"))),
+            Ok(Err(e)) => {
+                // The transport's error is not the initialisation error's `source`: look at it directly.
+                let refused = match &e {
+                    rmcp::service::ClientInitializeError::TransportError { error, .. } => denied(error),
+                    other => denied(other),
+                };
+                Err(refused.unwrap_or_else(|| CallError::transport(format!("connecting to the server: {e}"))))
+            }
             Err(_) => Err(CallError::transport("connecting to the server: no answer within 60 s")),
         }
     }
@@ -299,6 +310,28 @@ fn unknown(e: CallError, task_id: &str) -> CallError {
     }
 }
 
+/// A 401 or 403 from the server, somewhere down `error`'s sources, told as what to do.
+fn denied(error: &(dyn std::error::Error + 'static)) -> Option<CallError> {
+    let mut source = Some(error);
+    while let Some(current) = source {
+        match current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::AuthRequired(_)) => {
+                return Some(CallError::Denied(
+                    "the server needs a valid bearer token (401): give one with --token or STUDIOFLOW_TOKEN (the studio \
+                     creates them with `studioflow token create`); a token that was revoked or expired needs replacing"
+                        .into(),
+                ));
+            }
+            Some(StreamableHttpError::InsufficientScope(e)) => {
+                let scope = e.required_scope.as_deref().unwrap_or("another scope");
+                return Some(CallError::Denied(format!("the token lacks the scope this needs (403): use a token with {scope}")));
+            }
+            _ => source = current.source(),
+        }
+    }
+    None
+}
+
 fn call_error(e: ServiceError) -> CallError {
     match e {
         // Our own failures (-32603) may pass: ask again later.
@@ -306,6 +339,9 @@ fn call_error(e: ServiceError) -> CallError {
             CallError::transport(format!("the server failed: {}", data.message))
         }
         ServiceError::McpError(data) => CallError::Refused { code: data.code.0, message: data.message.to_string() },
+        ServiceError::TransportSend(error) if denied(error.error.as_ref()).is_some() => {
+            denied(error.error.as_ref()).unwrap_or_else(|| CallError::transport("refused"))
+        }
         ServiceError::TransportSend(error) => {
             // A 429 or 5xx keeps its Retry-After, somewhere down the error's sources.
             let mut retry_after = None;

@@ -343,3 +343,26 @@ fn oauth_access_tokens_are_checked_over_http() {
     drop(server);
     drop(issuer);
 }
+
+#[test]
+fn studioflow_client_says_what_to_do_about_a_missing_token_or_scope() {
+    let (db, server) = demo_server(&[]);
+    let reader = create_token(&db, "reader", "studio:read");
+    let state = db.path.with_file_name("client-state.json");
+    let client = |token: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_studioflow"));
+        command.args(["client", "--server", &format!("http://{}", server.address), "--state", state.to_str().unwrap()]);
+        command.args(["reflow", "--month", "2026-09", "--offline", "studio-b"]).env_remove("STUDIOFLOW_TOKEN");
+        if let Some(token) = token {
+            command.args(["--token", token]);
+        }
+        let out = command.output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, stderr) = client(None);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--token") && stderr.contains("401"), "{stderr}");
+    let (code, stderr) = client(Some(&reader));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("reflow:apply") && stderr.contains("403"), "{stderr}");
+}

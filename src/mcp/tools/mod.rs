@@ -33,8 +33,8 @@ pub struct Ctx {
 /// which tool, for the history. Derefs to the context.
 pub struct Call<'a> {
     pub ctx: &'a Ctx,
-    /// The caller: over stdio and HTTP, the client's `clientInfo.name` (an authenticated principal
-    /// will take its place once there is one).
+    /// The caller, for the history: the authenticated principal's name over HTTP with
+    /// authentication, else the client's `clientInfo.name`.
     pub who: &'a str,
     pub tool: &'static str,
 }
