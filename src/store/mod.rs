@@ -23,7 +23,7 @@ pub use history::{MoveRecord, NewReflow, ReflowRecord};
 pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, RoomEdit};
 pub use pool::Pool;
 pub use read::{BookingQuery, Busy};
-pub use tasks::{NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
+pub use tasks::{LiveTask, NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
 pub use tokens::{ApiToken, TokenCheck, TokenStatus, TOKEN_PREFIX};
 pub use write::{CancelScope, Writer};
 
@@ -68,9 +68,10 @@ pub enum StoreError {
     /// Bookings a plan was made from are no longer where it found them.
     #[error("{} changed since the plan was made", list_ids(.0))]
     Stale(Vec<BookingId>),
-    /// One live reflow per month: this month's is already under way.
-    #[error("a reflow of {month} is already under way as task {task}")]
-    Busy { month: String, task: String },
+    /// One live reflow per month: this month's is already under way, as `task` when the caller
+    /// may know it (a task of a principal is named to nobody: task ids leak nothing).
+    #[error("a reflow of {month} is already under way{}", as_task(.task))]
+    Busy { month: String, task: Option<String> },
     #[error(transparent)]
     Series(#[from] SeriesError),
     #[error(transparent)]
@@ -117,6 +118,11 @@ pub enum StoreError {
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// " as task ID", when the task may be named.
+pub fn as_task(task: &Option<String>) -> String {
+    task.as_ref().map(|id| format!(" as task {id}")).unwrap_or_default()
+}
 
 fn list_ids(ids: &[BookingId]) -> String {
     ids.iter().map(BookingId::as_str).collect::<Vec<_>>().join(", ")

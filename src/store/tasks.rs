@@ -195,18 +195,10 @@ impl Writer<'_> {
     /// Writes a new working task. A live reflow of the same month already there is refused,
     /// naming it.
     pub fn create_task(&mut self, task: &NewTask) -> Result<()> {
-        if let Some(month) = &task.month {
-            let live: Option<String> = self
-                .conn()
-                .query_row(
-                    "SELECT id FROM tasks WHERE month = ? AND status IN ('working', 'input_required')",
-                    [month],
-                    |row| row.get(0),
-                )
-                .optional()?;
-            if let Some(other) = live {
-                return Err(StoreError::Busy { month: month.clone(), task: other });
-            }
+        if let Some(month) = &task.month
+            && let Some(live) = self.live_task(month)?
+        {
+            return Err(live.busy(month));
         }
         self.conn().execute(
             &format!("INSERT INTO tasks ({COLUMNS}) VALUES (?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)"),
@@ -270,14 +262,28 @@ impl Writer<'_> {
 
 impl Writer<'_> {
     /// The live (working or waiting) task of a month, as this transaction sees it.
-    pub fn live_task(&self, month: &str) -> Result<Option<String>> {
+    pub fn live_task(&self, month: &str) -> Result<Option<LiveTask>> {
         Ok(self
             .conn()
             .query_row(
-                "SELECT id FROM tasks WHERE month = ? AND status IN ('working', 'input_required') LIMIT 1",
+                "SELECT id, owner FROM tasks WHERE month = ? AND status IN ('working', 'input_required') LIMIT 1",
                 [month],
-                |row| row.get(0),
+                |row| Ok(LiveTask { id: row.get(0)?, owner: row.get(1)? }),
             )
             .optional()?)
+    }
+}
+
+/// A month's live task, which keeps other reflows of the month out.
+pub struct LiveTask {
+    pub id: String,
+    pub owner: Option<String>,
+}
+
+impl LiveTask {
+    /// The refusal of another reflow of `month`. A principal's task is not named: its id is for
+    /// its owner alone, who knows it already.
+    pub fn busy(self, month: &str) -> StoreError {
+        StoreError::Busy { month: month.to_owned(), task: self.owner.is_none().then_some(self.id) }
     }
 }

@@ -84,9 +84,9 @@ pub enum TaskError {
     /// The reflow asked for cannot be done as asked.
     #[error(transparent)]
     Reflow(#[from] ReflowError),
-    /// One live reflow per month: this month's is already under way.
-    #[error("a reflow of {month} is already under way as task {task}")]
-    Busy { month: String, task: String },
+    /// One live reflow per month: this month's is already under way (named when it may be).
+    #[error("a reflow of {month} is already under way{}", crate::store::as_task(.task))]
+    Busy { month: String, task: Option<String> },
     /// No such task (or it expired).
     #[error("unknown task {0:?}: it never existed or its time to live ran out")]
     Unknown(String),
@@ -352,7 +352,7 @@ impl Tasks {
                         return Err(StoreError::Plan(format!("reflow {reflow_id} was {state}: make a new plan with reflow_month")));
                     }
                     match w.live_task(&record.month)? {
-                        Some(task) => Err(StoreError::Busy { month: record.month, task }),
+                        Some(live) => Err(live.busy(&record.month)),
                         None => Ok(()),
                     }
                 },
@@ -372,8 +372,8 @@ impl Tasks {
         self.pool.with(|store| -> Result<crate::store::Undone, TaskError> {
             let undone = store.write_as(actor, |w| {
                 if let Some(record) = w.find_reflow(reflow_id)?
-                    && let Some(task) = w.live_task(&record.month)? {
-                        return Err(StoreError::Busy { month: record.month, task });
+                    && let Some(live) = w.live_task(&record.month)? {
+                        return Err(live.busy(&record.month));
                     }
                 w.undo_reflow(reflow_id)
             })?;

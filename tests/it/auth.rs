@@ -249,6 +249,14 @@ fn a_task_is_seen_only_by_the_principal_that_created_it() {
         assert_eq!(as_b["error"]["code"], -32602, "{method}: {as_b}");
         assert_eq!(as_b["error"]["message"].as_str().map(|m| m.replace(&task, "ID")), never["error"]["message"].as_str().map(|m| m.replace(unknown, "ID")), "{method}");
     }
+    // B cannot start a second reflow of the month, and is not told the id of A's task.
+    let message = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "reflow_month",
+        "arguments": {"month": "2026-09", "offline_rooms": ["studio-b"]},
+        "_meta": meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
+    }});
+    let refused = json_body(&with_bearer(&server, &message, &b)).to_string();
+    assert!(refused.contains("already under way") && !refused.contains(&task), "{refused}");
     // A's task is untouched: it reaches its question, and A answers it.
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
@@ -365,4 +373,30 @@ fn studioflow_client_says_what_to_do_about_a_missing_token_or_scope() {
     let (code, stderr) = client(Some(&reader));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("reflow:apply") && stderr.contains("403"), "{stderr}");
+}
+
+#[test]
+fn credentials_never_reach_the_logs_and_failures_name_their_source() {
+    let db = temp_db();
+    let log = db.path.with_file_name("server.log");
+    let server = crate::mcp_client::http_logged(&db.path, &["--demo", "--require-auth"], &log);
+    let token = create_token(&db, "logged-agent", "studio:read");
+    assert_eq!(with_bearer(&server, &call("list_rooms", json!({})), &token).status, 200);
+    let wrong = "sft_thisisnotatokenbutlookslikeone";
+    assert_eq!(with_bearer(&server, &tools_list(), wrong).status, 401);
+    let id: String = Connection::open(&db.path).unwrap().query_row("SELECT id FROM api_tokens", [], |r| r.get(0)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["token", "revoke", "--db", db.path.to_str().unwrap(), &id]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(with_bearer(&server, &tools_list(), &token).status, 401);
+    // Let the logger catch up, then stop the server.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(server.terminate(Duration::from_secs(10)));
+    let text = std::fs::read_to_string(&log).unwrap();
+    for secret in [token.as_str(), wrong, &token[4..]] {
+        assert!(!text.contains(secret), "a credential is in the log:\n{text}");
+    }
+    let refusals: Vec<&str> = text.lines().filter(|line| line.contains("refused a credential")).collect();
+    assert_eq!(refusals.len(), 2, "{text}");
+    assert!(refusals.iter().all(|line| line.contains("source=127.0.0.1")), "{refusals:?}");
+    assert!(refusals[1].contains("revoked"), "{refusals:?}");
 }

@@ -182,9 +182,21 @@ pub fn http_with_fd_limit(db: &Path, extra: &[&str], nofile: u32) -> HttpServer 
     spawn_http(command)
 }
 
+/// `studioflow serve --http 127.0.0.1:0` logging at debug level into `log`.
+pub fn http_logged(db: &Path, extra: &[&str], log: &Path) -> HttpServer {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_studioflow"));
+    command.args(["serve", "--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"]).args(extra).env("RUST_LOG", "studioflow=debug,info");
+    spawn_http_into(command, Some(log))
+}
+
 fn spawn_http(mut command: Command) -> HttpServer {
+    command.env("RUST_LOG", "error");
+    spawn_http_into(command, None)
+}
+
+/// Starts the server and reads its address; the rest of its stderr goes to `log`, or nowhere.
+fn spawn_http_into(mut command: Command, log: Option<&Path>) -> HttpServer {
     let mut child = command
-        .env("RUST_LOG", "error")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -202,7 +214,12 @@ fn spawn_http(mut command: Command) -> HttpServer {
             break rest.trim_end_matches("/mcp").parse().unwrap();
         }
     };
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let mut sink: Box<dyn Write + Send> = match log {
+        Some(path) => Box::new(std::fs::File::create(path).unwrap()),
+        None => Box::new(std::io::sink()),
+    };
+    sink.write_all(said.as_bytes()).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut sink));
     HttpServer { child, address, id: 0, bearer: None }
 }
 

@@ -8,7 +8,7 @@ use super::super::wire::{self, *};
 use super::{plural, room_id, Call, Reply, ToolError};
 use crate::domain::Actor;
 use crate::reflow::{self, Month, ReflowError, ReflowRequest, DEFAULT_MAX_SHIFT};
-use crate::store::{StoreError, TaskOutcome};
+use crate::store::{as_task, StoreError, TaskOutcome};
 use crate::tasks::{ProgressHook, ReflowJob, TaskError, TaskView};
 use rmcp::model::JsonObject;
 
@@ -37,13 +37,14 @@ pub fn reflow_refusal(e: TaskError, follow: Follow) -> ToolError {
             "{room} has no offline window in {month}: take it offline first with set_room_offline (from, to, reason), \
              or preview the whole month with dry_run"
         )),
-        TaskError::Busy { month, task } if follow == Follow::Task => ToolError::Fix(format!(
+        TaskError::Busy { month, task: Some(task) } if follow == Follow::Task => ToolError::Fix(format!(
             "a reflow of {month} is already under way as task {task}: poll it with tasks/get, or cancel it with \
              tasks/cancel before starting another"
         )),
         TaskError::Busy { month, task } => ToolError::Fix(format!(
-            "a reflow of {month} is already under way as task {task}: wait for it to finish (get_reflow shows its \
-             plan once it is recorded), then run reflow_month again"
+            "a reflow of {month} is already under way{}: wait for it to finish (get_reflow shows its plan once it is \
+             recorded), then run reflow_month again",
+            as_task(&task)
         )),
         other => other.into(),
     }
@@ -116,7 +117,9 @@ pub fn get_reflow(ctx: &Call<'_>, a: GetReflowArgs) -> Result<(StoredReflowOut, 
 fn refusal(e: TaskError) -> ToolError {
     match e {
         TaskError::Busy { month, task } | TaskError::Store(StoreError::Busy { month, task }) => ToolError::Fix(format!(
-            "a reflow of {month} is under way as task {task}: wait for it to finish, or cancel it with tasks/cancel, then try again"
+            "a reflow of {month} is under way{}: wait for it to finish{}, then try again",
+            as_task(&task),
+            if task.is_some() { ", or cancel it with tasks/cancel" } else { "" }
         )),
         TaskError::Reflow(ReflowError::NoWindow { room, month }) => ToolError::Fix(format!(
             "{room} has no offline window in {month}: a plan that moves bookings out of a room is applied only while the room \
