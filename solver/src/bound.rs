@@ -187,9 +187,10 @@ impl Relaxation {
         for i in 0..self.floor.len() {
             let mut best = self.unresolved.min(self.floor[i]);
             let mut chosen = None;
-            for c in self.first[i]..self.first[i + 1] {
-                if priced[c] < best {
-                    best = priced[c];
+            let first = self.first[i];
+            for (c, &price) in priced.iter().enumerate().take(self.first[i + 1]).skip(first) {
+                if price < best {
+                    best = price;
                     chosen = Some(c);
                 }
             }

@@ -89,7 +89,7 @@ pub(crate) fn trivial_bound(problem: &Problem, part: &Part) -> i64 {
     // and its size, and the least that leaving one occurrence unresolved costs beyond its cheapest
     // placement. A booking whose placements were capped may go to rooms it does not list, so it
     // narrows neither the common rooms nor joins the packing.
-    let mut series: BTreeMap<u32, (Option<HashSet<u32>>, HashSet<u32>, i64, i64)> = BTreeMap::new();
+    let mut series: BTreeMap<u32, SeriesRooms> = BTreeMap::new();
     for &a in &part.affected {
         let Some(s) = problem.affected[a as usize].series else { continue };
         let complete = problem.affected[a as usize].floor.is_none();
@@ -117,3 +117,8 @@ pub(crate) fn trivial_bound(problem: &Problem, part: &Part) -> i64 {
         .sum();
     alone + forced
 }
+
+/// Per series: the rooms common to all occurrences (`None`: any room), the rooms of a disjoint
+/// packing, its size, and the least that leaving one occurrence unresolved costs.
+type SeriesRooms = (Option<HashSet<u32>>, HashSet<u32>, i64, i64);
+

@@ -305,7 +305,7 @@ fn oauth_access_tokens_are_checked_over_http() {
     let metadata = json_body(&server.raw_at("GET", "/.well-known/oauth-protected-resource/mcp", &[], ""));
     assert_eq!(metadata["resource"], resource);
     assert_eq!(metadata["authorization_servers"], json!([issuer.url()]));
-    let challenge = format!("resource_metadata=\"http://studio.test/.well-known/oauth-protected-resource/mcp\"");
+    let challenge = "resource_metadata=\"http://studio.test/.well-known/oauth-protected-resource/mcp\"";
 
     let good = issuer.claims(resource, "agent@example.com", "studio:read bookings:write");
     let status = |token: &str| with_bearer(&server, &tools_list(), token).status;
@@ -331,7 +331,7 @@ fn oauth_access_tokens_are_checked_over_http() {
         let answer = with_bearer(&server, &tools_list(), token);
         assert_eq!(answer.status, 401, "{case}: {}", answer.body);
         let header = answer.header("www-authenticate").unwrap_or_default();
-        assert!(header.contains("error=\"invalid_token\"") && header.contains(&challenge), "{case}: {header}");
+        assert!(header.contains("error=\"invalid_token\"") && header.contains(challenge), "{case}: {header}");
     }
     // After the issuer rotates to rsa-2, its tokens are known (the unknown kid fetches the keys again).
     issuer.rotate(&[TestKey::Rsa2, TestKey::Ec1]);
