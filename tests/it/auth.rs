@@ -400,3 +400,32 @@ fn credentials_never_reach_the_logs_and_failures_name_their_source() {
     assert!(refusals.iter().all(|line| line.contains("source=127.0.0.1")), "{refusals:?}");
     assert!(refusals[1].contains("revoked"), "{refusals:?}");
 }
+
+#[test]
+fn a_2025_11_25_client_sees_and_lists_only_its_principals_tasks() {
+    let (db, server) = demo_server(&[]);
+    let a = create_token(&db, "legacy-a", "studio:read,reflow:apply");
+    let b = create_token(&db, "legacy-b", "studio:read,reflow:apply");
+    let legacy = |token: &str, method: &str, params: Value| {
+        let message = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let bearer = format!("Bearer {token}");
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Authorization", bearer.as_str()),
+        ];
+        json_body(&server.raw("POST", &headers, &message.to_string()))
+    };
+    let created = legacy(&a, "tools/call", json!({"name": "reflow_month", "arguments": {"month": "2026-09", "offline_rooms": ["studio-b"]}, "task": {}}));
+    let id = created["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    // A lists it (stateless HTTP, but the principal is known); B neither lists nor reads it.
+    let listed = legacy(&a, "tasks/list", json!({}));
+    assert_eq!(listed["result"]["tasks"].as_array().map(|t| t.iter().map(|t| t["taskId"].clone()).collect::<Vec<_>>()), Some(vec![json!(id)]));
+    assert_eq!(legacy(&b, "tasks/list", json!({}))["result"]["tasks"], json!([]));
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        assert_eq!(legacy(&b, method, json!({"taskId": id}))["error"]["code"], -32602, "{method}");
+    }
+    let result = legacy(&a, "tasks/result", json!({"taskId": id}));
+    assert!(result["result"]["structuredContent"]["affected"].as_u64().is_some_and(|n| n > 100), "{result}");
+}
