@@ -646,6 +646,10 @@ pub struct WindowRemovedOut {
     /// Bookings an applied reflow moved out of this window that could go back now: each is still
     /// where the reflow put it, and its old place is free.
     pub could_return: Vec<ReturnOut>,
+    /// Bookings the window displaced that cannot take their place back, because their room (with
+    /// its turnaround) or their people were booked while they held nothing: they stay displaced
+    /// until moved (reflow_month with no offline room moves a month's displaced bookings).
+    pub still_displaced: Vec<BookingOut>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

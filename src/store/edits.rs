@@ -40,6 +40,9 @@ pub struct WindowRemoved {
     pub window: OfflineWindow,
     /// Each booking where it is now, and the move that took it from the place it could return to.
     pub could_return: Vec<(Booking, Move)>,
+    /// Bookings the window displaced that cannot take their place back (while they held nothing,
+    /// their room or people were booked): they stay displaced, flagged, until someone moves them.
+    pub still_displaced: Vec<Booking>,
 }
 
 const MAX_NOTES: usize = 2000;
@@ -317,6 +320,7 @@ impl Writer<'_> {
         self.tx.execute("DELETE FROM offline_windows WHERE id = ?", [id])?;
         let tz = self.studio()?.tz;
         self.event(Entity::OfflineWindow, &id.to_string(), "removed", events::diff(Some(events::window_fields(&tz, &window)), None))?;
+        let still_displaced = self.keep_displaced(&window)?;
         let candidates: Vec<Move> = {
             let mut stmt = self.tx.prepare_cached(
                 "SELECT m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end \
@@ -339,7 +343,42 @@ impl Writer<'_> {
                 could_return.push((b, m));
             }
         }
-        Ok(WindowRemoved { window, could_return })
+        Ok(WindowRemoved { window, could_return, still_displaced })
+    }
+
+    /// The bookings of the room that the removed `window` displaced and no other window still
+    /// does: each takes its place back if it still fits, or is flagged displaced, so that removing
+    /// a window never puts two bookings in one room, or one person in two places. Bookings that
+    /// started before now are left as they are.
+    fn keep_displaced(&mut self, window: &OfflineWindow) -> Result<Vec<Booking>> {
+        let now = self.studio()?.now(Utc::now());
+        let revived: Vec<Booking> = {
+            let sql = format!(
+                "SELECT {BOOKING_COLUMNS} FROM bookings b WHERE room_id = ? AND status != 'cancelled' AND displaced = 0 \
+                 AND start_at < ? AND end_at > ? AND start_at >= ? \
+                 AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
+                                 AND w.from_at < b.end_at AND w.to_at > b.start_at) \
+                 ORDER BY start_at, seq"
+            );
+            let mut stmt = self.tx.prepare_cached(&sql)?;
+            let args = params![window.room.as_str(), window.to.timestamp(), window.from.timestamp(), now.timestamp()];
+            let rows = stmt.query_map(args, booking_from_row)?;
+            rows.map(|row| row.map(|(b, _)| b)).collect::<rusqlite::Result<_>>()?
+        };
+        let tz = self.studio()?.tz;
+        let mut displaced = Vec::new();
+        for b in revived {
+            match check(&self.tx, &tz, &b.session, Some(&b.id)) {
+                Ok(()) => {}
+                // Its room, people or rules no longer have it (a room retired meanwhile counts too).
+                Err(StoreError::Refused(_) | StoreError::Inactive { .. }) => {
+                    self.tx.execute("UPDATE bookings SET displaced = 1, updated_at = ? WHERE id = ?", params![Utc::now().timestamp(), b.id.as_str()])?;
+                    displaced.push(self.booking_event(Some(&b), &b.id, "displaced")?);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(displaced)
     }
 }
 

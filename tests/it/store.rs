@@ -151,6 +151,49 @@ fn a_displaced_booking_holds_neither_its_room_nor_its_people() {
 }
 
 #[test]
+fn removing_a_window_never_revives_a_booking_into_a_clash() {
+    let db = temp_db();
+    let mut store = small_studio(&db);
+    let mut revived = session("live", "c1", "2026-09-09T12:00", 120);
+    revived.engineer = Some(EngineerId::new("e1"));
+    let revived = store.write_with(|w| w.create_booking(&revived)).unwrap();
+    let clear = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T20:00", 60))).unwrap();
+    let window = store
+        .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T00:00"), at("2026-09-09T14:05"), "leak"))
+        .unwrap();
+    // While the window is up, the displaced booking holds nothing: its client is booked elsewhere,
+    // and the room is taken inside its turnaround, right after the window.
+    let mut elsewhere = session("hall", "c1", "2026-09-09T12:30", 60);
+    elsewhere.engineer = Some(EngineerId::new("e2"));
+    store.write_with(|w| w.create_booking(&elsewhere)).unwrap();
+    store.write_with(|w| w.create_booking(&session("live", "c3", "2026-09-09T14:05", 60))).unwrap();
+    // Removing the window cannot put it back into those clashes: it stays displaced, and says so.
+    let removed = store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
+    assert_eq!(removed.still_displaced.iter().map(|b| b.id.clone()).collect::<Vec<_>>(), vec![revived.id.clone()]);
+    let now = store.booking(&revived.id).unwrap().unwrap();
+    assert!(now.displaced, "the revived booking clashes and must stay displaced");
+    assert!(!store.booking(&clear.id).unwrap().unwrap().displaced, "a booking outside the window is untouched");
+    let query = studioflow::store::EventQuery { after: None, entity: Some(studioflow::store::Entity::Booking), id: Some(revived.id.0.clone()), limit: 100 };
+    let actions: Vec<String> = store.events(&query).unwrap().into_iter().map(|e| e.action).collect();
+    assert_eq!(actions.last().map(String::as_str), Some("displaced"), "{actions:?}");
+}
+
+#[test]
+fn removing_a_window_revives_a_booking_that_fits() {
+    let db = temp_db();
+    let mut store = small_studio(&db);
+    let kept = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-09T12:00", 120))).unwrap();
+    let window = store
+        .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T00:00"), at("2026-09-10T00:00"), "leak"))
+        .unwrap();
+    let removed = store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
+    assert!(removed.still_displaced.is_empty());
+    assert!(!store.booking(&kept.id).unwrap().unwrap().displaced);
+    // It holds its room again.
+    refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T13:00", 60))));
+}
+
+#[test]
 fn a_weekly_series_keeps_its_local_time_across_the_october_change() {
     let db = temp_db();
     let mut store = small_studio(&db);

@@ -178,14 +178,22 @@ pub fn remove_offline_window(ctx: &Call<'_>, a: RemoveOfflineWindowArgs) -> Resu
             .collect();
         let w = &removed.window;
         let next = if could_return.is_empty() { String::new() } else { " Put them back with move_booking, or undo_reflow for a whole reflow.".to_owned() };
+        let stuck = match removed.still_displaced.len() {
+            0 => String::new(),
+            n => format!(
+                " {} the window displaced cannot take their place back (it was booked meanwhile) and stay displaced: move them, or run reflow_month for their month with no offline room.",
+                plural(n, "booking", "bookings")
+            ),
+        };
         let summary = format!(
-            "Removed window {} ({} from {} to {}); {} could go back.{next}",
+            "Removed window {} ({} from {} to {}); {} could go back.{next}{stuck}",
             w.id,
             w.room,
             tz.format(w.from),
             tz.format(w.to),
             plural(could_return.len(), "booking", "bookings")
         );
-        Ok((WindowRemovedOut { removed: wire::window(&tz, w), could_return }, summary))
+        let still_displaced = removed.still_displaced.iter().map(|b| wire::booking(&tz, b)).collect();
+        Ok((WindowRemovedOut { removed: wire::window(&tz, w), could_return, still_displaced }, summary))
     })
 }
