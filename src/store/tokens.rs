@@ -134,30 +134,37 @@ impl Store {
     /// is unknown or a minute old, the use is then recorded; that write waits only a moment for
     /// the lock and never fails the check (a busy database is logged, and a later request records it).
     pub fn authenticate_token(&self, secret: &str, now: DateTime<Utc>) -> Result<TokenCheck> {
+        let mut checked = self.check_token(secret, now)?;
+        if let TokenCheck::Valid(token) = &mut checked
+            && token.use_unrecorded(now)
+        {
+            match self.record_token_use(&token.id, now) {
+                Ok(()) => token.last_used = Some(now.trunc_subsecs(0)),
+                Err(e) => tracing::warn!(token = %token.id, error = %e, "could not record the token's use; a later request will"),
+            }
+        }
+        Ok(checked)
+    }
+
+    /// [`Store::authenticate_token`] without recording the use: one indexed read, which in WAL
+    /// mode never waits for a writer (the HTTP gate runs it inline, and records uses apart).
+    pub fn check_token(&self, secret: &str, now: DateTime<Utc>) -> Result<TokenCheck> {
         if !secret.starts_with(TOKEN_PREFIX) {
             return Ok(TokenCheck::Unknown);
         }
-        let Some(mut token) = token_by(self.conn(), "secret_hash", &secret::hash(secret))? else {
+        let Some(token) = token_by(self.conn(), "secret_hash", &secret::hash(secret))? else {
             return Ok(TokenCheck::Unknown);
         };
         Ok(match token.status(now) {
             TokenStatus::Revoked => TokenCheck::Revoked(token),
             TokenStatus::Expired => TokenCheck::Expired(token),
-            TokenStatus::Active => {
-                if token.last_used.is_none_or(|at| now - at >= LAST_USED_STEP) {
-                    match self.record_use(&token.id, now) {
-                        Ok(()) => token.last_used = Some(now.trunc_subsecs(0)),
-                        Err(e) => tracing::warn!(token = %token.id, error = %e, "could not record the token's use; a later request will"),
-                    }
-                }
-                TokenCheck::Valid(token)
-            }
+            TokenStatus::Active => TokenCheck::Valid(token),
         })
     }
 
     /// Sets a token's last use. Not through a [`Writer`]: there is nothing to check and no event
     /// to record, and a `BEGIN IMMEDIATE` would wait out the full busy timeout.
-    fn record_use(&self, id: &str, now: DateTime<Utc>) -> Result<()> {
+    pub fn record_token_use(&self, id: &str, now: DateTime<Utc>) -> Result<()> {
         let conn = self.conn();
         conn.busy_timeout(RECORD_USE_WAIT)?;
         // Never backwards, when two connections record uses at once.
@@ -167,6 +174,13 @@ impl Store {
         conn.busy_timeout(super::BUSY_TIMEOUT)?;
         written?;
         Ok(())
+    }
+}
+
+impl ApiToken {
+    /// Whether a use at `now` is worth recording: its last use is unknown or a minute old.
+    pub fn use_unrecorded(&self, now: DateTime<Utc>) -> bool {
+        self.last_used.is_none_or(|at| now - at >= LAST_USED_STEP)
     }
 }
 

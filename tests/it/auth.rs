@@ -152,9 +152,16 @@ fn api_tokens_are_used_revoked_and_expire_and_the_secret_is_stored_nowhere() {
     let answer = with_bearer(&server, &call("list_rooms", json!({})), &token);
     assert_eq!(answer.status, 200, "{}", answer.body);
     assert_ne!(json_body(&answer)["result"]["isError"], json!(true));
-    // Last used is recorded.
+    // Last used is recorded (just after the answer).
     let conn = Connection::open(&db.path).unwrap();
-    let used: Option<i64> = conn.query_row("SELECT last_used_at FROM api_tokens WHERE name = 'front-desk'", [], |r| r.get(0)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let used = loop {
+        let used: Option<i64> = conn.query_row("SELECT last_used_at FROM api_tokens WHERE name = 'front-desk'", [], |r| r.get(0)).unwrap();
+        if used.is_some() || Instant::now() > deadline {
+            break used;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(used.is_some_and(|at| (chrono::Utc::now().timestamp() - at).abs() < 60), "last_used_at {used:?}");
     // Revoked: 401 from the next request on.
     let id: String = conn.query_row("SELECT id FROM api_tokens WHERE name = 'front-desk'", [], |r| r.get(0)).unwrap();

@@ -13,7 +13,7 @@
 
 use crate::auth::jwt::{Rejection, Verifier};
 use crate::auth::{Need, Principal, Scope, Scopes, TOOL_SCOPES};
-use crate::store::{Pool, TokenCheck};
+use crate::store::{Pool, Store, TokenCheck};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
@@ -54,6 +54,10 @@ pub struct AuthConfig {
 /// The checks, shared by every request.
 pub struct Gate {
     pool: Arc<Pool>,
+    /// A connection of its own for API token checks, read inline: a point read by the secret's
+    /// hash takes microseconds and, in WAL mode, never waits for a writer, while a hop to a
+    /// blocking thread costs more than the whole check at the tail (BENCHMARKS.md).
+    tokens: Mutex<Store>,
     resource: String,
     verifier: Option<Verifier>,
     metadata: Value,
@@ -108,8 +112,10 @@ impl Gate {
         if let Some(issuer) = &config.issuer {
             metadata["authorization_servers"] = json!([issuer]);
         }
+        let tokens = Store::open(pool.path()).map_err(|e| format!("opening {} for token checks: {e}", pool.path().display()))?;
         Ok(Gate {
             pool,
+            tokens: Mutex::new(tokens),
             resource: url.to_owned(),
             verifier: config.verifier,
             metadata,
@@ -142,7 +148,7 @@ impl Gate {
             Err(why) => return Err(self.failed(&source_key, why)),
         };
         let principal = if token.starts_with(crate::store::TOKEN_PREFIX) {
-            self.api_token(token).await.map_err(|why| self.failed(&source_key, why))?
+            self.api_token(token).map_err(|why| self.failed(&source_key, why))?
         } else {
             match &self.verifier {
                 Some(verifier) => match verifier.verify(token).await {
@@ -173,18 +179,27 @@ impl Gate {
         Refusal::Unauthenticated(Some(why))
     }
 
-    async fn api_token(&self, secret: &str) -> Result<Principal, String> {
-        let pool = self.pool.clone();
-        let secret = secret.to_owned();
-        let checked = tokio::task::spawn_blocking(move || pool.with_unsettled(|store| store.authenticate_token(&secret, chrono::Utc::now())))
-            .await
-            .map_err(|e| format!("checking the token stopped: {e}"))?;
+    /// Checks an API token inline ([`Gate::tokens`]); its use is recorded (at most once a
+    /// minute) on a blocking thread, after the answer has gone on.
+    fn api_token(&self, secret: &str) -> Result<Principal, String> {
+        let now = chrono::Utc::now();
+        let checked = self.tokens.lock().unwrap_or_else(|e| e.into_inner()).check_token(secret, now);
         match checked {
-            Ok(Ok(TokenCheck::Valid(token))) => Ok(Principal::token(&token.id, &token.name, token.scopes)),
-            Ok(Ok(TokenCheck::Unknown)) => Err("unknown API token".into()),
-            Ok(Ok(TokenCheck::Revoked(token))) => Err(format!("API token {} ({}) was revoked", token.id, token.name)),
-            Ok(Ok(TokenCheck::Expired(token))) => Err(format!("API token {} ({}) has expired", token.id, token.name)),
-            Ok(Err(e)) | Err(e) => Err(format!("the token could not be checked: {e}")),
+            Ok(TokenCheck::Valid(token)) => {
+                if token.use_unrecorded(now) {
+                    let (pool, id) = (self.pool.clone(), token.id.clone());
+                    tokio::task::spawn_blocking(move || {
+                        if let Err(e) = pool.with_unsettled(|store| store.record_token_use(&id, now)).and_then(|r| r) {
+                            tracing::warn!(token = %id, error = %e, "could not record the token's use; a later request will");
+                        }
+                    });
+                }
+                Ok(Principal::token(&token.id, &token.name, token.scopes))
+            }
+            Ok(TokenCheck::Unknown) => Err("unknown API token".into()),
+            Ok(TokenCheck::Revoked(token)) => Err(format!("API token {} ({}) was revoked", token.id, token.name)),
+            Ok(TokenCheck::Expired(token)) => Err(format!("API token {} ({}) has expired", token.id, token.name)),
+            Err(e) => Err(format!("the token could not be checked: {e}")),
         }
     }
 
