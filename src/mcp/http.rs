@@ -198,7 +198,8 @@ impl Front {
             }
             _ => None,
         };
-        if request.method() != axum::http::Method::POST {
+        // Only a POST to the endpoint carries a message; anything else is the router's (405, 404, a feed).
+        if request.method() != axum::http::Method::POST || request.uri().path() != ENDPOINT {
             return next.run(request).await;
         }
         let (parts, body) = request.into_parts();
