@@ -52,16 +52,21 @@ pub struct IssuerConfig {
     /// The least time between two fetches of the issuer's keys, so that tokens naming unknown
     /// keys cannot make us hammer the issuer.
     pub min_refresh: Duration,
+    /// How long fetched keys are trusted without asking again: a key the issuer withdrew stops
+    /// working within this long, even if no token names an unknown key meanwhile.
+    pub max_age: Duration,
 }
 
 impl IssuerConfig {
-    /// An issuer and resource with the default leeway (60 s) and refresh interval (30 s).
+    /// An issuer and resource with the default leeway (60 s), refresh interval (30 s) and key
+    /// lifetime (10 minutes).
     pub fn new(issuer: impl Into<String>, resource: impl Into<String>) -> IssuerConfig {
         IssuerConfig {
             issuer: issuer.into(),
             resource: resource.into(),
             leeway: Duration::from_secs(60),
             min_refresh: Duration::from_secs(30),
+            max_age: Duration::from_secs(600),
         }
     }
 }
@@ -113,6 +118,8 @@ struct FetchState {
 #[derive(Default)]
 struct KeySet {
     keys: Vec<Key>,
+    /// When they were fetched; `None` before the first fetch.
+    fetched: Option<Instant>,
 }
 
 /// A usable signing key from the JWKS.
@@ -294,6 +301,12 @@ impl Verifier {
     pub async fn verify(&self, token: &str) -> Result<Principal, Rejection> {
         let (alg, kid) = read_header(token)?;
         let mut keys = self.snapshot();
+        if keys.fetched.is_some_and(|at| at.elapsed() >= self.config.max_age) {
+            // Old keys are asked for again; if the issuer cannot answer, they serve a while longer.
+            if let Ok(fresh) = self.refresh(&keys).await {
+                keys = fresh;
+            }
+        }
         let mut found = keys.find(kid.as_deref(), alg)?;
         if let Lookup::Missing = found {
             keys = self.refresh(&keys).await?;
@@ -349,7 +362,7 @@ impl Verifier {
             Ok(keys) => {
                 tracing::debug!(issuer = %self.config.issuer, keys = keys.len(), "fetched the issuer's keys");
                 state.failure = None;
-                let set = Arc::new(KeySet { keys });
+                let set = Arc::new(KeySet { keys, fetched: Some(Instant::now()) });
                 *self.keys.write().unwrap_or_else(PoisonError::into_inner) = set.clone();
                 Ok(set)
             }

@@ -88,10 +88,8 @@ impl AuthFlags {
     fn verifier(&self, resource: &str) -> Result<Option<crate::auth::jwt::Verifier>, String> {
         let Some(issuer) = &self.oauth_issuer else { return Ok(None) };
         let config = crate::auth::jwt::IssuerConfig {
-            issuer: issuer.clone(),
-            resource: resource.to_owned(),
-            leeway: Duration::from_secs(60),
             min_refresh: Duration::from_secs_f64(self.key_refresh),
+            ..crate::auth::jwt::IssuerConfig::new(issuer.as_str(), resource)
         };
         crate::auth::jwt::Verifier::new(config).map(Some).map_err(|e| e.to_string())
     }

@@ -242,3 +242,28 @@ async fn an_https_issuer_is_reached_over_tls_and_its_certificate_checked() {
     }
     assert!(handshakes.join().unwrap(), "the handshake was refused by the client");
 }
+
+#[tokio::test]
+async fn a_key_the_issuer_withdrew_stops_working_within_max_age() {
+    let issuer = TestIssuer::start().await;
+    let max_age = Duration::from_millis(400);
+    let config = IssuerConfig { min_refresh: Duration::ZERO, max_age, ..IssuerConfig::new(issuer.url(), RESOURCE) };
+    let verifier = Verifier::new(config).unwrap();
+    let claims = issuer.claims(RESOURCE, "alice", "studio:read");
+    let withdrawn = issuer.mint_rs256(&claims);
+    assert!(verifier.verify(&withdrawn).await.is_ok());
+    // The issuer withdraws rsa-1; within max_age the cached key still serves, without a fetch.
+    issuer.rotate(&[TestKey::Rsa2, TestKey::Ec1]);
+    assert!(verifier.verify(&withdrawn).await.is_ok());
+    assert_eq!(issuer.jwks_fetches(), 1);
+    // After it, the keys are asked for again and the withdrawn key is refused.
+    tokio::time::sleep(max_age).await;
+    assert!(invalid(verifier.verify(&withdrawn).await).contains("no key \"rsa-1\""));
+    assert!(verifier.verify(&mint(TestKey::Rsa2, &claims)).await.is_ok());
+    // An issuer that is down leaves the cached keys serving a while longer.
+    let ec = issuer.mint_es256(&claims);
+    tokio::time::sleep(max_age).await;
+    drop(issuer);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(verifier.verify(&ec).await.is_ok());
+}
