@@ -154,7 +154,7 @@ pub fn tool_arguments(index: usize, arguments: &[u8]) {
         }
         return;
     }
-    if let Err(tools::ToolError::Internal(message)) = (spec.run)(&scratch.ctx, "fuzz", arguments) {
+    if let Err(tools::ToolError::Internal(message)) = (spec.run)(&scratch.ctx, &tools::Caller { who: "fuzz".into(), owner: None }, arguments) {
         panic!("{name}: our own failure on input: {message}");
     }
 }

@@ -13,7 +13,7 @@ use super::apps;
 use super::progress::{Listener, SessionLevel};
 use super::{prompts, resources};
 use super::tasks::{approval, call_tool_result, detailed, task, task_error};
-use super::tools::{self, Ctx, Follow, ToolError, ToolSpec};
+use super::tools::{self, Caller, Ctx, Follow, ToolError, ToolSpec};
 use super::wire::ReflowMonthArgs;
 use crate::auth::Principal;
 use crate::domain::Actor;
@@ -29,16 +29,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use std::sync::Arc;
 
-/// Who is calling. Over HTTP with authentication, the principal the front found (`http/auth.rs`):
-/// the history names it, and it owns the tasks it starts. Otherwise (stdio, or HTTP without
-/// authentication) the local user, named for the history by the client's `clientInfo.name`, read
-/// from the request's `_meta` (2026-07-28) or, for a legacy client, from its `initialize`.
-pub(super) struct Caller {
-    pub who: String,
-    /// The principal's id, for task ownership; `None` for the local user.
-    pub owner: Option<String>,
-}
-
+/// Who is calling ([`Caller`]): the principal the HTTP front authenticated, or else the local
+/// user, named by the client's `clientInfo.name` from the request's `_meta` (2026-07-28) or, for a
+/// legacy client, from its `initialize`.
 fn caller(context: &RequestContext<RoleServer>) -> Caller {
     if let Some(principal) = principal(context) {
         return Caller { who: principal.name.clone(), owner: Some(principal.id.clone()) };
@@ -177,11 +170,11 @@ impl StudioServer {
 
     /// The synchronous reflow for a caller that asked for progress or log messages: the same
     /// answer as [`Self::run_tool`], with the notifications sent before it.
-    async fn reflow_told(&self, listener: Listener, arguments: rmcp::model::JsonObject, who: String) -> Result<CallToolResult, McpError> {
+    async fn reflow_told(&self, listener: Listener, arguments: rmcp::model::JsonObject, caller: Caller) -> Result<CallToolResult, McpError> {
         let ctx = self.ctx.clone();
         let hook = listener.hook();
         let outcome = tokio::task::spawn_blocking(move || {
-            let call = tools::Call { ctx: &ctx, who: &who, tool: "reflow_month" };
+            let call = tools::Call { ctx: &ctx, caller: &caller, tool: "reflow_month" };
             tools::reflow_month_reply(&call, arguments, Some(hook))
         })
             .await
@@ -202,10 +195,10 @@ impl StudioServer {
     }
 
     /// Runs a tool by name and shapes its answer.
-    async fn run_tool(&self, index: usize, arguments: rmcp::model::JsonObject, who: String) -> Result<CallToolResult, McpError> {
+    async fn run_tool(&self, index: usize, arguments: rmcp::model::JsonObject, caller: Caller) -> Result<CallToolResult, McpError> {
         let this = self.clone();
         let name = self.tools[index].tool.name.clone();
-        let outcome = tokio::task::spawn_blocking(move || (this.tools[index].run)(&this.ctx, &who, arguments))
+        let outcome = tokio::task::spawn_blocking(move || (this.tools[index].run)(&this.ctx, &caller, arguments))
             .await
             .map_err(|e| McpError::internal_error(format!("the {name} handler stopped: {e}"), None))?;
         if let Err(ToolError::Internal(message)) = &outcome {
@@ -387,13 +380,12 @@ impl ServerHandler for StudioServer {
         if request.name == "reflow_month" && wants_task {
             return self.start_reflow_task(request.arguments.unwrap_or_default(), caller).await;
         }
-        let who = caller.who;
         if request.name == "reflow_month"
             && let Some(listener) = Listener::for_request(&context, &self.log_level)
         {
-            return self.reflow_told(listener, request.arguments.unwrap_or_default(), who).await.map(CallToolResponse::Complete);
+            return self.reflow_told(listener, request.arguments.unwrap_or_default(), caller).await.map(CallToolResponse::Complete);
         }
-        let result = self.run_tool(index, request.arguments.unwrap_or_default(), who).await?;
+        let result = self.run_tool(index, request.arguments.unwrap_or_default(), caller).await?;
         Ok(CallToolResponse::Complete(result))
     }
 

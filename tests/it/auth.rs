@@ -213,6 +213,9 @@ fn a_missing_scope_is_403_naming_it_and_changes_nothing() {
     let answer = with_bearer(&server, &call("reflow_month", json!({"month": "2026-09", "offline_rooms": ["studio-b"], "dry_run": true})), &reader);
     assert_eq!(answer.status, 200, "{}", answer.body);
     assert_eq!(count(), before);
+    // The synchronous reflow's task is the principal's too.
+    let owner: Option<String> = Connection::open(&db.path).unwrap().query_row("SELECT owner FROM tasks ORDER BY created_ms DESC LIMIT 1", [], |r| r.get(0)).unwrap();
+    assert!(owner.as_deref().is_some_and(|o| o.starts_with("token:tok_")), "{owner:?}");
 }
 
 /// Starts a reflow task as `token`; returns its id.

@@ -29,13 +29,20 @@ pub struct Ctx {
     pub tasks: Arc<Tasks>,
 }
 
-/// One call of a tool: the shared context, and who is calling (the MCP client's name) through
-/// which tool, for the history. Derefs to the context.
+/// Who is calling. Over HTTP with authentication, the principal the front found: the history
+/// names it, and it owns the tasks it starts. Otherwise (stdio, or HTTP without authentication)
+/// the local user, named for the history by the client's `clientInfo.name`.
+pub struct Caller {
+    pub who: String,
+    /// The principal's id, for task ownership; `None` for the local user.
+    pub owner: Option<String>,
+}
+
+/// One call of a tool: the shared context, and who is calling through which tool, for the
+/// history and for the tasks it starts. Derefs to the context.
 pub struct Call<'a> {
     pub ctx: &'a Ctx,
-    /// The caller, for the history: the authenticated principal's name over HTTP with
-    /// authentication, else the client's `clientInfo.name`.
-    pub who: &'a str,
+    pub caller: &'a Caller,
     pub tool: &'static str,
 }
 
@@ -50,7 +57,7 @@ impl std::ops::Deref for Call<'_> {
 impl Call<'_> {
     /// Who writes, through this tool.
     pub fn actor(&self) -> Actor {
-        Actor::new(self.who, self.tool)
+        Actor::new(self.caller.who.as_str(), self.tool)
     }
 }
 
@@ -75,7 +82,7 @@ impl<E: Blame> From<E> for ToolError {
     }
 }
 
-type Handler = dyn Fn(&Ctx, &str, JsonObject) -> Result<Reply, ToolError> + Send + Sync;
+type Handler = dyn Fn(&Ctx, &Caller, JsonObject) -> Result<Reply, ToolError> + Send + Sync;
 
 /// One tool: what `tools/list` shows, and what runs on `tools/call`.
 pub struct ToolSpec {
@@ -113,7 +120,7 @@ where
         .with_title(title)
         .with_raw_output_schema(output)
         .with_annotations(annotations.open_world(false));
-    let run = Box::new(move |ctx: &Ctx, who: &str, args: JsonObject| {
+    let run = Box::new(move |ctx: &Ctx, caller: &Caller, args: JsonObject| {
         // The path names the argument that does not fit (`start`, `requires[1]`), so that the
         // caller knows which to change; an error about the whole object (a missing or unknown
         // field) names the field itself.
@@ -122,7 +129,7 @@ where
             let field = if path == "." { String::new() } else { format!("{path}: ") };
             ToolError::Fix(format!("the arguments of {name} do not fit its input schema: {field}{}", e.into_inner()))
         })?;
-        let (out, summary) = run(&Call { ctx, who, tool: name }, args)?;
+        let (out, summary) = run(&Call { ctx, caller, tool: name }, args)?;
         let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
         Ok(Reply { structured, summary })
     });

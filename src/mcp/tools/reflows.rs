@@ -68,7 +68,7 @@ pub fn reflow_month_reply(ctx: &Call<'_>, arguments: JsonObject, hook: Option<Pr
 }
 
 fn reflow_month_watched(ctx: &Call<'_>, a: ReflowMonthArgs, hook: Option<ProgressHook>) -> Result<(ReflowOut, String), ToolError> {
-    let job = reflow_job(&a, ctx.actor())?;
+    let job = ReflowJob { owner: ctx.caller.owner.clone(), ..reflow_job(&a, ctx.actor())? };
     if job.require_approval {
         return Err(ToolError::Fix(
             "require_approval needs a client that declares the io.modelcontextprotocol/tasks extension; \
