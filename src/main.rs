@@ -382,15 +382,16 @@ fn http_address(text: &str) -> Result<std::net::SocketAddr, String> {
 
 fn main() -> ExitCode {
     use std::io::IsTerminal;
+    let cli = Cli::parse();
+    // The client tells every failure in its own words; rmcp's transport worker would say each
+    // again first, as an error line.
+    let quiet = if matches!(cli.command, Command::Client { .. }) { "warn,rmcp::transport::worker=off" } else { "warn" };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| quiet.into()))
         .init();
 
-    let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Client { server, stdio, token, state, action } => {
             let connection = client::Connection { server, stdio, token };
