@@ -383,9 +383,7 @@ fn http_address(text: &str) -> Result<std::net::SocketAddr, String> {
 fn main() -> ExitCode {
     use std::io::IsTerminal;
     let cli = Cli::parse();
-    // The client tells every failure in its own words; rmcp's transport worker would say each
-    // again first, as an error line.
-    let quiet = if matches!(cli.command, Command::Client { .. }) { "warn,rmcp::transport::worker=off" } else { "warn" };
+    let quiet = if matches!(cli.command, Command::Client { .. }) { studioflow::mcp::client::LOG_FILTER } else { "warn" };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())

@@ -31,6 +31,10 @@ pub enum Endpoint {
     Stdio(String),
 }
 
+/// The log filter for `studioflow client` when `RUST_LOG` is unset: the client tells every
+/// failure in its own words, and rmcp's transport worker would say each again first.
+pub const LOG_FILTER: &str = "warn,rmcp::transport::worker=off";
+
 /// Why a request did not get an answer the client can use.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
