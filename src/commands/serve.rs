@@ -190,7 +190,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
                 let mut http = crate::mcp::HttpConfig::default();
                 http.allowed_hosts.extend(config.allow_hosts);
                 // The public URL's host is where clients reach the server (through a proxy, say).
-                http.allowed_hosts.extend(config.auth.resource.as_deref().and_then(url_host));
+                http.allowed_hosts.extend(config.auth.resource.as_deref().and_then(crate::mcp::Gate::resource_host));
                 http.allowed_origins.extend(config.allow_origins);
                 http.limits = http_limits;
                 http.auth = config.auth.gate(auth_pool, local)?;
@@ -206,13 +206,6 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     // A pending read of stdin cannot be cancelled: do not wait for it at exit.
     runtime.shutdown_background();
     outcome.map_err(CommandError::Failed)
-}
-
-/// The host (and port) of an http(s) URL.
-fn url_host(url: &str) -> Option<String> {
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
-    let host = rest.split(['/', '?', '#']).next()?;
-    (!host.is_empty()).then(|| host.to_owned())
 }
 
 /// Deletes expired tasks a few times per time to live, at least once a minute, for as long as the

@@ -16,6 +16,7 @@ use crate::auth::{Need, Principal, Scope, Scopes, TOOL_SCOPES};
 use crate::store::{Pool, Store, TokenCheck};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use reqwest::Url;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -94,10 +95,18 @@ impl Gate {
             .ok_or_else(|| format!("--resource {url:?} must be an absolute http(s) URL without query or fragment, such as https://studio.example.com/mcp"))
     }
 
+    /// The host (with its port, if it names one) of the resource URL: where clients reach the
+    /// server, so a `Host` to accept.
+    pub fn resource_host(url: &str) -> Option<String> {
+        let parsed = Url::parse(url).ok()?;
+        let host = parsed.host_str()?;
+        Some(parsed.port().map_or_else(|| host.to_owned(), |port| format!("{host}:{port}")))
+    }
+
     pub fn new(pool: Arc<Pool>, config: AuthConfig) -> Result<Gate, String> {
         Gate::check_resource(&config.resource)?;
         let url = config.resource.trim_end_matches('/');
-        let (origin, path) = split_url(url).unwrap_or((url, ""));
+        let (origin, path) = split_url(url).unwrap_or_else(|| (url.to_owned(), String::new()));
         let metadata_url = format!("{origin}{METADATA_PATH}{path}");
         let tool_scopes: serde_json::Map<String, Value> = TOOL_SCOPES.iter().map(|(tool, scope)| ((*tool).to_owned(), json!(scope.name()))).collect();
         let mut metadata = json!({
@@ -292,15 +301,12 @@ fn quoted(text: &str) -> String {
         .collect()
 }
 
-/// `https://host:port/path` as its origin and path (the path without a trailing slash).
-fn split_url(url: &str) -> Option<(&str, &str)> {
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
-    let scheme_len = url.len() - rest.len();
-    let host_end = rest.find('/').unwrap_or(rest.len());
-    if host_end == 0 || url.contains(['#', '?', ' ']) {
-        return None;
-    }
-    Some((&url[..scheme_len + host_end], &rest[host_end..]))
+/// The resource URL's origin and path (without a trailing slash), when it can be the resource:
+/// absolute http(s), with a host, and no query or fragment.
+fn split_url(url: &str) -> Option<(String, String)> {
+    let parsed = Url::parse(url).ok()?;
+    let fits = matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() && parsed.query().is_none() && parsed.fragment().is_none();
+    fits.then(|| (parsed.origin().ascii_serialization(), parsed.path().trim_end_matches('/').to_owned()))
 }
 
 /// Token buckets by key: `per_minute` tokens a minute, holding up to a quarter of that.
@@ -374,11 +380,16 @@ mod tests {
 
     #[test]
     fn urls_split_into_origin_and_path() {
-        assert_eq!(split_url("https://studio.example.com/mcp"), Some(("https://studio.example.com", "/mcp")));
-        assert_eq!(split_url("http://127.0.0.1:8080"), Some(("http://127.0.0.1:8080", "")));
-        assert_eq!(split_url("ftp://x/mcp"), None);
-        assert_eq!(split_url("https:///mcp"), None);
-        assert_eq!(split_url("https://x/mcp#frag"), None);
+        let split = |url| split_url(url).map(|(origin, path)| format!("{origin} {path}"));
+        assert_eq!(split("https://studio.example.com/mcp").as_deref(), Some("https://studio.example.com /mcp"));
+        assert_eq!(split("https://studio.example.com:443/studio/mcp/").as_deref(), Some("https://studio.example.com /studio/mcp"));
+        assert_eq!(split("http://127.0.0.1:8080").as_deref(), Some("http://127.0.0.1:8080 "));
+        assert_eq!(split("ftp://x/mcp"), None);
+        assert_eq!(split("studio.example.com/mcp"), None);
+        assert_eq!(split("https://x/mcp#frag"), None);
+        assert_eq!(split("https://x/mcp?a=1"), None);
+        assert_eq!(Gate::resource_host("https://studio.example.com/mcp").as_deref(), Some("studio.example.com"));
+        assert_eq!(Gate::resource_host("http://studio.test:8080/mcp").as_deref(), Some("studio.test:8080"));
     }
 
     #[test]
