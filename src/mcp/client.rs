@@ -343,10 +343,10 @@ fn call_error(e: ServiceError) -> CallError {
             CallError::transport(format!("the server failed: {}", data.message))
         }
         ServiceError::McpError(data) => CallError::Refused { code: data.code.0, message: data.message.to_string() },
-        ServiceError::TransportSend(error) if denied(error.error.as_ref()).is_some() => {
-            denied(error.error.as_ref()).unwrap_or_else(|| CallError::transport("refused"))
-        }
         ServiceError::TransportSend(error) => {
+            if let Some(refused) = denied(error.error.as_ref()) {
+                return refused;
+            }
             // A 429 or 5xx keeps its Retry-After, somewhere down the error's sources.
             let mut retry_after = None;
             let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
