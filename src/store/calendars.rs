@@ -6,7 +6,7 @@ use super::read::{booking_from_row, BOOKING_COLUMNS};
 use super::{instant, Result, Store, StoreError, Writer};
 use crate::domain::{Booking, CalendarOf};
 use chrono::{DateTime, Utc};
-use rusqlite::{params, OptionalExtension};
+use super::db::{self, params, OptionalExtension};
 
 /// A booking as a calendar shows it: with its revision (raised by the database on every change)
 /// and when it was created and last changed.
@@ -33,7 +33,7 @@ const FEED_COLUMNS: &str = "id, kind, target, label, created_at, revoked_at";
 /// A `feed_secrets` row as read: id, kind, target, label, created, revoked.
 type FeedRow = (String, String, String, Option<String>, i64, Option<i64>);
 
-fn feed_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<FeedRow> {
+fn feed_from_row(row: &db::Row<'_>) -> db::Result<FeedRow> {
     Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?))
 }
 
@@ -87,7 +87,7 @@ impl Store {
         let tz = self.studio()?.tz;
         // Distinct UTC hours are few (one per hour that has a start) and cheap to group by.
         let mut stmt = self.conn().prepare_cached("SELECT DISTINCT start_at / 3600 FROM bookings WHERE status != 'cancelled'")?;
-        let hours = stmt.query_map([], |row| row.get::<_, i64>(0))?;
+        let hours = stmt.query_map((), |row| row.get::<_, i64>(0))?;
         let mut months = std::collections::BTreeSet::new();
         for hour in hours {
             let at = instant(hour? * 3600)?;
@@ -99,8 +99,8 @@ impl Store {
     /// The ids of every recorded reflow, oldest first: the plans that are resources.
     pub fn reflow_ids(&self) -> Result<Vec<String>> {
         let mut stmt = self.conn().prepare_cached("SELECT id FROM reflows ORDER BY created_at, id")?;
-        let rows = stmt.query_map([], |row| row.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = stmt.query_map((), |row| row.get(0))?;
+        Ok(rows.collect::<db::Result<_>>()?)
     }
 
     /// The feed whose secret hashes to `hash`, revoked or not.
@@ -112,7 +112,7 @@ impl Store {
 
     /// Every feed, or the feeds of one calendar, oldest first.
     pub fn feeds(&self, of: Option<&CalendarOf>) -> Result<Vec<FeedRecord>> {
-        let sql = format!("SELECT {FEED_COLUMNS} FROM feed_secrets WHERE ?1 IS NULL OR (kind = ?1 AND target = ?2) ORDER BY created_at, id");
+        let sql = format!("SELECT {FEED_COLUMNS} FROM feed_secrets WHERE CAST(?1 AS TEXT) IS NULL OR (kind = ?1 AND target = ?2) ORDER BY created_at, id");
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(params![of.map(CalendarOf::kind), of.map(CalendarOf::id)], feed_from_row)?;
         rows.map(|raw| feed(raw?)).collect()

@@ -9,7 +9,7 @@ use super::write::{check, CancelScope};
 use super::{instant_at, to_json_list, Result, StoreError, Writer};
 use crate::domain::{normalize_features, Booking, BookingId, EngineerId, Move, OfflineWindow, RoomId, Session, Status};
 use chrono::{DateTime, Duration, Utc};
-use rusqlite::{params, OptionalExtension};
+use super::db::{self, params, OptionalExtension};
 
 /// What to change of a booking; `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -107,7 +107,7 @@ impl Writer<'_> {
                     "SELECT id FROM bookings WHERE series_id = ? AND start_at >= ? AND status != 'cancelled' ORDER BY start_at",
                 )?;
                 let rows = stmt.query_map(params![series.as_str(), from.timestamp()], |row| row.get::<_, String>(0))?;
-                Ok(rows.map(|r| r.map(BookingId)).collect::<rusqlite::Result<_>>()?)
+                Ok(rows.map(|r| r.map(BookingId)).collect::<db::Result<_>>()?)
             }
         }
     }
@@ -191,7 +191,7 @@ impl Writer<'_> {
         let expired: Vec<Booking> = {
             let mut stmt = self.tx.prepare_cached(&sql)?;
             let rows = stmt.query_map([now.timestamp()], booking_from_row)?;
-            rows.map(|r| r.map(|(b, _)| b)).collect::<rusqlite::Result<_>>()?
+            rows.map(|r| r.map(|(b, _)| b)).collect::<db::Result<_>>()?
         };
         let mut released = Vec::with_capacity(expired.len());
         for b in &expired {
@@ -247,7 +247,7 @@ impl Writer<'_> {
             let rows = stmt.query_map([reflow_id], |row| {
                 Ok((move_at(row, 0)?, row.get(7)?))
             })?;
-            rows.collect::<rusqlite::Result<_>>()?
+            rows.collect::<db::Result<_>>()?
         };
         let mut before = Vec::with_capacity(moves.len());
         let mut changed = Vec::new();
@@ -329,7 +329,7 @@ impl Writer<'_> {
                  ORDER BY m.from_start, m.booking_id",
             )?;
             let rows = stmt.query_map(params![window.room.as_str(), window.to.timestamp(), window.from.timestamp()], |row| move_at(row, 0))?;
-            rows.collect::<rusqlite::Result<_>>()?
+            rows.collect::<db::Result<_>>()?
         };
         let mut could_return = Vec::new();
         for m in candidates {
@@ -363,7 +363,7 @@ impl Writer<'_> {
             let mut stmt = self.tx.prepare_cached(&sql)?;
             let args = params![window.room.as_str(), window.to.timestamp(), window.from.timestamp(), now.timestamp()];
             let rows = stmt.query_map(args, booking_from_row)?;
-            rows.map(|row| row.map(|(b, _)| b)).collect::<rusqlite::Result<_>>()?
+            rows.map(|row| row.map(|(b, _)| b)).collect::<db::Result<_>>()?
         };
         let tz = self.studio()?.tz;
         let mut displaced = Vec::new();

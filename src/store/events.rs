@@ -7,7 +7,7 @@
 use super::{instant_at, Result, Store, StoreError};
 use crate::domain::{Actor, Booking, OfflineWindow, Room, StudioTz};
 use chrono::{DateTime, Utc};
-use rusqlite::{params_from_iter, types::Value, Connection};
+use super::db::{self, Value, Connection};
 use serde_json::{json, Map, Value as Json};
 
 /// What an event is about.
@@ -144,7 +144,7 @@ pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity
     conn.prepare_cached(
         "INSERT INTO events (at, real_at, who, via, entity, entity_id, action, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?
-    .execute(rusqlite::params![
+    .execute(db::params![
         at.timestamp(),
         Utc::now().timestamp_millis(),
         actor.who,
@@ -184,7 +184,7 @@ impl Store {
         sql += " ORDER BY seq LIMIT ?";
         args.push(Value::from(query.limit.min(i64::MAX as usize) as i64));
         let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params_from_iter(args), |row| {
+        let rows = stmt.query_map(args, |row| {
             let real_ms: i64 = row.get(2)?;
             Ok((
                 (row.get::<_, i64>(0)?, instant_at(row, 1)?, real_ms, row.get::<_, String>(3)?, row.get::<_, String>(4)?),

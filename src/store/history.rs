@@ -4,7 +4,7 @@
 use super::{instant, instant_at, Result, Store, StoreError, Writer};
 use crate::domain::{BookingId, Move, RoomId};
 use chrono::{DateTime, Utc};
-use rusqlite::{params, Connection, OptionalExtension};
+use super::db::{self, params, Connection, OptionalExtension};
 
 /// A stored reflow: its request, summary, moves and unresolved bookings.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,13 +36,13 @@ pub struct MoveRecord {
 
 const MOVE_COLUMNS: &str = "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied";
 
-fn move_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MoveRecord> {
+fn move_from_row(row: &db::Row<'_>) -> db::Result<MoveRecord> {
     Ok(MoveRecord { reflow: row.get(0)?, applied: row.get(8)?, moved: move_at(row, 1)? })
 }
 
 /// A move stored as seven columns from `first`: booking, from room, start and end, to room, start
 /// and end; the one way every query of reflow moves reads them.
-pub(super) fn move_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Move> {
+pub(super) fn move_at(row: &db::Row<'_>, first: usize) -> db::Result<Move> {
     Ok(Move {
         booking: BookingId(row.get(first)?),
         from_room: RoomId(row.get(first + 1)?),
@@ -82,7 +82,7 @@ fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
         let mut stmt = conn.prepare_cached("SELECT booking_id, reason FROM reflow_unresolved WHERE reflow_id = ? ORDER BY booking_id")?;
         let unresolved = stmt
             .query_map([&id], |row| Ok((BookingId(row.get(0)?), row.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<db::Result<_>>()?;
         Ok(Some(ReflowRecord {
             id,
             month,
@@ -126,10 +126,10 @@ impl Store {
     }
 }
 
-fn collect_moves(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Vec<MoveRecord>> {
+fn collect_moves(conn: &Connection, sql: &str, args: impl db::Params) -> Result<Vec<MoveRecord>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map(args, move_from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows.collect::<db::Result<_>>()?)
 }
 
 /// The answer remembered for an idempotency key: the request it answered and the bookings it wrote.
@@ -173,8 +173,8 @@ impl Writer<'_> {
         // A counter, not a count of rows: expired plans are deleted, and an id is never given twice.
         let n: i64 = conn.query_row(
             "INSERT INTO id_counters (name, last) VALUES ('reflow', 1) \
-             ON CONFLICT (name) DO UPDATE SET last = last + 1 RETURNING last",
-            [],
+             ON CONFLICT (name) DO UPDATE SET last = id_counters.last + 1 RETURNING last",
+            (),
             |row| row.get(0),
         )?;
         let id = format!("rf_{n:04}");

@@ -1,8 +1,10 @@
-//! The schema, as an ordered list of migrations. `PRAGMA user_version` records how many have run;
-//! opening a store runs the rest, each in its own transaction, so a file is always at one version.
-//! A migration is never edited once released: a change to the schema is a new migration.
+//! The schema, as an ordered list of migrations: SQLite's here, PostgreSQL's the same tables in
+//! `migrations_postgres.sql`, one section per step, so a version means one schema on both.
+//! SQLite's `PRAGMA user_version` (PostgreSQL: the table `studioflow_schema`) records how many have
+//! run; opening a store runs the rest, each in its own transaction, so a database is always at one
+//! version. A migration is never edited once released: a change to the schema is a new migration.
 
-use rusqlite::Connection;
+use super::db::{self, Backend, Connection};
 
 /// Migration `i` takes a database from version `i` to version `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
@@ -244,22 +246,63 @@ pub const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
 
-/// Runs the migrations after the file's version, up to `target`, and returns the version found.
-/// Each step re-reads the version inside its write transaction, so two processes opening one new
-/// file at once never run a migration twice.
-pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<i64, MigrationError> {
-    let found: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+/// PostgreSQL's migrations: the sections of `migrations_postgres.sql`, in order.
+fn postgres_migrations() -> Vec<&'static str> {
+    const FILE: &str = include_str!("migrations_postgres.sql");
+    FILE.split("\n-- ===== ").skip(1).collect()
+}
+
+/// A key of PostgreSQL's advisory locks for migrating, database-wide: `CREATE EXTENSION` and
+/// the catalog are shared by every schema of a database (ASCII "sfmg").
+const MIGRATION_LOCK: i64 = 0x7366_6d67;
+
+/// The version the database is at.
+pub fn version(conn: &Connection) -> Result<i64, MigrationError> {
+    Ok(match conn.backend() {
+        Backend::Sqlite => conn.query_row("PRAGMA user_version", (), |row| row.get(0))?,
+        Backend::Postgres => {
+            let exists: i64 = conn.query_row("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'studioflow_schema'", (), |row| row.get(0))?;
+            if exists == 0 { 0 } else { conn.query_row("SELECT version FROM studioflow_schema WHERE id = 1", (), |row| row.get(0))? }
+        }
+    })
+}
+
+/// Runs the migrations after the database's version, up to `target`, and returns the version
+/// found. Each step re-reads the version inside its write transaction, so two processes opening
+/// one new database at once never run a migration twice.
+pub fn migrate_to(conn: &Connection, target: i64) -> Result<i64, MigrationError> {
+    let found = version(conn)?;
+    let postgres = postgres_migrations();
     loop {
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        let tx = match conn.backend() {
+            Backend::Sqlite => conn.transaction()?,
+            Backend::Postgres => {
+                let tx = conn.transaction()?;
+                conn.query_row("SELECT pg_advisory_xact_lock(?1)::text", [MIGRATION_LOCK], |_| Ok(()))?;
+                conn.execute_batch(
+                    "CREATE TABLE IF NOT EXISTS studioflow_schema (id BIGINT PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL); \
+                     INSERT INTO studioflow_schema (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+                )?;
+                tx
+            }
+        };
+        let version = version(&tx)?;
         if version > LATEST {
             return Err(MigrationError::Newer { found: version, latest: LATEST });
         }
         if version >= target.min(LATEST) {
             return Ok(found);
         }
-        tx.execute_batch(MIGRATIONS[version as usize])?;
-        tx.pragma_update(None, "user_version", version + 1)?;
+        match conn.backend() {
+            Backend::Sqlite => {
+                tx.execute_batch(MIGRATIONS[version as usize])?;
+                tx.execute_batch(&format!("PRAGMA user_version = {}", version + 1))?;
+            }
+            Backend::Postgres => {
+                tx.execute_batch(postgres[version as usize])?;
+                tx.execute("UPDATE studioflow_schema SET version = ?1 WHERE id = 1", [version + 1])?;
+            }
+        }
         tx.commit()?;
         tracing::debug!(version = version + 1, "migrated the schema");
     }
@@ -270,5 +313,19 @@ pub enum MigrationError {
     #[error("the database is at schema version {found}, newer than this studioflow ({latest}): upgrade studioflow")]
     Newer { found: i64, latest: i64 },
     #[error(transparent)]
-    Sqlite(#[from] rusqlite::Error),
+    Database(#[from] db::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgresql_has_one_section_per_migration_in_order() {
+        let sections = postgres_migrations();
+        assert_eq!(sections.len(), MIGRATIONS.len());
+        for (i, section) in sections.iter().enumerate() {
+            assert!(section.starts_with(&format!("{}: ", i + 1)), "section {} starts {:?}", i + 1, &section[..20]);
+        }
+    }
 }

@@ -1,8 +1,10 @@
-//! The SQLite store: the only code that speaks SQL. A [`Store`] is one connection to one file;
-//! every write goes through a [`Writer`], a `BEGIN IMMEDIATE` transaction that checks the calendar's
-//! rules and writes in one step, so a check-then-insert cannot race another process.
+//! The store: the only code that speaks SQL. A [`Store`] is one connection to a studio's database,
+//! an SQLite file or a PostgreSQL schema (one SQL text for both, through [`db`]); every write goes
+//! through a [`Writer`], the studio's one write transaction at a time, which checks the calendar's
+//! rules and writes in one step, so a check-then-insert cannot race another process or server.
 //! It stores instants as unix seconds (UTC) and knows nothing of MCP or of the solver.
 
+pub mod db;
 mod edits;
 mod events;
 mod calendars;
@@ -15,6 +17,7 @@ mod tasks;
 mod tokens;
 mod write;
 
+pub use db::{Backend, Target};
 pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
 pub use edits::{BookingEdit, Undone, WindowRemoved};
 pub use events::{Entity, Event, EventQuery};
@@ -31,19 +34,19 @@ use crate::domain::{
     Actor, BookingId, ClientId, EngineerId, Refusal, RoomId, SeriesError, SeriesId, Studio, StudioTz, TimeError,
 };
 use chrono::{DateTime, Duration, Utc};
-use rusqlite::{Connection, OptionalExtension};
-use std::path::Path;
+use db::{Connection, OptionalExtension};
 
 /// How long a connection waits for another's lock before it gives up with "database is locked".
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// One connection to a studio database.
+/// One connection to a studio's database.
 pub struct Store {
     conn: Connection,
     /// Read once at open (and after a write that changes it): every rule check needs the zone.
     studio: Option<Studio>,
     /// The rooms as last read, with SQLite's `data_version` then: rooms change rarely and every
-    /// search needs them, so they are read again only after someone has written.
+    /// search needs them, so they are read again only after someone has written. (PostgreSQL has
+    /// no such counter: there the rooms are read each time, a fraction of a millisecond.)
     rooms: std::cell::RefCell<Option<(i64, Vec<crate::domain::Room>)>>,
 }
 
@@ -81,7 +84,7 @@ pub enum StoreError {
     #[error(transparent)]
     Migration(#[from] MigrationError),
     #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Database(#[from] db::Error),
     /// A stored row this build cannot read; the message names the row.
     #[error("the database holds a value this studioflow cannot read: {0}")]
     Corrupt(String),
@@ -139,33 +142,37 @@ impl StoreError {
     pub fn is_ours(&self) -> bool {
         matches!(
             self,
-            StoreError::Sqlite(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::Pool(_) | StoreError::TaskGone
+            StoreError::Database(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::Pool(_) | StoreError::TaskGone
                 | StoreError::NoRandomness(_)
         )
     }
 
-    /// Whether SQLite gave up on a lock another connection held.
+    /// Whether the database gave up on a lock another connection held.
     fn is_busy(&self) -> bool {
-        let busy = |e: &rusqlite::Error| e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy);
         match self {
-            StoreError::Sqlite(e) | StoreError::Migration(MigrationError::Sqlite(e)) => busy(e),
+            StoreError::Database(e) | StoreError::Migration(MigrationError::Database(e)) => e.refusal() == Some(db::Refusal::Busy),
             _ => false,
         }
     }
 }
 
 impl Store {
-    /// Opens (creating if needed) a database file and brings its schema up to date.
-    pub fn open(path: &Path) -> Result<Store> {
-        Store::open_retrying(path, migrations::LATEST)
+    /// Opens a studio's database (an SQLite file, created if needed, or a PostgreSQL URL) and
+    /// brings its schema up to date.
+    pub fn open(target: impl Into<Target>) -> Result<Store> {
+        Store::open_retrying(&target.into(), migrations::LATEST)
     }
 
     /// Two processes creating one file at the same moment can meet a lock that SQLite reports at
     /// once rather than waiting (switching to WAL, or upgrading a read lock): open again shortly.
-    fn open_retrying(path: &Path, version: i64) -> Result<Store> {
+    fn open_retrying(target: &Target, version: i64) -> Result<Store> {
         let mut attempt = 0;
         loop {
-            match Store::with_connection(Connection::open(path)?, version) {
+            let conn = match target {
+                Target::File(path) => Connection::open_sqlite(path, BUSY_TIMEOUT)?,
+                Target::Postgres(url) => Connection::connect_postgres(url)?,
+            };
+            match Store::with_connection(conn, version) {
                 Err(e) if e.is_busy() && attempt < 50 => {
                     attempt += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20 * attempt.min(10)));
@@ -177,31 +184,30 @@ impl Store {
 
     /// A private database that lives as long as the store; for tests and scratch work.
     pub fn open_in_memory() -> Result<Store> {
-        Store::with_connection(Connection::open_in_memory()?, migrations::LATEST)
+        Store::with_connection(Connection::open_sqlite_in_memory()?, migrations::LATEST)
     }
 
-    /// Opens a file at an older schema version, as an earlier studioflow left it; for upgrade tests.
+    /// Opens a database at an older schema version, as an earlier studioflow left it; for upgrade tests.
     #[cfg(feature = "testing")]
-    pub fn open_at_version(path: &Path, version: i64) -> Result<Store> {
-        Store::open_retrying(path, version)
+    pub fn open_at_version(target: impl Into<Target>, version: i64) -> Result<Store> {
+        Store::open_retrying(&target.into(), version)
     }
 
-    fn with_connection(mut conn: Connection, version: i64) -> Result<Store> {
-        // Wait for other connections first: two processes may open a new file at the same moment.
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        // WAL lets readers go on while one writer commits; FULL makes a commit survive power loss.
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        migrations::migrate_to(&mut conn, version)?;
+    fn with_connection(conn: Connection, version: i64) -> Result<Store> {
+        migrations::migrate_to(&conn, version)?;
         let mut store = Store { conn, studio: None, rooms: Default::default() };
         store.studio = store.load_studio()?;
         Ok(store)
     }
 
-    /// The schema version of the open file.
+    /// The schema version of the open database.
     pub fn schema_version(&self) -> Result<i64> {
-        Ok(self.conn.query_row("PRAGMA user_version", [], |row| row.get(0))?)
+        Ok(migrations::version(&self.conn)?)
+    }
+
+    /// Which database this store speaks to.
+    pub fn backend(&self) -> Backend {
+        self.conn.backend()
     }
 
     /// The studio, or [`StoreError::NoStudio`] for a database that was never initialised.
@@ -219,7 +225,7 @@ impl Store {
     pub fn write_by(&mut self, actor: &Actor) -> Result<Writer<'_>> {
         // `data_version` only moves for other connections' commits: forget our own copy here.
         self.rooms.borrow_mut().take();
-        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let tx = self.conn.transaction()?;
         Ok(Writer::new(tx, self.studio.clone(), actor.clone()))
     }
 
@@ -257,11 +263,11 @@ impl Store {
 fn load_studio(conn: &Connection) -> Result<Option<Studio>> {
     // A file held at an older schema (`open_at_version`, for upgrade tests) has no horizon column
     // yet: it reads as the default, which is what the migration writes.
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let version = migrations::version(conn)?;
     let horizon = if version >= 5 { "horizon_days".to_owned() } else { crate::domain::DEFAULT_HORIZON_DAYS.to_string() };
     let sql = format!("SELECT name, timezone, notice_minutes, clock, {horizon} FROM studio WHERE id = 1");
     let row = conn
-        .query_row(&sql, [], |row| {
+        .query_row(&sql, (), |row| {
             Ok((
                 (row.get::<_, String>(0)?, row.get::<_, String>(1)?),
                 (row.get::<_, i64>(2)?, row.get::<_, Option<i64>>(3)?, row.get::<_, i64>(4)?),
@@ -285,15 +291,13 @@ fn instant(seconds: i64) -> Result<DateTime<Utc>> {
 }
 
 /// The instant stored in a row's column as unix seconds; the one way every table's instants are read.
-fn instant_at(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<DateTime<Utc>> {
+fn instant_at(row: &db::Row<'_>, column: usize) -> db::Result<DateTime<Utc>> {
     let seconds: i64 = row.get(column)?;
-    DateTime::from_timestamp(seconds, 0).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Integer, format!("timestamp {seconds}").into())
-    })
+    DateTime::from_timestamp(seconds, 0).ok_or_else(|| db::Error::column(column, format!("timestamp {seconds} is out of range")))
 }
 
 /// [`instant_at`] for a column that may be NULL.
-fn instant_or_null_at(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<Option<DateTime<Utc>>> {
+fn instant_or_null_at(row: &db::Row<'_>, column: usize) -> db::Result<Option<DateTime<Utc>>> {
     match row.get::<_, Option<i64>>(column)? {
         Some(_) => instant_at(row, column).map(Some),
         None => Ok(None),

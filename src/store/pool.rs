@@ -1,13 +1,12 @@
-//! A handful of open connections to one database file, so that a server does not pay for opening
-//! a connection on every request. The pooling itself is r2d2's; this file says how a connection is
-//! made (a plain [`Store`], schema brought up to date) and hands one out at a time.
+//! A handful of open connections to one studio's database, so that a server does not pay for
+//! opening a connection on every request. The pooling itself is r2d2's; this file says how a
+//! connection is made (a plain [`Store`], schema brought up to date) and hands one out at a time.
 
-use super::{Result, Store, StoreError};
-use std::path::{Path, PathBuf};
+use super::{Result, Store, StoreError, Target};
 
 /// How the pool makes and checks connections.
 struct Manager {
-    path: PathBuf,
+    target: Target,
 }
 
 impl r2d2::ManageConnection for Manager {
@@ -15,7 +14,7 @@ impl r2d2::ManageConnection for Manager {
     type Error = StoreError;
 
     fn connect(&self) -> Result<Store> {
-        Store::open(&self.path)
+        Store::open(&self.target)
     }
 
     fn is_valid(&self, store: &mut Store) -> Result<()> {
@@ -27,31 +26,34 @@ impl r2d2::ManageConnection for Manager {
     }
 }
 
-/// Open connections to one file.
+/// Open connections to one studio's database.
 pub struct Pool {
-    path: PathBuf,
+    target: Target,
     inner: r2d2::Pool<Manager>,
 }
 
 impl Pool {
-    /// Opens the file (creating it and its schema if needed), keeping up to `size` connections.
-    pub fn open(path: &Path, size: u32) -> Result<Pool> {
-        // The first connection is made here, so that a file that cannot be opened fails at once
-        // with its own error rather than as a pool time-out.
-        let first = Store::open(path)?;
+    /// Opens the database (creating the file and the schema if needed), keeping up to `size`
+    /// connections.
+    pub fn open(target: impl Into<Target>, size: u32) -> Result<Pool> {
+        let target = target.into();
+        // The first connection is made here, so that a database that cannot be opened fails at
+        // once with its own error rather than as a pool time-out.
+        let first = Store::open(&target)?;
         drop(first);
-        let manager = Manager { path: path.to_owned() };
+        let manager = Manager { target: target.clone() };
         let inner = r2d2::Pool::builder()
             .max_size(size.max(1))
             .min_idle(Some(1))
             .connection_timeout(std::time::Duration::from_secs(30))
             .build(manager)
             .map_err(|e| StoreError::Pool(e.to_string()))?;
-        Ok(Pool { path: path.to_owned(), inner })
+        Ok(Pool { target, inner })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The database the pool connects to.
+    pub fn target(&self) -> &Target {
+        &self.target
     }
 
     /// Runs `f` on a connection of the pool. Blocking: call it from a blocking thread.

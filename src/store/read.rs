@@ -7,7 +7,7 @@ use crate::domain::{
     SeriesId, Session, Status, WeeklyHours,
 };
 use chrono::{DateTime, Duration, Utc};
-use rusqlite::{params_from_iter, types::{Type, Value}, Connection, OptionalExtension, Row};
+use super::db::{self, Value, Connection, OptionalExtension, Row};
 
 /// The longest a booking may last; it bounds the index range that an overlap query scans.
 pub const MAX_BOOKING: Duration = Duration::hours(24);
@@ -16,9 +16,9 @@ pub(super) const BOOKING_COLUMNS: &str = "id, room_id, client_id, engineer_id, s
      requires, series_id, status, pinned, seq, notes, hold_until, displaced";
 
 /// A booking row and its sequence number (the tie-breaker of the keyset order).
-pub(super) fn booking_from_row(row: &Row<'_>) -> rusqlite::Result<(Booking, i64)> {
-    fn bad(column: usize, what: String) -> rusqlite::Error {
-        rusqlite::Error::FromSqlConversionFailure(column, Type::Text, what.into())
+pub(super) fn booking_from_row(row: &Row<'_>) -> db::Result<(Booking, i64)> {
+    fn bad(column: usize, what: String) -> db::Error {
+        db::Error::column(column, what)
     }
     let requires: String = row.get(7)?;
     let status: String = row.get(9)?;
@@ -81,7 +81,7 @@ impl Store {
              AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
                              AND w.from_at < b.end_at AND w.to_at > b.start_at)",
         )?;
-        let rows = stmt.query_map(rusqlite::params![from.timestamp(), (from - MAX_BOOKING).timestamp(), to.timestamp()], |row| {
+        let rows = stmt.query_map(db::params![from.timestamp(), (from - MAX_BOOKING).timestamp(), to.timestamp()], |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?, row.get::<_, i64>(3)?, row.get::<_, i64>(4)?))
         })?;
         let mut out = Vec::new();
@@ -93,7 +93,10 @@ impl Store {
     }
 
     pub fn rooms(&self) -> Result<Vec<Room>> {
-        let version: i64 = self.conn().query_row("PRAGMA data_version", [], |row| row.get(0))?;
+        if self.backend() == super::Backend::Postgres {
+            return rooms(self.conn(), None);
+        }
+        let version: i64 = self.conn().query_row("PRAGMA data_version", (), |row| row.get(0))?;
         if let Some((seen, rooms)) = &*self.rooms.borrow()
             && *seen == version
         {
@@ -158,7 +161,7 @@ impl Store {
         args.push(Value::from(query.limit as i64));
 
         let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params_from_iter(args), booking_from_row)?;
+        let rows = stmt.query_map(args, booking_from_row)?;
         let mut out = Vec::new();
         for row in rows {
             let (booking, seq) = row?;
@@ -202,14 +205,14 @@ impl Store {
     }
 
     pub fn booking_count(&self) -> Result<u64> {
-        Ok(self.conn().query_row("SELECT COUNT(*) FROM bookings", [], |row| row.get(0))?)
+        Ok(self.conn().query_row("SELECT COUNT(*) FROM bookings", (), |row| row.get(0))?)
     }
 }
 
 pub(super) fn rooms(conn: &Connection, only: Option<&RoomId>) -> Result<Vec<Room>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, name, capacity, features, hours, buffer_minutes, active FROM rooms \
-         WHERE ?1 IS NULL OR id = ?1 ORDER BY id",
+         WHERE CAST(?1 AS TEXT) IS NULL OR id = ?1 ORDER BY id",
     )?;
     let rows = stmt.query_map([only.map(|r| r.as_str())], |row| {
         Ok((
@@ -228,8 +231,8 @@ pub(super) fn rooms(conn: &Connection, only: Option<&RoomId>) -> Result<Vec<Room
 
 fn people<Id>(conn: &Connection, table: &str, id: fn(String) -> Id) -> Result<Vec<Person<Id>>> {
     let mut stmt = conn.prepare_cached(&format!("SELECT id, name FROM {table} ORDER BY id"))?;
-    let rows = stmt.query_map([], |row| Ok(Person { id: id(row.get(0)?), name: row.get(1)? }))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let rows = stmt.query_map((), |row| Ok(Person { id: id(row.get(0)?), name: row.get(1)? }))?;
+    Ok(rows.collect::<db::Result<_>>()?)
 }
 
 /// Whether the client or engineer `id` of `table` may be booked; `None` when there is no such id.
@@ -267,9 +270,9 @@ fn series(conn: &Connection, id: &SeriesId) -> Result<Option<Series>> {
 pub(super) fn offline_windows(conn: &Connection, room: Option<&RoomId>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<OfflineWindow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, room_id, from_at, to_at, reason FROM offline_windows \
-         WHERE (?1 IS NULL OR room_id = ?1) AND from_at < ?3 AND to_at > ?2 ORDER BY from_at, id",
+         WHERE (CAST(?1 AS TEXT) IS NULL OR room_id = ?1) AND from_at < ?3 AND to_at > ?2 ORDER BY from_at, id",
     )?;
-    let rows = stmt.query_map(rusqlite::params![room.map(|r| r.as_str()), from.timestamp(), to.timestamp()], |row| {
+    let rows = stmt.query_map(db::params![room.map(|r| r.as_str()), from.timestamp(), to.timestamp()], |row| {
         Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, i64>(2)?, row.get::<_, i64>(3)?, row.get::<_, String>(4)?))
     })?;
     let mut out = Vec::new();

@@ -10,7 +10,7 @@ use crate::domain::{
     is_slug, normalize_features, plausible_email, slug_from, Booking, Profile, Room, RoomId, WeeklyHours,
 };
 use chrono::Duration;
-use rusqlite::{params, Connection, OptionalExtension};
+use super::db::{self, params, Connection, OptionalExtension};
 use serde_json::json;
 
 /// Clients or engineers: the two rosters share one shape.
@@ -104,7 +104,7 @@ const MAX_TEXT: usize = 500;
 /// A person's row: id, name, (email, phone, notes), skills as JSON, active.
 type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool);
 
-fn person_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PersonRow> {
+fn person_from_row(row: &db::Row<'_>) -> db::Result<PersonRow> {
     Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?))
 }
 
@@ -127,8 +127,8 @@ impl Store {
     /// People in id order, a page at a time.
     pub fn people(&self, kind: PersonKind, q: &PersonQuery) -> Result<Vec<PersonRecord>> {
         let sql = format!(
-            "{} WHERE (?1 IS NULL OR instr(lower(id), lower(?1)) > 0 OR instr(lower(name), lower(?1)) > 0) \
-             AND (?2 IS NULL OR active = ?2) AND (?3 IS NULL OR id > ?3) ORDER BY id LIMIT ?4",
+            "{} WHERE (CAST(?1 AS TEXT) IS NULL OR instr(lower(id), lower(?1)) > 0 OR instr(lower(name), lower(?1)) > 0) \
+             AND (CAST(?2 AS BIGINT) IS NULL OR active = ?2) AND (CAST(?3 AS TEXT) IS NULL OR id > ?3) ORDER BY id LIMIT ?4",
             person_sql(kind)
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
@@ -289,7 +289,7 @@ impl Writer<'_> {
             );
             let mut stmt = self.tx.prepare_cached(&sql)?;
             let rows = stmt.query_map(params![id, self.now().timestamp()], booking_from_row)?;
-            rows.map(|r| r.map(|(b, _)| b)).collect::<rusqlite::Result<Vec<_>>>()?
+            rows.map(|r| r.map(|(b, _)| b)).collect::<db::Result<Vec<_>>>()?
         } else {
             Vec::new()
         };
@@ -344,7 +344,7 @@ impl Writer<'_> {
         let future: Vec<Booking> = {
             let mut stmt = self.tx.prepare_cached(&sql)?;
             let rows = stmt.query_map(params![id.as_str(), now.timestamp()], booking_from_row)?;
-            rows.map(|r| r.map(|(b, _)| b)).collect::<rusqlite::Result<_>>()?
+            rows.map(|r| r.map(|(b, _)| b)).collect::<db::Result<_>>()?
         };
         let mut broken: Vec<Booking> = Vec::new();
         let mut kept: Vec<&Booking> = Vec::new();

@@ -3,7 +3,7 @@
 //! to hold two live reflows of one month (a unique index), so no code path can break either rule.
 
 use super::{Result, Store, StoreError, Writer};
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use super::db::{self, params, Connection, OptionalExtension, Row};
 
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,10 +128,10 @@ pub enum TaskChange {
 const COLUMNS: &str = "id, kind, request, month, status, status_message, created_ms, updated_ms, ttl_ms, \
      poll_interval_ms, reflow_id, refusal, failure, owner";
 
-fn task_from_row(row: &Row<'_>) -> rusqlite::Result<TaskRecord> {
-    fn json(column: usize, text: Option<String>) -> rusqlite::Result<Option<serde_json::Value>> {
+fn task_from_row(row: &Row<'_>) -> db::Result<TaskRecord> {
+    fn json(column: usize, text: Option<String>) -> db::Result<Option<serde_json::Value>> {
         text.map(|t| {
-            serde_json::from_str(&t).map_err(|e| rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(e)))
+            serde_json::from_str(&t).map_err(|e| db::Error::column(column, e.to_string()))
         })
         .transpose()
     }
@@ -142,7 +142,7 @@ fn task_from_row(row: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         request: json(2, Some(row.get(2)?))?.unwrap_or_default(),
         month: row.get(3)?,
         status: TaskStatus::parse(&status).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, format!("task status {status:?}").into())
+            db::Error::column(4, format!("task status {status:?}"))
         })?,
         status_message: row.get(5)?,
         created_ms: row.get(6)?,
@@ -169,14 +169,14 @@ impl Store {
     pub fn tasks_in(&self, status: TaskStatus) -> Result<Vec<TaskRecord>> {
         let mut stmt = self.conn().prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE status = ? ORDER BY created_ms, id"))?;
         let rows = stmt.query_map([status.as_str()], task_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(rows.collect::<db::Result<_>>()?)
     }
 
     /// The tasks `owner` created, oldest first.
     pub fn tasks_owned_by(&self, owner: &str) -> Result<Vec<TaskRecord>> {
         let mut stmt = self.conn().prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE owner = ? ORDER BY created_ms, id"))?;
         let rows = stmt.query_map([owner], task_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(rows.collect::<db::Result<_>>()?)
     }
 
     /// Deletes the finished tasks whose time to live ran out before `now_ms`; returns how many went.
@@ -246,7 +246,7 @@ impl Writer<'_> {
             "UPDATE tasks SET status = ?, status_message = ?, updated_ms = ?, reflow_id = ?, refusal = ?, failure = ? \
              WHERE id = ? AND status IN ({placeholders})"
         );
-        let mut args: Vec<rusqlite::types::Value> = vec![
+        let mut args: Vec<db::Value> = vec![
             status.as_str().to_owned().into(),
             message.clone().into(),
             now_ms.into(),
@@ -255,8 +255,8 @@ impl Writer<'_> {
             failure.into(),
             id.to_owned().into(),
         ];
-        args.extend(from.iter().map(|s| rusqlite::types::Value::from(s.as_str().to_owned())));
-        Ok(self.conn().execute(&sql, rusqlite::params_from_iter(args))? == 1)
+        args.extend(from.iter().map(|s| db::Value::from(s.as_str().to_owned())));
+        Ok(self.conn().execute(&sql, args)? == 1)
     }
 }
 

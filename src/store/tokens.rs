@@ -7,7 +7,7 @@
 use super::{instant_at, instant_or_null_at, Result, Store, StoreError, Writer};
 use crate::auth::{secret, Scopes};
 use chrono::{DateTime, Duration, SubsecRound, Utc};
-use rusqlite::{params, Connection, OptionalExtension};
+use super::db::{self, params, Connection, OptionalExtension};
 use std::fmt;
 
 /// How every secret starts: a leaked one is recognisable (to secret scanners, in logs), and told
@@ -85,10 +85,10 @@ pub enum TokenCheck {
 
 const COLUMNS: &str = "id, name, scopes, created_at, last_used_at, expires_at, revoked_at";
 
-fn token_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ApiToken> {
+fn token_from_row(row: &db::Row<'_>) -> db::Result<ApiToken> {
     let scopes: String = row.get(2)?;
     let scopes = Scopes::parse_list(&scopes)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, e.into()))?;
+        .map_err(|e| db::Error::column(2, e.to_string()))?;
     Ok(ApiToken {
         id: row.get(0)?,
         name: row.get(1)?,
@@ -126,8 +126,8 @@ impl Store {
     /// Every token, revoked and expired ones included, oldest first.
     pub fn tokens(&self) -> Result<Vec<ApiToken>> {
         let mut stmt = self.conn().prepare_cached(&format!("SELECT {COLUMNS} FROM api_tokens ORDER BY created_at, rowid"))?;
-        let rows = stmt.query_map([], token_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = stmt.query_map((), token_from_row)?;
+        Ok(rows.collect::<db::Result<_>>()?)
     }
 
     /// What `secret` is at `now`: one indexed read of its hash. For a valid token whose last use
@@ -165,14 +165,12 @@ impl Store {
     /// Sets a token's last use. Not through a [`Writer`]: there is nothing to check and no event
     /// to record, and a `BEGIN IMMEDIATE` would wait out the full busy timeout.
     pub fn record_token_use(&self, id: &str, now: DateTime<Utc>) -> Result<()> {
-        let conn = self.conn();
-        conn.busy_timeout(RECORD_USE_WAIT)?;
         // Never backwards, when two connections record uses at once.
-        let written = conn
-            .prepare_cached("UPDATE api_tokens SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at < ?1)")
-            .and_then(|mut stmt| stmt.execute(params![now.timestamp(), id]));
-        conn.busy_timeout(super::BUSY_TIMEOUT)?;
-        written?;
+        self.conn().execute_waiting(
+            "UPDATE api_tokens SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at < ?1)",
+            params![now.timestamp(), id],
+            RECORD_USE_WAIT,
+        )?;
         Ok(())
     }
 }
@@ -213,7 +211,7 @@ impl Writer<'_> {
             Ok(_) => Ok((token, secret)),
             // The partial unique index keeps one live token per name. The id and the hash are
             // unique too, so the name is to blame only if a live token holds it.
-            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) && self.live_name(&token.name)? => {
+            Err(e) if matches!(e.refusal(), Some(db::Refusal::Unique(_))) && self.live_name(&token.name)? => {
                 Err(StoreError::invalid(
                     "name",
                     format!("a live token is already named {:?}: pick another name, or revoke that token first", token.name),

@@ -11,7 +11,7 @@ use crate::domain::{
     Engineer, Move, Session, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio, MAX_HORIZON_DAYS,
 };
 use chrono::{DateTime, Duration, Utc};
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use super::db::{self, params, Connection, OptionalExtension, Transaction};
 
 /// The longest offline window, merged or not.
 const MAX_WINDOW: Duration = Duration::days(366);
@@ -334,7 +334,7 @@ impl<'c> Writer<'c> {
                     "SELECT id FROM bookings WHERE series_id = ? AND start_at >= ? AND status != 'cancelled' ORDER BY start_at",
                 )?;
                 let rows = stmt.query_map(params![series.as_str(), from.timestamp()], |row| row.get(0))?;
-                rows.collect::<rusqlite::Result<_>>()?
+                rows.collect::<db::Result<_>>()?
             }
         };
         let mut cancelled = Vec::with_capacity(ids.len());
@@ -431,14 +431,15 @@ impl<'c> Writer<'c> {
             let rows = stmt.query_map(params![room.as_str(), to.timestamp(), from.timestamp()], |row| {
                 Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, row.get::<_, i64>(2)?, row.get::<_, String>(3)?))
             })?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()?
+            rows.collect::<db::Result<Vec<_>>>()?
         };
         let Some(&(keep, ..)) = touching.first() else {
-            self.tx.execute(
-                "INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES (?, ?, ?, ?, ?)",
+            let id: i64 = self.tx.query_row(
+                "INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
                 params![room.as_str(), from.timestamp(), to.timestamp(), reason, Utc::now().timestamp()],
+                |row| row.get(0),
             )?;
-            let window = OfflineWindow { id: self.tx.last_insert_rowid(), room: room.clone(), from, to, reason: reason.to_owned() };
+            let window = OfflineWindow { id, room: room.clone(), from, to, reason: reason.to_owned() };
             let fields = events::window_fields(&studio.tz, &window);
             self.event(Entity::OfflineWindow, &window.id.to_string(), "created", events::diff(None, Some(fields)))?;
             return Ok(window);
@@ -510,7 +511,7 @@ impl<'c> Writer<'c> {
     }
 
     fn next_series_id(&self) -> Result<SeriesId> {
-        let count: i64 = self.tx.query_row("SELECT COUNT(*) FROM series", [], |row| row.get(0))?;
+        let count: i64 = self.tx.query_row("SELECT COUNT(*) FROM series", (), |row| row.get(0))?;
         (count + 1..)
             .map(|n| SeriesId(format!("series-{n:03}")))
             .find_map(|id| match read::exists(&self.tx, "series", id.as_str()) {
@@ -527,7 +528,7 @@ fn normalized(new: &Session) -> Session {
 }
 
 fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {
-    let seq: i64 = conn.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM bookings", [], |row| row.get(0))?;
+    let seq: i64 = conn.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM bookings", (), |row| row.get(0))?;
     let id = BookingId(format!("bk_{seq:05}"));
     let now = Utc::now().timestamp();
     conn.prepare_cached(
@@ -653,6 +654,6 @@ pub(super) fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &Sessi
     Ok(())
 }
 
-fn first(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Option<Booking>> {
+fn first(conn: &Connection, sql: &str, args: impl db::Params) -> Result<Option<Booking>> {
     Ok(conn.prepare_cached(sql)?.query_row(args, booking_from_row).optional()?.map(|(b, _)| b))
 }

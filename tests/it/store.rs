@@ -341,7 +341,7 @@ fn write_previous_version(db: &crate::support::TempDb) {
         w.conn().execute(
             "INSERT INTO bookings (seq, id, room_id, client_id, start_at, end_at, party_size, requires, status, pinned, created_at, updated_at) \
              VALUES (1, 'bk_00001', 'live', 'c1', ?1, ?2, 2, '[]', 'confirmed', 0, 0, 0)",
-            (at("2026-09-07T12:00").timestamp(), at("2026-09-07T14:00").timestamp()),
+            [at("2026-09-07T12:00").timestamp(), at("2026-09-07T14:00").timestamp()],
         )?;
         Ok(())
     })
@@ -445,7 +445,7 @@ fn a_file_from_before_studio_management_upgrades_with_everyone_active_and_an_emp
         w.conn().execute(
             "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, status, pinned, created_at, updated_at) \
              VALUES (1, 'bk_00001', 'live', 'c1', 'e1', ?1, ?2, 4, '[]', 'tentative', 0, 0, 0)",
-            (at("2026-09-07T12:00").timestamp(), at("2026-09-07T14:00").timestamp()),
+            [at("2026-09-07T12:00").timestamp(), at("2026-09-07T14:00").timestamp()],
         )?;
         Ok(())
     })

@@ -86,8 +86,17 @@ fn src_files() -> Vec<PathBuf> {
 
 #[test]
 fn only_the_store_speaks_sql() {
-    let found = offenders(&src_files(), &["src/store/"], &["rusqlite", "Connection::open"]);
+    let found = offenders(&src_files(), &["src/store/"], &["rusqlite", "postgres::", "Connection::open"]);
     assert!(found.is_empty(), "SQL outside src/store (ARCHITECTURE.md: src/store is the only code that speaks SQL):\n{}", found.join("\n"));
+}
+
+#[test]
+fn each_database_crate_is_named_by_one_file() {
+    // The store's SQL is one text for both backends: the crates are met only in the layer's halves.
+    let sqlite = offenders(&src_files(), &["src/store/db/sqlite.rs"], &["rusqlite"]);
+    assert!(sqlite.is_empty(), "rusqlite outside src/store/db/sqlite.rs (ARCHITECTURE.md, the store):\n{}", sqlite.join("\n"));
+    let postgres = offenders(&src_files(), &["src/store/db/pg.rs"], &["postgres::", "use postgres"]);
+    assert!(postgres.is_empty(), "the postgres crate outside src/store/db/pg.rs (ARCHITECTURE.md, the store):\n{}", postgres.join("\n"));
 }
 
 #[test]

@@ -121,7 +121,7 @@ impl Gate {
         if let Some(issuer) = &config.issuer {
             metadata["authorization_servers"] = json!([issuer]);
         }
-        let tokens = Store::open(pool.path()).map_err(|e| format!("opening {} for token checks: {e}", pool.path().display()))?;
+        let tokens = Store::open(pool.target()).map_err(|e| format!("opening {} for token checks: {e}", pool.target()))?;
         Ok(Gate {
             pool,
             tokens: Mutex::new(tokens),

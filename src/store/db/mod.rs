@@ -1,0 +1,627 @@
+//! The one way the store talks to a database, whichever it is: a [`Connection`] to an SQLite file
+//! or to PostgreSQL, shaped like the few parts of rusqlite the store uses. The store's SQL is
+//! written once, in the dialect both accept (`?` and `?N` parameters, which the PostgreSQL half
+//! rewrites to `$n`); arguments are [`Value`]s, rows are read with [`Row::get`]. The store picks a
+//! backend at open and asks [`Connection::backend`] in the few places where the two differ.
+//!
+//! `sqlite.rs` is the only file that names rusqlite and `pg.rs` the only one that names
+//! postgres (the tidy test checks both).
+
+mod pg;
+mod sqlite;
+
+use std::path::{Path, PathBuf};
+
+/// Where a studio's database is: a file, or a PostgreSQL URL (`postgres://` or `postgresql://`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    File(PathBuf),
+    Postgres(String),
+}
+
+impl Target {
+    /// A `--db` argument: a `postgres://` or `postgresql://` URL, or else a file path.
+    pub fn parse(text: &str) -> Target {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Target::Postgres(text.to_owned())
+        } else {
+            Target::File(PathBuf::from(text))
+        }
+    }
+
+    /// The file, for the SQLite backend.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Target::File(path) => Some(path),
+            Target::Postgres(_) => None,
+        }
+    }
+}
+
+impl std::str::FromStr for Target {
+    type Err = std::convert::Infallible;
+    fn from_str(text: &str) -> Result<Target, Self::Err> {
+        Ok(Target::parse(text))
+    }
+}
+
+/// Shown without the password a URL may carry.
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::File(path) => write!(f, "{}", path.display()),
+            Target::Postgres(url) => f.write_str(&redact(url)),
+        }
+    }
+}
+
+/// A PostgreSQL URL with its password (between `user:` and `@`) replaced by `***`.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split(':').next().unwrap_or_default();
+            format!("{scheme}://{name}:***@{host}{tail}")
+        }
+        _ => url.to_owned(),
+    }
+}
+
+impl From<&Path> for Target {
+    fn from(path: &Path) -> Target {
+        Target::File(path.to_owned())
+    }
+}
+
+impl From<&PathBuf> for Target {
+    fn from(path: &PathBuf) -> Target {
+        Target::File(path.clone())
+    }
+}
+
+impl From<PathBuf> for Target {
+    fn from(path: PathBuf) -> Target {
+        Target::File(path)
+    }
+}
+
+impl From<&Target> for Target {
+    fn from(target: &Target) -> Target {
+        target.clone()
+    }
+}
+
+/// Which database a connection speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// An argument or a column: the store stores integers (instants, counts, 0/1 flags) and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+impl From<i64> for Value {
+    fn from(value: i64) -> Value {
+        Value::Int(value)
+    }
+}
+
+impl From<String> for Value {
+    fn from(value: String) -> Value {
+        Value::Text(value)
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(value: Option<T>) -> Value {
+        value.map_or(Value::Null, Into::into)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(value: &str) -> Value {
+        Value::Text(value.to_owned())
+    }
+}
+
+/// A column as read, borrowed from its row.
+#[derive(Debug, Clone, Copy)]
+pub enum Cell<'r> {
+    Null,
+    Int(i64),
+    Text(&'r str),
+}
+
+impl Cell<'_> {
+    fn kind(&self) -> &'static str {
+        match self {
+            Cell::Null => "NULL",
+            Cell::Int(_) => "an integer",
+            Cell::Text(_) => "text",
+        }
+    }
+}
+
+/// What can be passed as an argument.
+pub trait ToValue {
+    fn to_value(&self) -> Value;
+}
+
+impl ToValue for Value {
+    fn to_value(&self) -> Value {
+        self.clone()
+    }
+}
+
+impl<T: ToValue + ?Sized> ToValue for &T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+
+impl<T: ToValue> ToValue for Option<T> {
+    fn to_value(&self) -> Value {
+        self.as_ref().map_or(Value::Null, ToValue::to_value)
+    }
+}
+
+impl ToValue for str {
+    fn to_value(&self) -> Value {
+        Value::Text(self.to_owned())
+    }
+}
+
+impl ToValue for String {
+    fn to_value(&self) -> Value {
+        Value::Text(self.clone())
+    }
+}
+
+impl ToValue for bool {
+    fn to_value(&self) -> Value {
+        Value::Int(i64::from(*self))
+    }
+}
+
+macro_rules! int_to_value {
+    ($($t:ty),*) => {$(
+        impl ToValue for $t {
+            fn to_value(&self) -> Value {
+                // Every integer the store writes fits: instants, counts, sizes of small lists.
+                Value::Int(i64::try_from(*self).unwrap_or(i64::MAX))
+            }
+        }
+    )*};
+}
+int_to_value!(i64, i32, u32, u64, usize);
+
+/// What a column can be read as.
+pub trait FromValue: Sized {
+    fn from_cell(cell: Cell<'_>) -> Result<Self, String>;
+}
+
+impl FromValue for String {
+    fn from_cell(cell: Cell<'_>) -> Result<Self, String> {
+        match cell {
+            Cell::Text(text) => Ok(text.to_owned()),
+            other => Err(format!("expected text, found {}", other.kind())),
+        }
+    }
+}
+
+impl FromValue for bool {
+    fn from_cell(cell: Cell<'_>) -> Result<Self, String> {
+        match cell {
+            Cell::Int(0) => Ok(false),
+            Cell::Int(1) => Ok(true),
+            Cell::Int(other) => Err(format!("expected 0 or 1, found {other}")),
+            other => Err(format!("expected 0 or 1, found {}", other.kind())),
+        }
+    }
+}
+
+impl<T: FromValue> FromValue for Option<T> {
+    fn from_cell(cell: Cell<'_>) -> Result<Self, String> {
+        match cell {
+            Cell::Null => Ok(None),
+            other => T::from_cell(other).map(Some),
+        }
+    }
+}
+
+macro_rules! int_from_value {
+    ($($t:ty),*) => {$(
+        impl FromValue for $t {
+            fn from_cell(cell: Cell<'_>) -> Result<Self, String> {
+                match cell {
+                    Cell::Int(value) => <$t>::try_from(value).map_err(|_| format!("{value} is out of range")),
+                    other => Err(format!("expected an integer, found {}", other.kind())),
+                }
+            }
+        }
+    )*};
+}
+int_from_value!(i64, i32, u32, u64, usize);
+
+/// A statement's arguments: `()`, an array or a list of [`ToValue`]s, or [`params!`].
+pub trait Params {
+    fn into_values(self) -> Vec<Value>;
+}
+
+impl Params for () {
+    fn into_values(self) -> Vec<Value> {
+        Vec::new()
+    }
+}
+
+impl<T: ToValue, const N: usize> Params for [T; N] {
+    fn into_values(self) -> Vec<Value> {
+        self.iter().map(ToValue::to_value).collect()
+    }
+}
+
+impl<T: ToValue> Params for &[T] {
+    fn into_values(self) -> Vec<Value> {
+        self.iter().map(ToValue::to_value).collect()
+    }
+}
+
+impl Params for Vec<Value> {
+    fn into_values(self) -> Vec<Value> {
+        self
+    }
+}
+
+/// Arguments of mixed types, in order: `params![id, start.timestamp(), note]`.
+macro_rules! params {
+    ($($arg:expr),* $(,)?) => {
+        [$($crate::store::db::ToValue::to_value(&$arg)),*]
+    };
+}
+pub(crate) use params;
+
+/// What went wrong talking to the database.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Sqlite(#[from] sqlite::Error),
+    #[error(transparent)]
+    Postgres(#[from] pg::Error),
+    /// A statement that must return a row returned none.
+    #[error("no row where one was expected")]
+    NoRows,
+    /// A column holds something its reader cannot take.
+    #[error("column {column}: {message}")]
+    Column { column: usize, message: String },
+    /// The database cannot be reached as asked: the message says what to change.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// How a statement was refused, as far as the store cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Another connection held a lock too long.
+    Busy,
+    /// A unique index or key: the constraint's or index's name, where the database gives it.
+    Unique(Option<String>),
+    /// An exclusion constraint (PostgreSQL's no-overlap rules), by name.
+    Overlap(String),
+}
+
+impl Error {
+    /// A column that could not be read as wanted.
+    pub fn column(column: usize, message: impl Into<String>) -> Error {
+        Error::Column { column, message: message.into() }
+    }
+
+    /// Why the database refused a statement, if that is what happened.
+    pub fn refusal(&self) -> Option<Refusal> {
+        match self {
+            Error::Sqlite(e) => sqlite::refusal(e),
+            Error::Postgres(e) => pg::refusal(e),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// [`Result::optional`]: "no row" as `None`, as rusqlite's extension of the same name.
+pub trait OptionalExtension<T> {
+    fn optional(self) -> Result<Option<T>>;
+}
+
+impl<T> OptionalExtension<T> for Result<T> {
+    fn optional(self) -> Result<Option<T>> {
+        match self {
+            Ok(value) => Ok(Some(value)),
+            Err(Error::NoRows) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// One row of a result, read by column position.
+pub struct Row<'r>(RowRef<'r>);
+
+enum RowRef<'r> {
+    Sqlite(&'r sqlite::Row<'r>),
+    Values(&'r [Value]),
+}
+
+/// A column position (rusqlite's shape: `row.get::<_, String>(0)`).
+pub trait ColumnIndex {
+    fn position(self) -> usize;
+}
+
+impl ColumnIndex for usize {
+    fn position(self) -> usize {
+        self
+    }
+}
+
+impl Row<'_> {
+    pub fn get<I: ColumnIndex, T: FromValue>(&self, column: I) -> Result<T> {
+        let column = column.position();
+        let read = |cell: Cell<'_>| T::from_cell(cell).map_err(|message| Error::column(column, message));
+        match &self.0 {
+            RowRef::Sqlite(row) => sqlite::with_cell(row, column, read)?,
+            RowRef::Values(values) => match values.get(column) {
+                Some(Value::Null) => read(Cell::Null),
+                Some(Value::Int(value)) => read(Cell::Int(*value)),
+                Some(Value::Text(text)) => read(Cell::Text(text)),
+                None => Err(Error::column(column, "no such column")),
+            },
+        }
+    }
+}
+
+/// One connection, to either backend.
+pub struct Connection(Inner);
+
+enum Inner {
+    Sqlite(sqlite::Conn),
+    Postgres(pg::Conn),
+}
+
+/// Rows already read, each mapped: what [`Statement::query_map`] returns.
+pub type Rows<T> = std::vec::IntoIter<Result<T>>;
+
+impl Connection {
+    /// Opens (creating if needed) an SQLite file: WAL, full sync, foreign keys on, and a wait for
+    /// other connections' locks of `busy` at most.
+    pub fn open_sqlite(path: &Path, busy: std::time::Duration) -> Result<Connection> {
+        Ok(Connection(Inner::Sqlite(sqlite::Conn::open(Some(path), busy)?)))
+    }
+
+    /// A private SQLite database in memory.
+    pub fn open_sqlite_in_memory() -> Result<Connection> {
+        Ok(Connection(Inner::Sqlite(sqlite::Conn::open(None, std::time::Duration::ZERO)?)))
+    }
+
+    /// Connects to PostgreSQL at `url`, at READ COMMITTED.
+    pub fn connect_postgres(url: &str) -> Result<Connection> {
+        Ok(Connection(Inner::Postgres(pg::Conn::connect(url)?)))
+    }
+
+    pub fn backend(&self) -> Backend {
+        match &self.0 {
+            Inner::Sqlite(_) => Backend::Sqlite,
+            Inner::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Runs one statement and returns how many rows it changed.
+    pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
+        let values = params.into_values();
+        match &self.0 {
+            Inner::Sqlite(conn) => conn.execute(sql, &values),
+            Inner::Postgres(conn) => conn.execute(sql, &values),
+        }
+    }
+
+    /// [`Connection::execute`] outside any transaction, giving up with [`Refusal::Busy`] if
+    /// another connection's lock is not released within `wait` (instead of the usual wait).
+    pub fn execute_waiting(&self, sql: &str, params: impl Params, wait: std::time::Duration) -> Result<usize> {
+        let values = params.into_values();
+        match &self.0 {
+            Inner::Sqlite(conn) => conn.execute_waiting(sql, &values, wait),
+            Inner::Postgres(conn) => conn.execute_waiting(sql, &values, wait),
+        }
+    }
+
+    /// Runs several statements, with no arguments (schema changes).
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        match &self.0 {
+            Inner::Sqlite(conn) => conn.execute_batch(sql),
+            Inner::Postgres(conn) => conn.execute_batch(sql),
+        }
+    }
+
+    /// The first row of a query, mapped; [`Error::NoRows`] if there is none.
+    pub fn query_row<T>(&self, sql: &str, params: impl Params, f: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<T> {
+        self.prepare_cached(sql)?.query_row(params, f)
+    }
+
+    /// A statement, prepared once per connection and kept.
+    pub fn prepare_cached(&self, sql: &str) -> Result<Statement<'_>> {
+        Ok(Statement(match &self.0 {
+            Inner::Sqlite(conn) => StatementInner::Sqlite(conn.prepare_cached(sql)?),
+            Inner::Postgres(conn) => StatementInner::Postgres(conn, conn.prepare_cached(sql)?),
+        }))
+    }
+
+    /// Starts the studio's write transaction: one writer at a time per studio, and a writer sees
+    /// everything committed before it got its turn. SQLite: `BEGIN IMMEDIATE`. PostgreSQL: a
+    /// READ COMMITTED transaction that first takes the studio's advisory lock (per schema, so
+    /// studios sharing one database do not wait for each other).
+    pub fn transaction(&self) -> Result<Transaction<'_>> {
+        match &self.0 {
+            Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE")?,
+            Inner::Postgres(conn) => conn.begin_write()?,
+        }
+        Ok(Transaction { conn: self, open: true })
+    }
+
+    /// Runs `f` while holding the lock named `purpose` for this studio, if no other connection
+    /// holds it; `None` if one does. PostgreSQL only: on SQLite every caller gets the lock (one
+    /// process serves a file, and its write transactions serialise the rest).
+    pub fn with_try_lock<T>(&self, purpose: i32, f: impl FnOnce() -> T) -> Result<Option<T>> {
+        match &self.0 {
+            Inner::Sqlite(_) => Ok(Some(f())),
+            Inner::Postgres(conn) => conn.with_try_lock(purpose, f),
+        }
+    }
+}
+
+/// A prepared statement.
+pub struct Statement<'c>(StatementInner<'c>);
+
+enum StatementInner<'c> {
+    Sqlite(sqlite::Statement<'c>),
+    Postgres(&'c pg::Conn, pg::Statement),
+}
+
+impl Statement<'_> {
+    pub fn execute(&mut self, params: impl Params) -> Result<usize> {
+        let values = params.into_values();
+        match &mut self.0 {
+            StatementInner::Sqlite(stmt) => sqlite::execute(stmt, &values),
+            StatementInner::Postgres(conn, stmt) => conn.execute_prepared(stmt, &values),
+        }
+    }
+
+    /// Every row, each mapped by `f`; reading stops at the first error, which is the last item.
+    pub fn query_map<T>(&mut self, params: impl Params, mut f: impl FnMut(&Row<'_>) -> Result<T>) -> Result<Rows<T>> {
+        let values = params.into_values();
+        let mut out = Vec::new();
+        match &mut self.0 {
+            StatementInner::Sqlite(stmt) => sqlite::for_each_row(stmt, &values, |row| {
+                let mapped = f(&Row(RowRef::Sqlite(row)));
+                let go_on = mapped.is_ok();
+                out.push(mapped);
+                go_on
+            })?,
+            StatementInner::Postgres(conn, stmt) => {
+                for row in conn.query_prepared(stmt, &values)? {
+                    let mapped = f(&Row(RowRef::Values(&row)));
+                    let go_on = mapped.is_ok();
+                    out.push(mapped);
+                    if !go_on {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(out.into_iter())
+    }
+
+    /// The first row, mapped; [`Error::NoRows`] if there is none.
+    pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<T> {
+        let values = params.into_values();
+        match &mut self.0 {
+            StatementInner::Sqlite(stmt) => sqlite::first_row(stmt, &values, |row| f(&Row(RowRef::Sqlite(row)))),
+            StatementInner::Postgres(conn, stmt) => {
+                let rows = conn.query_prepared(stmt, &values)?;
+                let first = rows.first().ok_or(Error::NoRows)?;
+                f(&Row(RowRef::Values(first)))
+            }
+        }
+    }
+}
+
+/// A write transaction ([`Connection::transaction`]). Everything it does is seen by others only
+/// after [`Transaction::commit`]; dropping it rolls back.
+pub struct Transaction<'c> {
+    conn: &'c Connection,
+    open: bool,
+}
+
+impl Transaction<'_> {
+    pub fn commit(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute_batch("COMMIT")
+    }
+
+    /// A nested step that [`Savepoint::commit`] keeps and dropping undoes, leaving the rest.
+    pub fn savepoint(&self) -> Result<Savepoint<'_>> {
+        self.conn.execute_batch("SAVEPOINT studioflow_step")?;
+        Ok(Savepoint { conn: self.conn, open: true })
+    }
+}
+
+impl std::ops::Deref for Transaction<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if self.open
+            && let Err(e) = self.conn.execute_batch("ROLLBACK")
+        {
+            tracing::warn!(error = %e, "rolling back a transaction failed");
+        }
+    }
+}
+
+/// See [`Transaction::savepoint`].
+pub struct Savepoint<'c> {
+    conn: &'c Connection,
+    open: bool,
+}
+
+impl Savepoint<'_> {
+    pub fn commit(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute_batch("RELEASE studioflow_step")
+    }
+}
+
+impl std::ops::Deref for Savepoint<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for Savepoint<'_> {
+    fn drop(&mut self) {
+        if self.open
+            && let Err(e) = self.conn.execute_batch("ROLLBACK TO studioflow_step; RELEASE studioflow_step")
+        {
+            tracing::warn!(error = %e, "rolling back a savepoint failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_db_argument_is_a_file_unless_it_is_a_postgres_url() {
+        assert_eq!(Target::parse("studio.db"), Target::File("studio.db".into()));
+        assert_eq!(Target::parse("postgres://u@h/db"), Target::Postgres("postgres://u@h/db".into()));
+        assert_eq!(Target::parse("postgresql://h/db"), Target::Postgres("postgresql://h/db".into()));
+        assert_eq!(Target::parse("./postgres://x"), Target::File("./postgres://x".into()));
+    }
+
+    #[test]
+    fn a_url_is_shown_without_its_password() {
+        assert_eq!(Target::parse("postgres://ann:s3cret@db.example/studio").to_string(), "postgres://ann:***@db.example/studio");
+        assert_eq!(Target::parse("postgres://ann@db.example/studio").to_string(), "postgres://ann@db.example/studio");
+        assert_eq!(Target::parse("postgres://db.example/studio?user=a").to_string(), "postgres://db.example/studio?user=a");
+    }
+}

@@ -1,0 +1,220 @@
+//! The PostgreSQL half of the connection layer: the only file that names the postgres crate.
+//!
+//! The store's SQL uses SQLite's `?` and `?N` parameters; each statement is rewritten to `$n`
+//! once, prepared once per connection and kept. Arguments are converted to the type the server
+//! deduced for each parameter, and columns are read back as [`Value`]s: every integer the schema
+//! holds is BIGINT, a boolean expression reads as 0 or 1.
+
+use super::{Refusal, Result, Value};
+use postgres::types::{IsNull, ToSql, Type};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+pub use postgres::{Error, Statement};
+
+/// The advisory lock every write transaction of a studio takes first (ASCII "sflw").
+const WRITER_LOCK: i32 = 0x7366_6c77;
+
+pub struct Conn {
+    client: RefCell<postgres::Client>,
+    statements: RefCell<HashMap<String, Statement>>,
+}
+
+impl Conn {
+    pub fn connect(url: &str) -> Result<Conn> {
+        let config: postgres::Config = url.parse().map_err(|e| super::Error::Setup(format!("{e}: the PostgreSQL URL looks like postgres://USER@HOST:PORT/DATABASE")))?;
+        let mut client = config.connect(postgres::NoTls)?;
+        // A writer waiting for the studio's lock must see what was committed while it waited:
+        // READ COMMITTED takes a fresh snapshot per statement, whatever the server's default.
+        client.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
+        Ok(Conn { client: RefCell::new(client), statements: RefCell::new(HashMap::new()) })
+    }
+
+    pub fn prepare_cached(&self, sql: &str) -> Result<Statement> {
+        if let Some(stmt) = self.statements.borrow().get(sql) {
+            return Ok(stmt.clone());
+        }
+        let stmt = self.client.borrow_mut().prepare(&rewrite(sql))?;
+        self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
+        Ok(stmt)
+    }
+
+    pub fn execute(&self, sql: &str, values: &[Value]) -> Result<usize> {
+        let stmt = self.prepare_cached(sql)?;
+        self.execute_prepared(&stmt, values)
+    }
+
+    pub fn execute_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<usize> {
+        let args = arguments(values);
+        let changed = self.client.borrow_mut().execute(stmt, &args)?;
+        Ok(usize::try_from(changed).unwrap_or(usize::MAX))
+    }
+
+    pub fn query_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let args = arguments(values);
+        let rows = self.client.borrow_mut().query(stmt, &args)?;
+        rows.iter().map(|row| (0..row.len()).map(|i| row.try_get::<_, Value>(i).map_err(super::Error::from)).collect()).collect()
+    }
+
+    /// [`Conn::execute`] in a transaction of its own whose lock waits end after `wait`.
+    pub fn execute_waiting(&self, sql: &str, values: &[Value], wait: std::time::Duration) -> Result<usize> {
+        self.execute_batch(&format!("BEGIN; SET LOCAL lock_timeout = {}", wait.as_millis().max(1)))?;
+        match self.execute(sql, values) {
+            Ok(changed) => {
+                self.execute_batch("COMMIT")?;
+                Ok(changed)
+            }
+            Err(e) => {
+                let _ = self.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        Ok(self.client.borrow_mut().batch_execute(sql)?)
+    }
+
+    /// `BEGIN`, then the studio's writer lock (held to COMMIT or ROLLBACK, or until the
+    /// connection dies), keyed by the schema so that studios sharing a database run side by side.
+    pub fn begin_write(&self) -> Result<()> {
+        self.execute_batch("BEGIN")?;
+        if let Err(e) = self.execute("SELECT pg_advisory_xact_lock(?1, hashtext(current_schema()))::text", &[Value::Int(WRITER_LOCK.into())]) {
+            let _ = self.execute_batch("ROLLBACK");
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Runs `f` holding the session-level advisory lock `purpose` of this studio, or returns
+    /// `None` at once if another connection holds it. The lock goes with the connection if the
+    /// process dies.
+    pub fn with_try_lock<T>(&self, purpose: i32, f: impl FnOnce() -> T) -> Result<Option<T>> {
+        let key = [Value::Int(purpose.into())];
+        let took = self.query_one_int("SELECT pg_try_advisory_lock(?1, hashtext(current_schema()))::int8", &key)?;
+        if took != 1 {
+            return Ok(None);
+        }
+        let value = f();
+        self.query_one_int("SELECT pg_advisory_unlock(?1, hashtext(current_schema()))::int8", &key)?;
+        Ok(Some(value))
+    }
+
+    fn query_one_int(&self, sql: &str, values: &[Value]) -> Result<i64> {
+        let stmt = self.prepare_cached(sql)?;
+        match self.query_prepared(&stmt, values)?.first().and_then(|row| row.first()) {
+            Some(Value::Int(value)) => Ok(*value),
+            _ => Err(super::Error::NoRows),
+        }
+    }
+}
+
+/// Arguments as the postgres crate takes them.
+fn arguments(values: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
+    values.iter().map(|value| value as &(dyn ToSql + Sync)).collect()
+}
+
+/// `?` becomes `$k` (k counting up), `?N` becomes `$N`; quoted text is left alone.
+pub fn rewrite(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let (mut next, mut quote, mut chars) = (1, None, sql.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            (Some(_), c) => out.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '?') => {
+                out.push('$');
+                let mut numbered = false;
+                while let Some(digit) = chars.next_if(char::is_ascii_digit) {
+                    out.push(digit);
+                    numbered = true;
+                }
+                if !numbered {
+                    out.push_str(&next.to_string());
+                    next += 1;
+                }
+            }
+            (None, c) => out.push(c),
+        }
+    }
+    out
+}
+
+impl ToSql for Value {
+    fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Int(value) => match *ty {
+                Type::INT8 => value.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*value)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(*value)?.to_sql(ty, out),
+                Type::BOOL => (*value != 0).to_sql(ty, out),
+                _ => Err(format!("an integer cannot be passed as {ty}").into()),
+            },
+            Value::Text(text) => match *ty {
+                Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => text.as_str().to_sql(ty, out),
+                _ => Err(format!("text cannot be passed as {ty}").into()),
+            },
+        }
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(*ty, Type::INT8 | Type::INT4 | Type::INT2 | Type::BOOL | Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN)
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+impl<'a> postgres::types::FromSql<'a> for Value {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Value, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(match *ty {
+            Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
+            Type::INT4 => Value::Int(i32::from_sql(ty, raw)?.into()),
+            Type::INT2 => Value::Int(i16::from_sql(ty, raw)?.into()),
+            Type::BOOL => Value::Int(bool::from_sql(ty, raw)?.into()),
+            _ => Value::Text(<&str>::from_sql(ty, raw)?.to_owned()),
+        })
+    }
+
+    fn from_sql_null(_: &Type) -> Result<Value, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Value::Null)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(*ty, Type::INT8 | Type::INT4 | Type::INT2 | Type::BOOL | Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME)
+    }
+}
+
+pub fn refusal(e: &Error) -> Option<Refusal> {
+    use postgres::error::SqlState;
+    let db = e.as_db_error()?;
+    let code = db.code();
+    if *code == SqlState::LOCK_NOT_AVAILABLE || *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE {
+        Some(Refusal::Busy)
+    } else if *code == SqlState::UNIQUE_VIOLATION {
+        Some(Refusal::Unique(db.constraint().map(str::to_owned)))
+    } else if *code == SqlState::EXCLUSION_VIOLATION {
+        Some(Refusal::Overlap(db.constraint().unwrap_or_default().to_owned()))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewrite;
+
+    #[test]
+    fn parameters_are_numbered_as_postgresql_numbers_them() {
+        assert_eq!(rewrite("SELECT a FROM t WHERE x = ? AND y = '?' AND z = ?"), "SELECT a FROM t WHERE x = $1 AND y = '?' AND z = $2");
+        assert_eq!(rewrite("VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET name = ?1, tz = ?12"), "VALUES (1, $1, $2) ON CONFLICT (id) DO UPDATE SET name = $1, tz = $12");
+        assert_eq!(rewrite(r#"SELECT "a?" FROM t WHERE b = 'it''s ?' AND c = ?"#), r#"SELECT "a?" FROM t WHERE b = 'it''s ?' AND c = $1"#);
+    }
+}
