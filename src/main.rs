@@ -8,6 +8,7 @@
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+use studioflow::store::Target;
 use std::process::ExitCode;
 use studioflow::client::{self, terminal::Answer, ClientError};
 use studioflow::commands::{self, CommandError};
@@ -23,9 +24,9 @@ struct Cli {
 enum Command {
     /// Create a studio database: the demo studio, or your own from a studio file.
     Init {
-        /// The database file to create.
+        /// The database to create: a file, or a postgres:// URL (see README, "Several servers").
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
         /// Load the demo studio (7 rooms, September and October 2026, studio-b offline for a fortnight).
         #[arg(long, conflicts_with_all = ["studio", "bookings"])]
         demo: bool,
@@ -39,7 +40,7 @@ enum Command {
     /// Print a month as a reflow instance (REFLOW.md), with the given rooms offline.
     ExportInstance {
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
         /// The month, YYYY-MM.
         #[arg(long)]
         month: String,
@@ -69,7 +70,7 @@ enum Command {
     /// Write the studio's view of a month (and of a reflow) as one self-contained HTML page.
     Report {
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
         /// The month, YYYY-MM (default: the reflow's month).
         #[arg(long, required_unless_present = "reflow")]
         month: Option<String>,
@@ -84,7 +85,7 @@ enum Command {
     /// from 60 days back to 400 days ahead.
     Calendar {
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
         #[command(flatten)]
         of: WhoseCalendar,
         /// The start of the window: a date (YYYY-MM-DD) or a time.
@@ -165,7 +166,7 @@ enum FeedCommand {
     /// Create a feed for one calendar and print its URL (shown only this once).
     Create {
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
         #[command(flatten)]
         of: WhoseCalendar,
         /// A note for the list, e.g. who it was given to.
@@ -178,12 +179,12 @@ enum FeedCommand {
     /// List feeds (never their secrets).
     List {
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
     },
     /// Revoke a feed: its URL answers 404 from then on.
     Revoke {
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
         /// The feed's id (fd_...), from `feed list`.
         id: String,
     },
@@ -194,7 +195,7 @@ enum TokenCommand {
     /// Create a token and print its secret (shown only this once).
     Create {
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
         /// Who or what will use it, e.g. mixing-agent: what the history shows, unique among live tokens.
         #[arg(long)]
         name: String,
@@ -208,7 +209,7 @@ enum TokenCommand {
     /// List tokens (never their secrets): id, name, scopes, created, last used, expires and status.
     List {
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
         /// Print a JSON array, for scripts.
         #[arg(long)]
         json: bool,
@@ -216,7 +217,7 @@ enum TokenCommand {
     /// Revoke a token: it stops working at once.
     Revoke {
         #[arg(long, env = "STUDIOFLOW_DB")]
-        db: PathBuf,
+        db: Target,
         /// The token's id (tok_...), from `token list`.
         id: String,
     },
@@ -224,9 +225,9 @@ enum TokenCommand {
 
 #[derive(clap::Args)]
 struct ServeArgs {
-    /// The database file; created with an empty schema if missing.
+    /// The database: a file (created with an empty schema if missing), or a postgres:// URL.
     #[arg(long, env = "STUDIOFLOW_DB", default_value = "studioflow.db")]
-    db: PathBuf,
+    db: Target,
     /// Serve Streamable HTTP instead of stdio, on ADDR:PORT or on a PORT of 127.0.0.1.
     #[arg(long, value_parser = http_address)]
     http: Option<std::net::SocketAddr>,

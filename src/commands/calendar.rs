@@ -1,6 +1,7 @@
 //! `studioflow calendar` and `studioflow feed`: a calendar as iCalendar on stdout, and the secrets
 //! of subscribable feed URLs (create shows the URL once; list; revoke).
 
+use crate::store::Target;
 use super::{open_existing, CommandError, CommandResult};
 use crate::domain::CalendarOf;
 use crate::store::Store;
@@ -8,7 +9,6 @@ use crate::{feeds, ics};
 use anyhow::anyhow;
 use chrono::{DateTime, NaiveDate, Utc};
 use std::io::Write;
-use std::path::Path;
 
 /// What a feed command does.
 pub enum FeedAction {
@@ -27,7 +27,7 @@ fn bound(store: &Store, flag: &str, text: &str) -> Result<DateTime<Utc>, Command
 }
 
 /// `calendar`: prints a calendar as iCalendar, over `[from, to)` or the default window.
-pub fn calendar(db: &Path, of: &CalendarOf, from: Option<&str>, to: Option<&str>) -> CommandResult {
+pub fn calendar(db: &Target, of: &CalendarOf, from: Option<&str>, to: Option<&str>) -> CommandResult {
     let store = open_existing(db)?;
     let window = match (from, to) {
         (None, None) => None,
@@ -46,13 +46,13 @@ pub fn calendar(db: &Path, of: &CalendarOf, from: Option<&str>, to: Option<&str>
 }
 
 /// `feed`: creates, lists or revokes calendar feed secrets.
-pub fn feed(db: &Path, action: FeedAction) -> CommandResult {
+pub fn feed(db: &Target, action: FeedAction) -> CommandResult {
     let mut store = open_existing(db)?;
     let mut out = std::io::stdout().lock();
     match action {
         FeedAction::Create { of, label, base_url } => {
             let (record, secret) = feeds::create(&mut store, &of, label.as_deref(), Utc::now())?;
-            eprintln!("Created feed {} for the {}. The URL is shown only this once; revoke it with `studioflow feed revoke --db {} {}`.", record.id, of, db.display(), record.id);
+            eprintln!("Created feed {} for the {}. The URL is shown only this once; revoke it with `studioflow feed revoke --db {} {}`.", record.id, of, db, record.id);
             writeln!(out, "{}{}", base_url.trim_end_matches('/'), feeds::path(&of, &secret))?;
         }
         FeedAction::List => {

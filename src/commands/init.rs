@@ -2,12 +2,12 @@
 
 use super::{remove_database, CommandError, CommandResult};
 use crate::demo;
-use crate::store::Store;
+use crate::store::{Store, Target};
 use anyhow::{anyhow, Context};
 use std::path::Path;
 
 /// `init`: creates a new database holding the demo studio or the studio of the given files.
-pub fn init(db: &Path, demo: bool, studio: Option<&Path>, bookings: Option<&Path>) -> CommandResult {
+pub fn init(db: &Target, demo: bool, studio: Option<&Path>, bookings: Option<&Path>) -> CommandResult {
     let read = |path: &Path| {
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())).map_err(CommandError::Input)
     };
@@ -16,24 +16,25 @@ pub fn init(db: &Path, demo: bool, studio: Option<&Path>, bookings: Option<&Path
         (false, Some(path)) => (read(path)?, bookings.map(read).transpose()?),
         (false, None) => return Err(CommandError::Input(anyhow!("give --demo or --studio FILE"))),
     };
-    let existed = db.exists();
-    let mut store = Store::open(db).with_context(|| format!("opening {}", db.display())).map_err(CommandError::Failed)?;
+    let existed = db.file().is_none_or(Path::exists);
+    let mut store = Store::open(db).with_context(|| format!("opening {db}")).map_err(CommandError::Failed)?;
     if store.studio().is_ok() {
-        return Err(CommandError::Input(anyhow!("{} already holds a studio: choose a new file", db.display())));
+        let new = if db.file().is_some() { "a new file" } else { "a new database or schema" };
+        return Err(CommandError::Input(anyhow!("{db} already holds a studio: choose {new}")));
     }
     match demo::load(&mut store, &studio_text, bookings_text.as_deref()) {
         Ok(loaded) => {
             println!(
                 "Created {}: {} rooms, {} clients, {} engineers, {} bookings ({} series), {} offline windows.",
-                db.display(), loaded.rooms, loaded.clients, loaded.engineers, loaded.bookings, loaded.series, loaded.offline_windows
+                db, loaded.rooms, loaded.clients, loaded.engineers, loaded.bookings, loaded.series, loaded.offline_windows
             );
             Ok(())
         }
         Err(e) => {
             // The load is one transaction, so nothing of it was written; a file we created is removed.
             drop(store);
-            if !existed {
-                remove_database(db);
+            if let Some(file) = db.file().filter(|_| !existed) {
+                remove_database(file);
             }
             Err(CommandError::Input(e))
         }

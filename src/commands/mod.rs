@@ -24,7 +24,7 @@ pub use token::{token, TokenAction};
 use crate::domain::RoomId;
 use crate::error::Blame;
 use crate::reflow::{Month, ReflowRequest};
-use crate::store::Store;
+use crate::store::{Store, Target};
 use anyhow::{anyhow, Context};
 use std::path::Path;
 
@@ -64,11 +64,11 @@ fn parse_request(month: &str, offline: &[String], max_shift_minutes: i64) -> Res
     Ok(ReflowRequest { month, offline_rooms, max_shift_minutes })
 }
 
-fn open_existing(db: &Path) -> Result<Store, CommandError> {
-    if !db.exists() {
-        return Err(CommandError::Input(anyhow!("{} does not exist: create it with `studioflow init --db {} --demo`", db.display(), db.display())));
+fn open_existing(db: &Target) -> Result<Store, CommandError> {
+    if db.file().is_some_and(|file| !file.exists()) {
+        return Err(CommandError::Input(anyhow!("{db} does not exist: create it with `studioflow init --db {db} --demo`")));
     }
-    let store = Store::open(db).with_context(|| format!("opening {}", db.display())).map_err(CommandError::Failed)?;
+    let store = Store::open(db).with_context(|| format!("opening {db}")).map_err(CommandError::Failed)?;
     store.studio()?;
     Ok(store)
 }

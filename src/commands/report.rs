@@ -3,13 +3,14 @@
 //! attach to an email. The data and the page come from `crate::view`; this file checks the flags
 //! and writes the file.
 
+use crate::store::Target;
 use super::{open_existing, CommandError, CommandResult};
 use crate::view;
 use anyhow::anyhow;
 use std::path::Path;
 
 /// `report`: writes the view of `month` (and of reflow `reflow`, if given) to `out`.
-pub fn report(db: &Path, month: Option<&str>, reflow: Option<&str>, out: &Path) -> CommandResult {
+pub fn report(db: &Target, month: Option<&str>, reflow: Option<&str>, out: &Path) -> CommandResult {
     // The month is checked where it is read (`Month::parse`: exactly YYYY-MM), as for the tools.
     if month.is_none() && reflow.is_none() {
         return Err(CommandError::Input(anyhow!("give --month YYYY-MM, or --reflow ID to show a reflow's month")));

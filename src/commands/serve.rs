@@ -11,7 +11,7 @@ use studioflow_solver as solver;
 
 /// What `serve` was asked to do.
 pub struct ServeConfig {
-    pub db: std::path::PathBuf,
+    pub db: crate::store::Target,
     pub http: Option<std::net::SocketAddr>,
     pub demo: bool,
     pub allow_hosts: Vec<String>,
@@ -151,7 +151,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     config.auth.check(config.http)?;
     let ttl = task_config.ttl;
     let pool = crate::store::Pool::open(&config.db, 8)
-        .with_context(|| format!("opening {}", config.db.display()))
+        .with_context(|| format!("opening {}", config.db))
         .map_err(CommandError::Failed)?;
     if config.demo {
         pool.with(|store| -> Result<(), CommandError> {

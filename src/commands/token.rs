@@ -3,13 +3,13 @@
 //! everything but secrets, which are not stored; revoke ends one. How the server checks them is
 //! the HTTP front's business.
 
+use crate::store::Target;
 use super::{open_existing, CommandResult};
 use crate::auth::Scopes;
 use crate::store::ApiToken;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde_json::json;
 use std::io::Write;
-use std::path::Path;
 
 /// What a token command does.
 pub enum TokenAction {
@@ -43,7 +43,7 @@ fn token_json(token: &ApiToken, now: DateTime<Utc>) -> serde_json::Value {
 }
 
 /// `token`: creates, lists or revokes API tokens.
-pub fn token(db: &Path, action: TokenAction) -> CommandResult {
+pub fn token(db: &Target, action: TokenAction) -> CommandResult {
     let mut store = open_existing(db)?;
     let mut out = std::io::stdout().lock();
     let now = Utc::now();
@@ -54,7 +54,7 @@ pub fn token(db: &Path, action: TokenAction) -> CommandResult {
             let until = token.expires.map_or_else(|| "it works until revoked".to_owned(), |at| format!("it expires {}", when(Some(at))));
             eprintln!("Created token {} ({:?}) with scopes {}; {until}.", token.id, token.name, token.scopes.joined(", "));
             eprintln!("Its secret is printed once, now, and cannot be shown again: a client sends it as the header `Authorization: Bearer <secret>`.");
-            eprintln!("Revoke it with `studioflow token revoke --db {} {}`.", db.display(), token.id);
+            eprintln!("Revoke it with `studioflow token revoke --db {} {}`.", db, token.id);
             writeln!(out, "{secret}")?;
         }
         TokenAction::List { json: true } => {
@@ -64,7 +64,7 @@ pub fn token(db: &Path, action: TokenAction) -> CommandResult {
         TokenAction::List { json: false } => {
             let tokens = store.tokens()?;
             if tokens.is_empty() {
-                eprintln!("No tokens yet: `studioflow token create --db {} --name NAME --scope studio:read` makes one.", db.display());
+                eprintln!("No tokens yet: `studioflow token create --db {} --name NAME --scope studio:read` makes one.", db);
             } else {
                 writeln!(out, "ID\tNAME\tSCOPES\tCREATED\tLAST USED\tEXPIRES\tSTATUS")?;
             }

@@ -246,10 +246,11 @@ pub const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
 
-/// PostgreSQL's migrations: the sections of `migrations_postgres.sql`, in order.
-fn postgres_migrations() -> Vec<&'static str> {
+/// PostgreSQL's migrations: the sections of `migrations_postgres.sql` in order, each as its
+/// title line ("1: the studio, ...") and its SQL.
+fn postgres_migrations() -> Vec<(&'static str, &'static str)> {
     const FILE: &str = include_str!("migrations_postgres.sql");
-    FILE.split("\n-- ===== ").skip(1).collect()
+    FILE.split("\n-- ===== ").skip(1).map(|section| section.split_once('\n').unwrap_or((section, ""))).collect()
 }
 
 /// A key of PostgreSQL's advisory locks for migrating, database-wide: `CREATE EXTENSION` and
@@ -299,7 +300,7 @@ pub fn migrate_to(conn: &Connection, target: i64) -> Result<i64, MigrationError>
                 tx.execute_batch(&format!("PRAGMA user_version = {}", version + 1))?;
             }
             Backend::Postgres => {
-                tx.execute_batch(postgres[version as usize])?;
+                tx.execute_batch(postgres[version as usize].1)?;
                 tx.execute("UPDATE studioflow_schema SET version = ?1 WHERE id = 1", [version + 1])?;
             }
         }
@@ -324,8 +325,9 @@ mod tests {
     fn postgresql_has_one_section_per_migration_in_order() {
         let sections = postgres_migrations();
         assert_eq!(sections.len(), MIGRATIONS.len());
-        for (i, section) in sections.iter().enumerate() {
-            assert!(section.starts_with(&format!("{}: ", i + 1)), "section {} starts {:?}", i + 1, &section[..20]);
+        for (i, (title, sql)) in sections.iter().enumerate() {
+            assert!(title.starts_with(&format!("{}: ", i + 1)), "section {} is titled {title:?}", i + 1);
+            assert!(sql.contains(';'), "section {title:?} holds no statement");
         }
     }
 }
