@@ -241,6 +241,18 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE tasks ADD COLUMN owner TEXT;   -- the principal's id; NULL: the local user (stdio, HTTP without auth)
     CREATE INDEX tasks_owner ON tasks (owner, created_ms) WHERE owner IS NOT NULL;
     "#,
+    // 9: many servers on one database. Any server may run any working task: it claims the task
+    // with a lease (a random token and an expiry on the database's clock), renews it while it
+    // solves, and finishes only while it still holds it, so a server that died is replaced and one
+    // that comes back from a pause cannot apply twice. (PostgreSQL also gets the calendar's
+    // no-overlap rules as exclusion constraints: migrations_postgres.sql.)
+    r#"
+    ALTER TABLE tasks ADD COLUMN lease_token TEXT;         -- random per claim; NULL: not held
+    ALTER TABLE tasks ADD COLUMN lease_expires_ms INTEGER; -- unix ms; NULL: claimable at once
+    ALTER TABLE tasks ADD COLUMN claimed_by TEXT;          -- the server that holds or last held it, for logs
+    ALTER TABLE tasks ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX tasks_claimable ON tasks (lease_expires_ms) WHERE status = 'working';
+    "#,
 ];
 
 /// The schema version this build writes.

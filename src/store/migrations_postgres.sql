@@ -231,3 +231,75 @@ CREATE TABLE api_tokens (
 CREATE UNIQUE INDEX api_tokens_live_name ON api_tokens (name) WHERE revoked_at IS NULL;
 ALTER TABLE tasks ADD COLUMN owner TEXT;
 CREATE INDEX tasks_owner ON tasks (owner, created_ms) WHERE owner IS NOT NULL;
+
+-- ===== 9: many servers, one database
+-- (both backends) leased tasks: any server may run any working task.
+ALTER TABLE tasks ADD COLUMN lease_token      TEXT;    -- random per claim; NULL: never claimed
+ALTER TABLE tasks ADD COLUMN lease_expires_ms BIGINT;  -- unix ms, database clock; NULL: claimable
+ALTER TABLE tasks ADD COLUMN claimed_by       TEXT;    -- the server instance, for logs and status
+ALTER TABLE tasks ADD COLUMN attempts         BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX tasks_claimable ON tasks (lease_expires_ms) WHERE status = 'working';
+-- (PG only) the calendar rules, held by the database itself.
+CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public;  -- trusted since PG 13: a database owner may create it
+-- What a booking occupies of its room: [start, end + turnaround). A client's or engineer's time is
+-- [start, end). in_offline materialises the derived rule "in its room while the room is offline"
+-- (maintained by triggers on both tables); `displaced` stays the store's flag, with its meaning.
+ALTER TABLE bookings ADD COLUMN occupies   INT8RANGE;
+ALTER TABLE bookings ADD COLUMN in_offline BIGINT NOT NULL DEFAULT 0 CHECK (in_offline IN (0, 1));
+CREATE FUNCTION bookings_occupancy() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    -- The room's turnaround now (rooms_turnaround below re-applies a changed turnaround to the
+    -- bookings the store's update_room checks: the future ones).
+    NEW.occupies := int8range(NEW.start_at,
+        NEW.end_at + 60 * COALESCE((SELECT buffer_minutes FROM rooms WHERE id = NEW.room_id), 0));
+    NEW.in_offline := CASE WHEN EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = NEW.room_id
+                                        AND w.from_at < NEW.end_at AND w.to_at > NEW.start_at) THEN 1 ELSE 0 END;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER bookings_occupancy BEFORE INSERT OR UPDATE OF room_id, start_at, end_at, occupies, in_offline ON bookings
+    FOR EACH ROW EXECUTE FUNCTION bookings_occupancy();
+CREATE FUNCTION offline_windows_displace() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    w offline_windows;
+BEGIN
+    FOR w IN SELECT (x).* FROM (SELECT OLD AS x WHERE TG_OP <> 'INSERT' UNION ALL SELECT NEW WHERE TG_OP <> 'DELETE') s LOOP
+        UPDATE bookings b SET in_offline = 0   -- any value: the bookings trigger recomputes it
+         WHERE b.room_id = w.room_id AND b.start_at < w.to_at AND b.end_at > w.from_at;
+    END LOOP;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER offline_windows_displace AFTER INSERT OR UPDATE OR DELETE ON offline_windows
+    FOR EACH ROW EXECUTE FUNCTION offline_windows_displace();
+-- A changed turnaround applies to the bookings that start after the studio's "now" (its scenario
+-- clock, or real time), exactly the set update_room checks and flags; a booking already started
+-- keeps the turnaround it had, unless the turnaround shrinks (then it is recomputed too), so the
+-- constraint is never stricter than the store's own check.
+CREATE FUNCTION rooms_turnaround() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    now_s BIGINT := COALESCE((SELECT clock FROM studio WHERE id = 1), extract(epoch FROM clock_timestamp())::BIGINT);
+BEGIN
+    UPDATE bookings SET occupies = NULL
+     WHERE room_id = NEW.id
+       AND (start_at > now_s OR (NEW.buffer_minutes < OLD.buffer_minutes AND end_at + 60 * OLD.buffer_minutes > now_s));
+    RETURN NULL;
+END $$;
+CREATE TRIGGER rooms_turnaround AFTER UPDATE OF buffer_minutes ON rooms
+    FOR EACH ROW WHEN (NEW.buffer_minutes IS DISTINCT FROM OLD.buffer_minutes)
+    EXECUTE FUNCTION rooms_turnaround();
+UPDATE bookings SET occupies = NULL;  -- fill both columns for existing rows
+ALTER TABLE bookings ALTER COLUMN occupies SET NOT NULL;
+-- Checked at commit: a reflow sets every booking's new place, then checks (swaps are legal),
+-- update_room writes the room before flagging what it displaces, and merging offline windows
+-- deletes before it widens.
+ALTER TABLE bookings ADD CONSTRAINT bookings_no_room_overlap
+    EXCLUDE USING gist (room_id WITH =, occupies WITH &&)
+    WHERE (status <> 'cancelled' AND displaced = 0 AND in_offline = 0)
+    DEFERRABLE INITIALLY DEFERRED;
+ALTER TABLE bookings ADD CONSTRAINT bookings_no_client_overlap
+    EXCLUDE USING gist (client_id WITH =, int8range(start_at, end_at) WITH &&)
+    WHERE (status <> 'cancelled' AND displaced = 0 AND in_offline = 0)
+    DEFERRABLE INITIALLY DEFERRED;
+ALTER TABLE bookings ADD CONSTRAINT bookings_no_engineer_overlap
+    EXCLUDE USING gist (engineer_id WITH =, int8range(start_at, end_at) WITH &&)
+    WHERE (engineer_id IS NOT NULL AND status <> 'cancelled' AND displaced = 0 AND in_offline = 0)
+    DEFERRABLE INITIALLY DEFERRED;

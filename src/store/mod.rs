@@ -84,7 +84,11 @@ pub enum StoreError {
     #[error(transparent)]
     Migration(#[from] MigrationError),
     #[error("database error: {0}")]
-    Database(#[from] db::Error),
+    Database(db::Error),
+    /// The database itself refused a write that would overlap another booking (PostgreSQL's
+    /// exclusion constraints, named by `constraint`): a writer the store's own checks did not see.
+    #[error("the database refused the change: it would overlap another booking ({constraint}); list the bookings again and pick another time")]
+    Overlap { constraint: String },
     /// A stored row this build cannot read; the message names the row.
     #[error("the database holds a value this studioflow cannot read: {0}")]
     Corrupt(String),
@@ -121,6 +125,15 @@ pub enum StoreError {
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+impl From<db::Error> for StoreError {
+    fn from(e: db::Error) -> StoreError {
+        match e.refusal() {
+            Some(db::Refusal::Overlap(constraint)) => StoreError::Overlap { constraint },
+            _ => StoreError::Database(e),
+        }
+    }
+}
 
 /// " as task ID", when the task may be named.
 pub fn as_task(task: &Option<String>) -> String {
@@ -169,10 +182,10 @@ impl Store {
         let mut attempt = 0;
         loop {
             let conn = match target {
-                Target::File(path) => Connection::open_sqlite(path, BUSY_TIMEOUT)?,
-                Target::Postgres(url) => Connection::connect_postgres(url)?,
+                Target::File(path) => Connection::open_sqlite(path, BUSY_TIMEOUT),
+                Target::Postgres(url) => Connection::connect_postgres(url),
             };
-            match Store::with_connection(conn, version) {
+            match conn.map_err(StoreError::from).and_then(|conn| Store::with_connection(conn, version)) {
                 Err(e) if e.is_busy() && attempt < 50 => {
                     attempt += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20 * attempt.min(10)));
