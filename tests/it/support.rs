@@ -20,6 +20,56 @@ pub fn at(local: &str) -> DateTime<Utc> {
     london().parse(local).unwrap()
 }
 
+/// The PostgreSQL server the PostgreSQL runs of the tests use: `STUDIOFLOW_TEST_PG`, a URL such
+/// as `postgres://postgres@127.0.0.1/test`. Unset, those runs say they were skipped and pass.
+pub const PG_ENV: &str = "STUDIOFLOW_TEST_PG";
+
+/// A schema of its own in the test PostgreSQL database, dropped with everything in it when the
+/// test ends; `None` (after saying so on stderr) when `STUDIOFLOW_TEST_PG` is not set.
+pub struct PgSchema {
+    base: String,
+    pub name: String,
+}
+
+impl PgSchema {
+    pub fn new(test: &str) -> Option<PgSchema> {
+        let Ok(base) = std::env::var(PG_ENV) else {
+            eprintln!("skipped on PostgreSQL ({test}): {PG_ENV} is not set");
+            return None;
+        };
+        static EXTENSION: std::sync::Once = std::sync::Once::new();
+        let mut random = [0u8; 6];
+        getrandom::fill(&mut random).unwrap();
+        let name = format!("t_{}", data_encoding::HEXLOWER.encode(&random));
+        let mut client = postgres::Client::connect(&base, postgres::NoTls).unwrap_or_else(|e| panic!("{PG_ENV}={base}: {e}"));
+        // Once per run: concurrent CREATE EXTENSION races on the catalog.
+        EXTENSION.call_once(|| client.batch_execute("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public").unwrap());
+        client.batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
+        Some(PgSchema { base, name })
+    }
+
+    /// The URL of the schema: the base URL with its search_path set to the schema alone.
+    pub fn url(&self) -> String {
+        let join = if self.base.contains('?') { '&' } else { '?' };
+        format!("{}{join}options=-csearch_path%3D{}", self.base, self.name)
+    }
+
+    /// A client of the schema's own, for raw SQL (a writer outside studioflow).
+    pub fn client(&self) -> postgres::Client {
+        let mut client = postgres::Client::connect(&self.base, postgres::NoTls).unwrap();
+        client.batch_execute(&format!("SET search_path = {}", self.name)).unwrap();
+        client
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.base, postgres::NoTls) {
+            let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
+}
+
 /// A temporary directory that lives as long as the test, and a database path inside it.
 pub struct TempDb {
     /// Held so that the directory, and the file in it, live as long as the test.
