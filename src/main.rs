@@ -261,6 +261,10 @@ struct ServeArgs {
     /// Seconds a reflow task is kept after it is created (at most 7 days).
     #[arg(long, default_value_t = 86_400.0)]
     task_ttl: f64,
+    /// Seconds a server's hold on a running reflow lasts unless renewed (every third of it): when
+    /// a server dies, another on the same database takes its tasks over within this long.
+    #[arg(long, default_value_t = studioflow::tasks::DEFAULT_LEASE.as_secs_f64())]
+    task_lease: f64,
     #[command(flatten)]
     auth: AuthArgs,
     /// Tests only: pause this long after each solved part.
@@ -314,6 +318,7 @@ impl ServeArgs {
             solver_threads: self.solver_threads,
             solver_time_limit: self.solver_time_limit,
             task_ttl: self.task_ttl,
+            task_lease: self.task_lease,
             auth: commands::AuthFlags {
                 require: self.auth.require_auth,
                 oauth_issuer: self.auth.oauth_issuer,

@@ -25,6 +25,8 @@ pub struct ServeConfig {
     pub solver_time_limit: f64,
     /// Seconds a task is kept after it is created.
     pub task_ttl: f64,
+    /// Seconds a task's lease lasts unless renewed.
+    pub task_lease: f64,
     pub auth: AuthFlags,
     /// Tests only: a pause per solved part, to stop a process in the middle of a solve.
     #[cfg(feature = "testing")]
@@ -124,12 +126,16 @@ impl ServeConfig {
         if !(self.task_ttl >= 1.0 && self.task_ttl <= crate::tasks::MAX_TTL.as_secs_f64()) {
             return Err(CommandError::Input(anyhow!("--task-ttl must be 1 second to 7 days (604800 seconds)")));
         }
-        #[allow(unused_mut)]
+        if !(self.task_lease >= 0.5 && self.task_lease <= 600.0) {
+            return Err(CommandError::Input(anyhow!("--task-lease must be 0.5 to 600 seconds")));
+        }
         let mut config = crate::tasks::TaskConfig::new(
             Duration::from_secs_f64(self.task_ttl),
             self.solver_threads.unwrap_or(solver::Options::default().threads),
             Duration::from_secs_f64(self.solver_time_limit),
         );
+        config.lease = Duration::from_secs_f64(self.task_lease);
+        config.claim_every = config.claim_every.min(config.lease / 2);
         #[cfg(feature = "testing")]
         {
             config.test_delay_per_part = self.test_solve_delay_ms.map(Duration::from_millis);
@@ -166,11 +172,13 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     let auth_pool = pool.clone();
     let tasks = crate::tasks::Tasks::new(pool.clone(), task_config);
     let holds = pool.clone();
-    // Work a killed process left behind is redone before anyone asks about it.
+    // Work a killed process left behind is redone before anyone asks about it; from then on this
+    // server keeps its leases and takes over tasks whose server died.
     let resumed = tasks.resume()?;
     if resumed > 0 {
         tracing::info!(resumed, "resumed reflow tasks left working");
     }
+    tasks.start_leases()?;
     #[allow(unused_mut)]
     let mut server = crate::mcp::StudioServer::new(crate::mcp::Ctx { pool, tasks: tasks.clone() });
     #[cfg(feature = "testing")]
@@ -242,7 +250,11 @@ async fn release_expired_holds(pool: Arc<crate::store::Pool>) {
                 if !store.has_expired_holds(now)? {
                     return Ok(Vec::new());
                 }
-                store.write_as(&crate::domain::Actor::new("studioflow", "hold expiry"), |w| w.release_expired_holds(now))
+                // One server at a time releases them; the others find none next time.
+                let released = store.exclusively(crate::store::Exclusive::HoldSweep, |store| {
+                    store.write_as(&crate::domain::Actor::new("studioflow", "hold expiry"), |w| w.release_expired_holds(now))
+                })?;
+                Ok(released.unwrap_or_default())
             })?
         });
         match released.await {

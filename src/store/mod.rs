@@ -26,7 +26,7 @@ pub use history::{MoveRecord, NewReflow, ReflowRecord};
 pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, RoomEdit};
 pub use pool::Pool;
 pub use read::{BookingQuery, Busy};
-pub use tasks::{LiveTask, NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
+pub use tasks::{Lease, LiveTask, NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
 pub use tokens::{ApiToken, TokenCheck, TokenStatus, TOKEN_PREFIX};
 pub use write::{CancelScope, Writer};
 
@@ -38,6 +38,15 @@ use db::{Connection, OptionalExtension};
 
 /// How long a connection waits for another's lock before it gives up with "database is locked".
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Work that one server at a time does for a studio ([`Store::exclusively`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exclusive {
+    /// Ending and deleting expired tasks.
+    TaskSweep = 1,
+    /// Releasing expired holds.
+    HoldSweep = 2,
+}
 
 /// One connection to a studio's database.
 pub struct Store {
@@ -266,6 +275,18 @@ impl Store {
     pub fn refresh_studio(&mut self) -> Result<()> {
         self.studio = self.load_studio()?;
         Ok(())
+    }
+
+    /// Runs `f` unless another server is running work of the same `purpose` on this studio right
+    /// now (then `None`): one sweeper at a time across servers. See [`Connection::try_lock`].
+    pub fn exclusively<T>(&mut self, purpose: Exclusive, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<Option<T>> {
+        let key = purpose as i32;
+        if !self.conn.try_lock(key)? {
+            return Ok(None);
+        }
+        let outcome = f(self);
+        self.conn.unlock(key)?;
+        outcome.map(Some)
     }
 
     pub(crate) fn conn(&self) -> &Connection {

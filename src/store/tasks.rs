@@ -1,6 +1,13 @@
 //! Durable tasks: a row per task, written before anyone hears of the task, and moved between
 //! states only by guarded updates. The database refuses to change a finished task (a trigger) and
 //! to hold two live reflows of one month (a unique index), so no code path can break either rule.
+//!
+//! A working task is run by whichever server holds its **lease**: a random token and an expiry on
+//! the database's clock. The server that creates a task holds it from the start; it renews the
+//! lease while it solves, and every write its runner makes is fenced on the token, so a server
+//! that lost the lease (it paused past the expiry, or the task was cancelled elsewhere) changes
+//! nothing. A lease that runs out (its server died) is claimed by another server, once:
+//! PostgreSQL's `FOR UPDATE SKIP LOCKED` keeps concurrent claimers off each other's rows.
 
 use super::{Result, Store, StoreError, Writer};
 use super::db::{self, params, Connection, OptionalExtension, Row};
@@ -95,6 +102,17 @@ impl TaskRecord {
     }
 }
 
+/// The right to run a working task: who holds it, with what token, for how long at a time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// Random per claim: the fence of every write the runner makes.
+    pub token: String,
+    /// The server holding it (`host/pid/random`), for logs and for taking over from a dead process.
+    pub server: String,
+    /// How long the lease lasts from each claim or renewal, in milliseconds.
+    pub ms: i64,
+}
+
 /// A new task, before it is written.
 #[derive(Debug, Clone)]
 pub struct NewTask {
@@ -108,6 +126,8 @@ pub struct NewTask {
     pub poll_interval_ms: i64,
     /// The principal creating it (`Principal::id`); `None` for the local user.
     pub owner: Option<String>,
+    /// The lease the creating server takes at once, so that no other server starts it meanwhile.
+    pub lease: Option<Lease>,
 }
 
 /// How a task moves on: progress, a question, or its end.
@@ -127,6 +147,15 @@ pub enum TaskChange {
 
 const COLUMNS: &str = "id, kind, request, month, status, status_message, created_ms, updated_ms, ttl_ms, \
      poll_interval_ms, reflow_id, refusal, failure, owner";
+
+/// The database's clock in unix milliseconds: leases are timed by the one clock every server
+/// shares, not by each server's own.
+fn database_now_ms(backend: db::Backend) -> &'static str {
+    match backend {
+        db::Backend::Sqlite => "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
+        db::Backend::Postgres => "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+    }
+}
 
 fn task_from_row(row: &Row<'_>) -> db::Result<TaskRecord> {
     fn json(column: usize, text: Option<String>) -> db::Result<Option<serde_json::Value>> {
@@ -179,6 +208,72 @@ impl Store {
         Ok(rows.collect::<db::Result<_>>()?)
     }
 
+    /// Claims the oldest working task whose lease has run out (or that never had one) for
+    /// `lease`, and returns its id; `None` when there is none. Concurrent claimers on other
+    /// servers skip the rows this one has locked, so each task goes to one of them.
+    pub fn claim_task(&self, lease: &Lease) -> Result<Option<String>> {
+        let backend = self.backend();
+        let now = database_now_ms(backend);
+        let skip_locked = if backend == db::Backend::Postgres { "FOR UPDATE SKIP LOCKED" } else { "" };
+        let sql = format!(
+            "UPDATE tasks SET lease_token = ?1, lease_expires_ms = {now} + ?2, claimed_by = ?3, attempts = attempts + 1 \
+             WHERE id = (SELECT id FROM tasks WHERE status = 'working' AND (lease_expires_ms IS NULL OR lease_expires_ms <= {now}) \
+                         ORDER BY created_ms, id LIMIT 1 {skip_locked}) \
+               AND status = 'working' AND (lease_expires_ms IS NULL OR lease_expires_ms <= {now}) \
+             RETURNING id"
+        );
+        Ok(self.conn().query_row(&sql, params![lease.token, lease.ms, lease.server], |row| row.get(0)).optional()?)
+    }
+
+    /// Takes over working tasks whose lease names one of `servers` (processes known to be dead),
+    /// whatever its expiry: a server restarted on the same machine need not wait for the lease of
+    /// the process it replaces. Each task gets a lease of its own (`lease` names the token maker);
+    /// returns the ids and tokens taken.
+    pub fn take_over_tasks(&self, servers: &[String], lease: impl Fn() -> Result<Lease>) -> Result<Vec<(String, Lease)>> {
+        let mut taken = Vec::new();
+        for server in servers {
+            let held: Vec<String> = {
+                let mut stmt = self.conn().prepare_cached("SELECT id FROM tasks WHERE status = 'working' AND claimed_by = ? ORDER BY created_ms, id")?;
+                stmt.query_map([server], |row| row.get(0))?.collect::<db::Result<_>>()?
+            };
+            for id in held {
+                let new = lease()?;
+                let now = database_now_ms(self.backend());
+                let sql = format!(
+                    "UPDATE tasks SET lease_token = ?1, lease_expires_ms = {now} + ?2, claimed_by = ?3, attempts = attempts + 1 \
+                     WHERE id = ?4 AND status = 'working' AND claimed_by = ?5"
+                );
+                if self.conn().execute(&sql, params![new.token, new.ms, new.server, id, server])? == 1 {
+                    taken.push((id, new));
+                }
+            }
+        }
+        Ok(taken)
+    }
+
+    /// The servers holding working tasks, as they named themselves (for a server to find its dead
+    /// predecessors on the same machine).
+    pub fn task_holders(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn().prepare_cached("SELECT DISTINCT claimed_by FROM tasks WHERE status = 'working' AND claimed_by IS NOT NULL")?;
+        Ok(stmt.query_map((), |row| row.get(0))?.collect::<db::Result<_>>()?)
+    }
+
+    /// Extends a lease by its length from now; false (and nothing changed) when the task is no
+    /// longer working or another server holds it: its runner must stop.
+    pub fn renew_lease(&self, id: &str, lease: &Lease) -> Result<bool> {
+        let now = database_now_ms(self.backend());
+        let sql = format!("UPDATE tasks SET lease_expires_ms = {now} + ?1 WHERE id = ?2 AND lease_token = ?3 AND status = 'working'");
+        Ok(self.conn().execute(&sql, params![lease.ms, id, lease.token])? == 1)
+    }
+
+    /// Gives a lease up, so that any server may claim the task at once (its runner could not start).
+    pub fn release_lease(&self, id: &str, lease: &Lease) -> Result<bool> {
+        Ok(self.conn().execute(
+            "UPDATE tasks SET lease_expires_ms = NULL WHERE id = ? AND lease_token = ? AND status = 'working'",
+            params![id, lease.token],
+        )? == 1)
+    }
+
     /// Deletes the finished tasks whose time to live ran out before `now_ms`; returns how many went.
     pub fn delete_expired_tasks(&mut self, now_ms: i64) -> Result<usize> {
         self.write_with(|w| {
@@ -200,8 +295,12 @@ impl Writer<'_> {
         {
             return Err(live.busy(month));
         }
+        let now = database_now_ms(self.conn().backend());
         self.conn().execute(
-            &format!("INSERT INTO tasks ({COLUMNS}) VALUES (?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)"),
+            &format!(
+                "INSERT INTO tasks ({COLUMNS}, lease_token, lease_expires_ms, claimed_by, attempts) \
+                 VALUES (?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, {now} + ?, ?, ?)"
+            ),
             params![
                 task.id,
                 task.kind,
@@ -212,7 +311,11 @@ impl Writer<'_> {
                 task.now_ms,
                 task.ttl_ms,
                 task.poll_interval_ms,
-                task.owner
+                task.owner,
+                task.lease.as_ref().map(|l| l.token.as_str()),
+                task.lease.as_ref().map(|l| l.ms),
+                task.lease.as_ref().map(|l| l.server.as_str()),
+                i64::from(task.lease.is_some())
             ],
         )?;
         Ok(())
@@ -225,6 +328,16 @@ impl Writer<'_> {
     /// Moves a task from one of `from` to a new state; returns false (and changes nothing) when the
     /// task is no longer in any of them, e.g. because it was cancelled meanwhile.
     pub fn change_task(&mut self, id: &str, from: &[TaskStatus], change: &TaskChange, now_ms: i64) -> Result<bool> {
+        self.change_task_fenced(id, from, None, change, now_ms)
+    }
+
+    /// [`Writer::change_task`] from `working`, by the runner holding `lease`: false (and nothing
+    /// changed) when another server holds the task now, or it is no longer working.
+    pub fn change_task_leased(&mut self, id: &str, lease: &Lease, change: &TaskChange, now_ms: i64) -> Result<bool> {
+        self.change_task_fenced(id, &[TaskStatus::Working], Some(&lease.token), change, now_ms)
+    }
+
+    fn change_task_fenced(&mut self, id: &str, from: &[TaskStatus], token: Option<&str>, change: &TaskChange, now_ms: i64) -> Result<bool> {
         let current = match self.task(id)? {
             Some(t) => t,
             None => return Ok(false),
@@ -242,9 +355,12 @@ impl Writer<'_> {
             TaskChange::Cancelled { message } => (TaskStatus::Cancelled, message, kept, None, None),
         };
         let placeholders = vec!["?"; from.len()].join(", ");
+        // A task that stops working needs no runner: its lease ends with it.
+        let lease = if status == TaskStatus::Working { "" } else { ", lease_token = NULL, lease_expires_ms = NULL" };
+        let fence = if token.is_some() { " AND lease_token = ?" } else { "" };
         let sql = format!(
-            "UPDATE tasks SET status = ?, status_message = ?, updated_ms = ?, reflow_id = ?, refusal = ?, failure = ? \
-             WHERE id = ? AND status IN ({placeholders})"
+            "UPDATE tasks SET status = ?, status_message = ?, updated_ms = ?, reflow_id = ?, refusal = ?, failure = ?{lease} \
+             WHERE id = ? AND status IN ({placeholders}){fence}"
         );
         let mut args: Vec<db::Value> = vec![
             status.as_str().to_owned().into(),
@@ -256,6 +372,7 @@ impl Writer<'_> {
             id.to_owned().into(),
         ];
         args.extend(from.iter().map(|s| db::Value::from(s.as_str().to_owned())));
+        args.extend(token.map(db::Value::from));
         Ok(self.conn().execute(&sql, args)? == 1)
     }
 }

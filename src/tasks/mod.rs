@@ -2,16 +2,22 @@
 //! before anyone hears of it, solved on its own thread (the solver on rayon, never on an async
 //! worker), and ends in one transaction that writes the moves and the task's final state together,
 //! only while the task is still live. A caller that wants the answer at once waits for the same
-//! task ([`Tasks::reflow`]); work left `working` by a dead process is redone at start-up.
+//! task ([`Tasks::reflow`]).
+//!
+//! Any server on the database may run any task: the runner holds the task's lease
+//! ([`crate::store::Lease`]) and renews it while it solves ([`Tasks::start_leases`]); every write
+//! it makes is fenced on the lease, so exactly one server's moves are ever applied. Work left
+//! `working` by a dead server is claimed by another once its lease runs out, or at once by a
+//! server restarted on the same machine.
 //! What the outcomes look like on a wire is the caller's business: this module stores them typed.
 
 use crate::domain::{Actor, StudioTz};
 use crate::reflow::{self, Export, ReflowError, ReflowPlan, ReflowRequest};
-use crate::store::{NewTask, Pool, ReflowRecord, StoreError, TaskChange, TaskRecord, TaskStatus};
+use crate::store::{Exclusive, Lease, NewTask, Pool, ReflowRecord, StoreError, TaskChange, TaskRecord, TaskStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use studioflow_solver as solver;
@@ -24,6 +30,14 @@ pub const MAX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// A stale plan is solved again this many times before the task gives up.
 const ATTEMPTS: usize = 3;
+
+/// How long a lease lasts, and how often servers look for tasks to take over.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
+const CLAIM_EVERY: Duration = Duration::from_secs(2);
+
+/// Solves this server runs at most before it stops claiming others' tasks (the solver already
+/// uses every core; tasks created here always run here).
+const CLAIMED_SOLVES: usize = 2;
 
 /// A reflow as a task runs it: what to solve, and what to do with the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,6 +74,11 @@ pub struct TaskConfig {
     pub ttl: Duration,
     pub solver_threads: usize,
     pub solver_time_limit: Duration,
+    /// How long a task's lease lasts from each renewal: a dead server's task is taken over
+    /// within this long. Renewed every third of it.
+    pub lease: Duration,
+    /// How often a server looks for tasks to take over.
+    pub claim_every: Duration,
     /// Slows each solved part down, so that tests can stop a process in the middle of a solve.
     #[cfg(feature = "testing")]
     pub test_delay_per_part: Option<Duration>,
@@ -72,6 +91,8 @@ impl TaskConfig {
             ttl,
             solver_threads,
             solver_time_limit,
+            lease: DEFAULT_LEASE,
+            claim_every: CLAIM_EVERY,
             #[cfg(feature = "testing")]
             test_delay_per_part: None,
         }
@@ -134,11 +155,19 @@ pub struct TaskView {
 pub struct Tasks {
     pool: Arc<Pool>,
     config: TaskConfig,
-    /// The stop flags of the solves running in this process. A std mutex: held only to insert,
-    /// remove or look up, never across I/O.
-    live: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// This server, as leases name it: `host/pid/random`.
+    server: String,
+    /// The solves running in this process: each one's stop flag and lease. A std mutex: held
+    /// only to insert, remove or look up, never across I/O.
+    live: Mutex<HashMap<String, Running>>,
     /// The progress hooks of waiting callers, by task id: the solve of that task reports to it.
     watchers: Mutex<HashMap<String, ProgressHook>>,
+}
+
+/// A solve running here.
+struct Running {
+    stop: Arc<AtomicBool>,
+    lease: Lease,
 }
 
 /// How far a reflow has got, for a caller that waits and wants to be told.
@@ -166,14 +195,21 @@ fn new_task_id() -> Result<String, TaskError> {
 
 impl Tasks {
     pub fn new(pool: Arc<Pool>, config: TaskConfig) -> Arc<Tasks> {
-        Arc::new(Tasks { pool, config, live: Mutex::new(HashMap::new()), watchers: Mutex::new(HashMap::new()) })
+        let server = server_name();
+        Arc::new(Tasks { pool, config, server, live: Mutex::new(HashMap::new()), watchers: Mutex::new(HashMap::new()) })
+    }
+
+    /// A new lease of this server's.
+    fn new_lease(&self) -> Result<Lease, StoreError> {
+        let token = crate::auth::secret::random(16)?;
+        Ok(Lease { token, server: self.server.clone(), ms: self.config.lease.as_millis() as i64 })
     }
 
     /// Writes a new reflow task and starts it; the task is durable when this returns.
     /// Blocking: call it from a blocking thread.
     pub fn start_reflow(self: &Arc<Self>, job: &ReflowJob) -> Result<TaskRecord, TaskError> {
-        let (record, export) = self.create(job)?;
-        self.spawn(record.id.clone(), Some(export))?;
+        let (record, export, lease) = self.create(job)?;
+        self.spawn(record.id.clone(), lease, Some(export))?;
         Ok(record)
     }
 
@@ -186,26 +222,35 @@ impl Tasks {
     /// [`Tasks::reflow`], telling `hook` how the solve goes (first when it starts, then as parts
     /// are solved); every call to the hook happens before this returns.
     pub fn reflow_watched(self: &Arc<Self>, job: &ReflowJob, hook: Option<ProgressHook>) -> Result<TaskView, TaskError> {
-        let (record, export) = self.create(job)?;
+        let (record, export, lease) = self.create(job)?;
         if let Some(hook) = &hook {
             let message = record.status_message.clone().unwrap_or_default();
             hook(&ReflowProgress { done: 0, total: 0, message });
             self.watchers.lock().unwrap_or_else(|e| e.into_inner()).insert(record.id.clone(), hook.clone());
         }
-        let runner = self.spawn(record.id.clone(), Some(export));
+        let runner = self.spawn(record.id.clone(), lease, Some(export));
         // The runner ends the task whatever happens (its own failure included), so joining it is
-        // waiting for the final state.
+        // waiting for the final state...
         let joined = runner.map(|runner| runner.join());
         self.watchers.lock().unwrap_or_else(|e| e.into_inner()).remove(&record.id);
         joined?.ok();
-        self.view(&record.id, job.owner.as_deref())
+        // ...unless it lost the lease (this server stalled past it): then another server runs
+        // the task, and the answer is its ending.
+        loop {
+            let view = self.view(&record.id, job.owner.as_deref())?;
+            if view.task.status != TaskStatus::Working {
+                return Ok(view);
+            }
+            std::thread::sleep(Duration::from_millis(view.task.poll_interval_ms.clamp(50, 1000) as u64));
+        }
     }
 
     /// Checks the request against the month (exporting it once: the runner solves this export),
     /// then commits a `working` task. One live reflow per month: the store refuses a second.
-    fn create(&self, job: &ReflowJob) -> Result<(TaskRecord, Export), TaskError> {
+    fn create(&self, job: &ReflowJob) -> Result<(TaskRecord, Export, Lease), TaskError> {
         let ttl = self.config.ttl.min(MAX_TTL);
-        self.pool.with(|store| -> Result<(TaskRecord, Export), TaskError> {
+        let lease = self.new_lease()?;
+        self.pool.with(|store| -> Result<(TaskRecord, Export, Lease), TaskError> {
             let export = reflow::export_instance(store, &job.request)?;
             if !job.dry_run {
                 reflow::require_windows(store, &job.request)?;
@@ -222,26 +267,101 @@ impl Tasks {
                 ttl_ms: Some(ttl.as_millis() as i64),
                 poll_interval_ms: poll_interval(affected).as_millis() as i64,
                 owner: job.owner.clone(),
+                lease: Some(lease.clone()),
             };
             store.write_with(|w| w.create_task(&task))?;
             let record = store.task(&id)?.ok_or(TaskError::Unknown(id))?;
-            Ok((record, export))
+            Ok((record, export, lease))
         })?
     }
 
-    /// Redoes the work of tasks that a previous process left `working`. Tasks waiting for input
-    /// keep waiting.
+    /// Takes up work that dead servers left `working`: at once for a server that ran on this
+    /// machine (its process is gone), and every task whose lease has run out; returns how many
+    /// were taken. Tasks waiting for input keep waiting: any server answers them.
     pub fn resume(self: &Arc<Self>) -> Result<usize, StoreError> {
         // Work whose time to live ran out while no server was up is not redone.
         self.sweep()?;
-        let working = self.pool.with(|store| store.tasks_in(TaskStatus::Working))??;
-        for task in &working {
-            tracing::info!(task_id = %task.id, "resuming a task left working");
-            if let Err(e) = self.spawn(task.id.clone(), None) {
-                tracing::error!(task_id = %task.id, error = %e, "cannot resume the task now; the next start will");
+        let dead: Vec<String> = self.pool.with(|store| store.task_holders())??.into_iter().filter(|holder| is_dead_here(holder, &self.server)).collect();
+        let taken = self.pool.with(|store| store.take_over_tasks(&dead, || self.new_lease()))??;
+        let mut resumed = taken.len();
+        for (id, lease) in taken {
+            tracing::info!(task_id = %id, "resuming a task a stopped process on this machine left working");
+            self.start_claimed(id, lease);
+        }
+        while let Some((id, lease)) = self.claim()? {
+            tracing::info!(task_id = %id, "resuming a task whose server stopped renewing its lease");
+            self.start_claimed(id, lease);
+            resumed += 1;
+        }
+        Ok(resumed)
+    }
+
+    /// Claims one task whose lease ran out, with a new lease of this server's.
+    fn claim(&self) -> Result<Option<(String, Lease)>, StoreError> {
+        let lease = self.new_lease()?;
+        let id = self.pool.with(|store| store.claim_task(&lease))??;
+        Ok(id.map(|id| (id, lease)))
+    }
+
+    /// Runs a claimed task; without a thread, gives the lease up so that another server may.
+    fn start_claimed(self: &Arc<Self>, id: String, lease: Lease) {
+        if let Err(e) = self.spawn(id.clone(), lease.clone(), None) {
+            tracing::error!(task_id = %id, error = %e, "cannot run the task now; releasing it for another server");
+            let _ = self.pool.with(|store| store.release_lease(&id, &lease));
+        }
+    }
+
+    /// Keeps this server's leases and takes over others' lapsed ones, on a thread of its own, for
+    /// as long as the runner exists: renews every running solve's lease each third of the lease
+    /// (stopping a solve whose task was cancelled or taken elsewhere), and claims a lapsed task
+    /// every [`TaskConfig::claim_every`] while fewer than a couple of solves run here.
+    pub fn start_leases(self: &Arc<Self>) -> std::io::Result<()> {
+        let tasks: Weak<Tasks> = Arc::downgrade(self);
+        let renew_every = self.config.lease / 3;
+        let claim_every = self.config.claim_every;
+        std::thread::Builder::new().name("task-leases".to_owned()).spawn(move || {
+            let (mut renewed, mut claimed) = (Instant::now(), Instant::now());
+            loop {
+                std::thread::sleep(renew_every.min(claim_every).min(Duration::from_millis(500)));
+                let Some(tasks) = tasks.upgrade() else { return };
+                if renewed.elapsed() >= renew_every {
+                    renewed = Instant::now();
+                    tasks.renew_leases();
+                }
+                if claimed.elapsed() >= claim_every {
+                    claimed = Instant::now();
+                    if tasks.live.lock().unwrap_or_else(|e| e.into_inner()).len() < CLAIMED_SOLVES {
+                        match tasks.claim() {
+                            Ok(Some((id, lease))) => {
+                                tracing::info!(task_id = %id, "taking over a task whose server stopped renewing its lease");
+                                tasks.start_claimed(id, lease);
+                            }
+                            Ok(None) => {}
+                            Err(e) => tracing::warn!(error = %e, "looking for tasks to take over failed"),
+                        }
+                    }
+                }
+            }
+        })?;
+        Ok(())
+    }
+
+    /// Renews the lease of every solve running here; a solve whose lease is gone is stopped.
+    fn renew_leases(&self) {
+        let running: Vec<(String, Lease, Arc<AtomicBool>)> = {
+            let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            live.iter().map(|(id, run)| (id.clone(), run.lease.clone(), run.stop.clone())).collect()
+        };
+        for (id, lease, stop) in running {
+            match self.pool.with(|store| store.renew_lease(&id, &lease)) {
+                Ok(Ok(true)) => {}
+                Ok(Ok(false)) => {
+                    tracing::info!(task_id = %id, "the task was cancelled or taken over elsewhere: stopping its solve");
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Ok(Err(e)) | Err(e) => tracing::warn!(task_id = %id, error = %e, "renewing a task's lease failed; trying again"),
             }
         }
-        Ok(working.len())
     }
 
     /// A task, unless it is unknown or expired, or belongs to another principal than `owner`
@@ -383,10 +503,15 @@ impl Tasks {
 
     /// Deletes expired tasks; their ids are unknown afterwards.
     /// A live task whose time ran out is cancelled first, so that no solve still running can
-    /// apply its moves afterwards.
+    /// apply its moves afterwards. One server at a time sweeps a studio; the others skip.
     pub fn sweep(&self) -> Result<usize, StoreError> {
         let now = now_ms();
-        self.pool.with(|store| {
+        let swept = self.pool.with(|store| store.exclusively(Exclusive::TaskSweep, |store| self.sweep_with(store, now)))??;
+        Ok(swept.unwrap_or(0))
+    }
+
+    fn sweep_with(&self, store: &mut crate::store::Store, now: i64) -> Result<usize, StoreError> {
+        {
             for status in [TaskStatus::Working, TaskStatus::InputRequired] {
                 for task in store.tasks_in(status)?.into_iter().filter(|t| t.expired(now)) {
                     self.stop(&task.id);
@@ -401,7 +526,7 @@ impl Tasks {
                 tracing::info!(deleted = plans, "deleted expired unapplied reflow plans");
             }
             Ok(deleted)
-        })?
+        }
     }
 
     /// Moves a task from one of `from` to a new state, if it is still in one of them.
@@ -409,21 +534,27 @@ impl Tasks {
         self.pool.with(|store| store.write_with(|w| w.change_task(id, from, change, now_ms())))?
     }
 
-    /// Raises the stop flag of a solve running in this process, if there is one.
+    /// Moves a working task on, as the runner holding `lease`; false if it holds it no more.
+    fn change_leased(&self, id: &str, lease: &Lease, change: &TaskChange) -> Result<bool, StoreError> {
+        self.pool.with(|store| store.write_with(|w| w.change_task_leased(id, lease, change, now_ms())))?
+    }
+
+    /// Raises the stop flag of a solve running in this process, if there is one. (A solve on
+    /// another server stops when it next renews its lease.)
     fn stop(&self, id: &str) {
-        if let Some(flag) = self.live.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
-            flag.store(true, Ordering::Relaxed);
+        if let Some(run) = self.live.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
+            run.stop.store(true, Ordering::Relaxed);
         }
     }
 
     /// Runs a task on its own thread; `export` is the month as the request was checked against,
     /// solved first (a resumed task has none and exports again).
-    fn spawn(self: &Arc<Self>, id: String, export: Option<Export>) -> Result<JoinHandle<()>, TaskError> {
+    fn spawn(self: &Arc<Self>, id: String, lease: Lease, export: Option<Export>) -> Result<JoinHandle<()>, TaskError> {
         let flag = Arc::new(AtomicBool::new(false));
-        self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), flag.clone());
-        let tasks = self.clone();
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), Running { stop: flag.clone(), lease: lease.clone() });
+        let (tasks, key) = (self.clone(), id.clone());
         let run = move || {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tasks.run(&id, &flag, export)));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tasks.run(&id, &lease, &flag, export)));
             let failure = match outcome {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(e.to_string()),
@@ -431,17 +562,19 @@ impl Tasks {
             };
             if let Some(message) = failure {
                 tracing::error!(task_id = %id, error = %message, "task failed");
-                let _ = tasks.change(&id, &[TaskStatus::Working], &TaskChange::Failed { message: format!("Failed: {message}") });
+                let _ = tasks.change_leased(&id, &lease, &TaskChange::Failed { message: format!("Failed: {message}") });
             }
             tasks.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
         };
-        // Without a thread the work cannot start; the task stays `working` and the next start-up
-        // redoes it.
-        std::thread::Builder::new().name("task-runner".to_owned()).spawn(run).map_err(TaskError::NoThread)
+        // Without a thread the work cannot start; the task stays `working` for a server to claim.
+        std::thread::Builder::new().name("task-runner".to_owned()).spawn(run).map_err(|e| {
+            self.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+            TaskError::NoThread(e)
+        })
     }
 
     /// Solves a task's reflow and ends it, unless it was cancelled meanwhile.
-    fn run(&self, id: &str, cancel: &Arc<AtomicBool>, mut export: Option<Export>) -> Result<(), StoreError> {
+    fn run(&self, id: &str, lease: &Lease, cancel: &Arc<AtomicBool>, mut export: Option<Export>) -> Result<(), StoreError> {
         let Some(task) = self.pool.with(|store| store.task(id))?? else { return Ok(()) };
         if task.status != TaskStatus::Working {
             return Ok(());
@@ -452,21 +585,20 @@ impl Tasks {
         // solve again rather than give up at once.
         for attempt in 1..=ATTEMPTS {
             let planned = match export.take() {
-                Some(export) => self.solve(id, &job, &export, cancel),
+                Some(export) => self.solve(id, lease, &job, &export, cancel),
                 None => self
                     .pool
                     .with(|store| reflow::export_instance(store, &job.request))?
-                    .and_then(|export| self.solve(id, &job, &export, cancel)),
+                    .and_then(|export| self.solve(id, lease, &job, &export, cancel)),
             };
             let plan = match planned {
                 Ok(plan) => plan,
                 Err(e) if e.is_ours() => return Err(into_store(e)),
-                Err(e) => return self.end_refused(id, &e.to_string()),
+                Err(e) => return self.end_refused(id, lease, &e.to_string()),
             };
             if cancel.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let working = [TaskStatus::Working];
             let ask = job.require_approval && !job.dry_run;
             let outcome = self.pool.with(|store| {
                 reflow::apply_plan_with(store, &job.actor, &plan, job.dry_run || ask, |w, reflow_id| {
@@ -477,8 +609,9 @@ impl Tasks {
                     } else {
                         TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.to_owned() }
                     };
-                    // Only a live task may end this way; a cancelled one rolls the moves back.
-                    if w.change_task(id, &working, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
+                    // Only a live task, still this server's, may end this way; a task cancelled or
+                    // taken over meanwhile rolls the moves back.
+                    if w.change_task_leased(id, lease, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
                 })
             })?;
             match outcome {
@@ -487,19 +620,20 @@ impl Tasks {
                     tracing::info!(task_id = %id, %why, "plan went stale; solving again");
                 }
                 Err(e) if e.is_ours() => return Err(into_store(e)),
-                Err(e) => return self.end_refused(id, &e.to_string()),
+                Err(e) => return self.end_refused(id, lease, &e.to_string()),
             }
         }
         Ok(())
     }
 
     /// Solves an exported month, writing the solver's progress as the task's status message.
-    fn solve(&self, id: &str, job: &ReflowJob, export: &Export, cancel: &Arc<AtomicBool>) -> Result<ReflowPlan, ReflowError> {
+    fn solve(&self, id: &str, lease: &Lease, job: &ReflowJob, export: &Export, cancel: &Arc<AtomicBool>) -> Result<ReflowPlan, ReflowError> {
         let affected = export.affected_bookings().len();
         let pool = self.pool.clone();
         let task_id = id.to_owned();
         let last_write = Mutex::new((Instant::now() - Duration::from_secs(1), false));
         let watcher = self.watchers.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
+        let (lease, stop) = (lease.clone(), cancel.clone());
         #[cfg(feature = "testing")]
         let delay = self.config.test_delay_per_part;
         let progress: Arc<dyn Fn(solver::Progress) + Send + Sync> = Arc::new(move |p: solver::Progress| {
@@ -526,7 +660,11 @@ impl Tasks {
                 if let Some(watcher) = &watcher {
                     watcher(&ReflowProgress { done: p.parts_done as u64, total: p.parts_total as u64, message: message.clone() });
                 }
-                let _ = pool.with(|s| s.write_with(|w| w.change_task(&task_id, &[TaskStatus::Working], &TaskChange::Progress(message), now_ms())));
+                let written = pool.with(|s| s.write_with(|w| w.change_task_leased(&task_id, &lease, &TaskChange::Progress(message), now_ms())));
+                // The task is no longer this server's to run (cancelled, or taken over).
+                if let Ok(Ok(false)) = written {
+                    stop.store(true, Ordering::Relaxed);
+                }
             }
         });
         let options = solver::Options {
@@ -539,10 +677,45 @@ impl Tasks {
         export.solve(&job.request, &options)
     }
 
-    fn end_refused(&self, id: &str, message: &str) -> Result<(), StoreError> {
-        self.change(id, &[TaskStatus::Working], &TaskChange::Refused { message: message.to_owned() })?;
+    fn end_refused(&self, id: &str, lease: &Lease, message: &str) -> Result<(), StoreError> {
+        self.change_leased(id, lease, &TaskChange::Refused { message: message.to_owned() })?;
         Ok(())
     }
+}
+
+/// This server as leases name it: the machine, the process and a random part (a process id
+/// alone may be reused): `host/pid/random`.
+fn server_name() -> String {
+    let random = crate::auth::secret::random(4).unwrap_or_default();
+    format!("{}/{}/{random}", host_name(), std::process::id())
+}
+
+fn host_name() -> String {
+    let mut buffer = [0u8; 256];
+    // SAFETY: the buffer is writable for its whole length, which is what gethostname is given.
+    let done = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };
+    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
+    match (done, std::str::from_utf8(&buffer[..end])) {
+        (0, Ok(name)) if !name.is_empty() => name.replace('/', "_"),
+        _ => "localhost".to_owned(),
+    }
+}
+
+/// Whether a lease holder (`host/pid/random`) other than `me` was a process on this machine that
+/// is gone. (A holder with this process's id but not its name was an earlier process: a server
+/// restarted as the same pid, as in a container.)
+fn is_dead_here(holder: &str, me: &str) -> bool {
+    let mut parts = holder.split('/');
+    let (Some(host), Some(pid)) = (parts.next(), parts.next().and_then(|pid| pid.parse::<libc::pid_t>().ok())) else { return false };
+    if holder == me || host != host_name() || pid <= 0 {
+        return false;
+    }
+    if pid as u32 == std::process::id() {
+        return true;
+    }
+    // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    !alive && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
 /// A plan id nobody made.
@@ -574,6 +747,22 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.len(), 4 + 32, "160 bits in base32");
         assert!(a[4..].bytes().all(|c| c.is_ascii_lowercase() || (b'2'..=b'7').contains(&c)));
+    }
+
+    #[test]
+    fn a_lease_holder_is_dead_only_if_it_was_here_and_its_process_is_gone() {
+        let me = server_name();
+        let host = host_name();
+        assert!(!is_dead_here(&me, &me), "this server");
+        assert!(is_dead_here(&format!("{host}/{}/older", std::process::id()), &me), "this pid, another name: an earlier process");
+        // A child that has exited and been waited for is gone.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(is_dead_here(&format!("{host}/{pid}/x"), &me));
+        assert!(!is_dead_here(&format!("another-host/{pid}/x"), &me), "another machine: wait for the lease");
+        assert!(!is_dead_here(&format!("{host}/1/x"), &me), "a live process");
+        assert!(!is_dead_here("garbage", &me));
     }
 
     #[test]

@@ -472,13 +472,23 @@ impl Connection {
         Ok(Transaction { conn: self, open: true })
     }
 
-    /// Runs `f` while holding the lock named `purpose` for this studio, if no other connection
-    /// holds it; `None` if one does. PostgreSQL only: on SQLite every caller gets the lock (one
-    /// process serves a file, and its write transactions serialise the rest).
-    pub fn with_try_lock<T>(&self, purpose: i32, f: impl FnOnce() -> T) -> Result<Option<T>> {
+    /// Takes this studio's lock named `purpose` for as long as the connection lives or until
+    /// [`Connection::unlock`], if no other connection holds it: true if taken. On PostgreSQL a
+    /// session-level advisory lock, released by the server when the connection ends (its process
+    /// died, say); on SQLite always true (one process serves a file, and its write transactions
+    /// serialise the rest).
+    pub fn try_lock(&self, purpose: i32) -> Result<bool> {
         match &self.0 {
-            Inner::Sqlite(_) => Ok(Some(f())),
-            Inner::Postgres(conn) => conn.with_try_lock(purpose, f),
+            Inner::Sqlite(_) => Ok(true),
+            Inner::Postgres(conn) => conn.try_lock(purpose),
+        }
+    }
+
+    /// Releases a lock [`Connection::try_lock`] took.
+    pub fn unlock(&self, purpose: i32) -> Result<()> {
+        match &self.0 {
+            Inner::Sqlite(_) => Ok(()),
+            Inner::Postgres(conn) => conn.unlock(purpose),
         }
     }
 }

@@ -86,18 +86,15 @@ impl Conn {
         Ok(())
     }
 
-    /// Runs `f` holding the session-level advisory lock `purpose` of this studio, or returns
-    /// `None` at once if another connection holds it. The lock goes with the connection if the
-    /// process dies.
-    pub fn with_try_lock<T>(&self, purpose: i32, f: impl FnOnce() -> T) -> Result<Option<T>> {
-        let key = [Value::Int(purpose.into())];
-        let took = self.query_one_int("SELECT pg_try_advisory_lock(?1, hashtext(current_schema()))::int8", &key)?;
-        if took != 1 {
-            return Ok(None);
-        }
-        let value = f();
-        self.query_one_int("SELECT pg_advisory_unlock(?1, hashtext(current_schema()))::int8", &key)?;
-        Ok(Some(value))
+    /// Takes the session-level advisory lock `purpose` of this studio if it is free.
+    pub fn try_lock(&self, purpose: i32) -> Result<bool> {
+        let took = self.query_one_int("SELECT pg_try_advisory_lock(?1, hashtext(current_schema()))::int8", &[Value::Int(purpose.into())])?;
+        Ok(took == 1)
+    }
+
+    pub fn unlock(&self, purpose: i32) -> Result<()> {
+        self.query_one_int("SELECT pg_advisory_unlock(?1, hashtext(current_schema()))::int8", &[Value::Int(purpose.into())])?;
+        Ok(())
     }
 
     fn query_one_int(&self, sql: &str, values: &[Value]) -> Result<i64> {
