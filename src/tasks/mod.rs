@@ -355,10 +355,7 @@ impl Tasks {
         for (id, lease, stop) in running {
             match self.pool.with(|store| store.renew_lease(&id, &lease)) {
                 Ok(Ok(true)) => {}
-                Ok(Ok(false)) => {
-                    tracing::info!(task_id = %id, "the task was cancelled or taken over elsewhere: stopping its solve");
-                    stop.store(true, Ordering::Relaxed);
-                }
+                Ok(Ok(false)) => stop_lost(&id, &stop),
                 Ok(Err(e)) | Err(e) => tracing::warn!(task_id = %id, error = %e, "renewing a task's lease failed; trying again"),
             }
         }
@@ -661,9 +658,8 @@ impl Tasks {
                     watcher(&ReflowProgress { done: p.parts_done as u64, total: p.parts_total as u64, message: message.clone() });
                 }
                 let written = pool.with(|s| s.write_with(|w| w.change_task_leased(&task_id, &lease, &TaskChange::Progress(message), now_ms())));
-                // The task is no longer this server's to run (cancelled, or taken over).
                 if let Ok(Ok(false)) = written {
-                    stop.store(true, Ordering::Relaxed);
+                    stop_lost(&task_id, &stop);
                 }
             }
         });
@@ -680,6 +676,13 @@ impl Tasks {
     fn end_refused(&self, id: &str, lease: &Lease, message: &str) -> Result<(), StoreError> {
         self.change_leased(id, lease, &TaskChange::Refused { message: message.to_owned() })?;
         Ok(())
+    }
+}
+
+/// Stops a solve whose task is no longer this server's to run: cancelled, or taken over.
+fn stop_lost(id: &str, stop: &AtomicBool) {
+    if !stop.swap(true, Ordering::Relaxed) {
+        tracing::info!(task_id = %id, "the task was cancelled or taken over elsewhere: stopping its solve");
     }
 }
 

@@ -20,6 +20,7 @@ mod sdk_ts;
 mod store;
 mod studio;
 mod support;
+mod takeover;
 mod tasks;
 mod tidy;
 mod tokens;

@@ -293,7 +293,7 @@ pub(crate) use params;
 pub enum Error {
     #[error(transparent)]
     Sqlite(#[from] sqlite::Error),
-    #[error(transparent)]
+    #[error("{}", pg::describe(.0))]
     Postgres(#[from] pg::Error),
     /// A statement that must return a row returned none.
     #[error("no row where one was expected")]

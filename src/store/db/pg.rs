@@ -88,12 +88,12 @@ impl Conn {
 
     /// Takes the session-level advisory lock `purpose` of this studio if it is free.
     pub fn try_lock(&self, purpose: i32) -> Result<bool> {
-        let took = self.query_one_int("SELECT pg_try_advisory_lock(?1, hashtext(current_schema()))::int8", &[Value::Int(purpose.into())])?;
+        let took = self.query_one_int("SELECT pg_try_advisory_lock(?1, hashtext(current_schema()))::int", &[Value::Int(purpose.into())])?;
         Ok(took == 1)
     }
 
     pub fn unlock(&self, purpose: i32) -> Result<()> {
-        self.query_one_int("SELECT pg_advisory_unlock(?1, hashtext(current_schema()))::int8", &[Value::Int(purpose.into())])?;
+        self.query_one_int("SELECT pg_advisory_unlock(?1, hashtext(current_schema()))::int", &[Value::Int(purpose.into())])?;
         Ok(())
     }
 
@@ -186,6 +186,22 @@ impl<'a> postgres::types::FromSql<'a> for Value {
 
     fn accepts(ty: &Type) -> bool {
         matches!(*ty, Type::INT8 | Type::INT4 | Type::INT2 | Type::BOOL | Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME)
+    }
+}
+
+/// The error as PostgreSQL told it: its message, detail and hint (the crate's own text for a
+/// server error is only "db error").
+pub fn describe(e: &Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut text = format!("{} ({})", db.message(), db.code().code());
+            for extra in [db.detail(), db.hint()].into_iter().flatten() {
+                text.push_str(": ");
+                text.push_str(extra);
+            }
+            text
+        }
+        None => e.to_string(),
     }
 }
 
