@@ -13,7 +13,7 @@
 
 use crate::auth::jwt::{Rejection, Verifier};
 use crate::auth::{Need, Principal, Scope, Scopes, TOOL_SCOPES};
-use crate::store::{Pool, Store, TokenCheck};
+use crate::store::{Pool, Store, Target, TokenCheck};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use reqwest::Url;
@@ -55,10 +55,12 @@ pub struct AuthConfig {
 /// The checks, shared by every request.
 pub struct Gate {
     pool: Arc<Pool>,
-    /// A connection of its own for API token checks, read inline: a point read by the secret's
-    /// hash takes microseconds and, in WAL mode, never waits for a writer, while a hop to a
-    /// blocking thread costs more than the whole check at the tail (BENCHMARKS.md).
-    tokens: Mutex<Store>,
+    /// On SQLite, a connection of its own for API token checks, read inline: a point read by the
+    /// secret's hash takes microseconds and, in WAL mode, never waits for a writer, while a hop
+    /// to a blocking thread costs more than the whole check at the tail (BENCHMARKS.md). On
+    /// PostgreSQL (`None`) the check is a network round trip, and its client must not run on an
+    /// async worker: it goes through the pool on a blocking thread.
+    tokens: Option<Mutex<Store>>,
     resource: String,
     verifier: Option<Verifier>,
     metadata: Value,
@@ -121,10 +123,13 @@ impl Gate {
         if let Some(issuer) = &config.issuer {
             metadata["authorization_servers"] = json!([issuer]);
         }
-        let tokens = Store::open(pool.target()).map_err(|e| format!("opening {} for token checks: {e}", pool.target()))?;
+        let tokens = match pool.target() {
+            Target::File(_) => Some(Mutex::new(Store::open(pool.target()).map_err(|e| format!("opening {} for token checks: {e}", pool.target()))?)),
+            Target::Postgres(_) => None,
+        };
         Ok(Gate {
             pool,
-            tokens: Mutex::new(tokens),
+            tokens,
             resource: url.to_owned(),
             verifier: config.verifier,
             metadata,
@@ -157,7 +162,7 @@ impl Gate {
             Err(why) => return Err(self.failed(&source_key, why)),
         };
         let principal = if token.starts_with(crate::store::TOKEN_PREFIX) {
-            self.api_token(token).map_err(|why| self.failed(&source_key, why))?
+            self.api_token(token).await.map_err(|why| self.failed(&source_key, why))?
         } else {
             match &self.verifier {
                 Some(verifier) => match verifier.verify(token).await {
@@ -188,11 +193,19 @@ impl Gate {
         Refusal::Unauthenticated(Some(why))
     }
 
-    /// Checks an API token inline ([`Gate::tokens`]); its use is recorded (at most once a
-    /// minute) on a blocking thread, after the answer has gone on.
-    fn api_token(&self, secret: &str) -> Result<Principal, String> {
+    /// Checks an API token (inline on SQLite: [`Gate::tokens`]); its use is recorded (at most
+    /// once a minute) on a blocking thread, after the answer has gone on.
+    async fn api_token(&self, secret: &str) -> Result<Principal, String> {
         let now = chrono::Utc::now();
-        let checked = self.tokens.lock().unwrap_or_else(|e| e.into_inner()).check_token(secret, now);
+        let checked = match &self.tokens {
+            Some(tokens) => tokens.lock().unwrap_or_else(|e| e.into_inner()).check_token(secret, now),
+            None => {
+                let (pool, secret) = (self.pool.clone(), secret.to_owned());
+                tokio::task::spawn_blocking(move || pool.with_unsettled(|store| store.check_token(&secret, now)).and_then(|r| r))
+                    .await
+                    .unwrap_or_else(|e| Err(crate::store::StoreError::Pool(e.to_string())))
+            }
+        };
         match checked {
             Ok(TokenCheck::Valid(token)) => {
                 if token.use_unrecorded(now) {
