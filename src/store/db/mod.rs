@@ -55,18 +55,24 @@ impl std::fmt::Display for Target {
     }
 }
 
-/// A PostgreSQL URL with its password (between `user:` and `@`) replaced by `***`.
+/// A PostgreSQL URL with its password (between `user:` and `@`, or a `password=` parameter)
+/// replaced by `***`.
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((user, host)) if user.contains(':') => {
-            let name = user.split(':').next().unwrap_or_default();
-            format!("{scheme}://{name}:***@{host}{tail}")
+    let authority = match authority.rsplit_once('@') {
+        Some((user, host)) if user.contains(':') => format!("{}:***@{host}", user.split(':').next().unwrap_or_default()),
+        _ => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let hidden = |pair: &str| if pair.starts_with("password=") { "password=***".to_owned() } else { pair.to_owned() };
+            format!("{path}?{}", query.split('&').map(hidden).collect::<Vec<_>>().join("&"))
         }
-        _ => url.to_owned(),
-    }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{authority}{tail}")
 }
 
 impl From<&Path> for Target {
@@ -293,8 +299,9 @@ pub(crate) use params;
 pub enum Error {
     #[error(transparent)]
     Sqlite(#[from] sqlite::Error),
+    /// Told in full by its message (PostgreSQL's own words and code), with no source to repeat.
     #[error("{}", pg::describe(.0))]
-    Postgres(#[from] pg::Error),
+    Postgres(pg::Error),
     /// A statement that must return a row returned none.
     #[error("no row where one was expected")]
     NoRows,
@@ -304,6 +311,12 @@ pub enum Error {
     /// The database cannot be reached as asked: the message says what to change.
     #[error("{0}")]
     Setup(String),
+}
+
+impl From<pg::Error> for Error {
+    fn from(e: pg::Error) -> Error {
+        Error::Postgres(e)
+    }
 }
 
 /// How a statement was refused, as far as the store cares.
@@ -633,5 +646,6 @@ mod tests {
         assert_eq!(Target::parse("postgres://ann:s3cret@db.example/studio").to_string(), "postgres://ann:***@db.example/studio");
         assert_eq!(Target::parse("postgres://ann@db.example/studio").to_string(), "postgres://ann@db.example/studio");
         assert_eq!(Target::parse("postgres://db.example/studio?user=a").to_string(), "postgres://db.example/studio?user=a");
+        assert_eq!(Target::parse("postgres://db.example/studio?user=a&password=pw").to_string(), "postgres://db.example/studio?user=a&password=***");
     }
 }

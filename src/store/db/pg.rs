@@ -23,7 +23,24 @@ pub struct Conn {
 impl Conn {
     pub fn connect(url: &str) -> Result<Conn> {
         let config: postgres::Config = url.parse().map_err(|e| super::Error::Setup(format!("{e}: the PostgreSQL URL looks like postgres://USER@HOST:PORT/DATABASE")))?;
+        if config.get_ssl_mode() == postgres::config::SslMode::Require {
+            return Err(super::Error::Setup(
+                "studioflow does not speak TLS to PostgreSQL yet: reach the database on loopback or a private network with \
+                 sslmode=disable (or through a local TLS tunnel), and drop sslmode=require from the URL"
+                    .into(),
+            ));
+        }
         let mut client = config.connect(postgres::NoTls)?;
+        // The schema the URL names (search_path) must exist: a missing one would only show at
+        // the first CREATE TABLE, as "no schema has been selected".
+        let schema: Option<String> = client.query_one("SELECT current_schema()", &[])?.get(0);
+        if schema.is_none() {
+            let path: String = client.query_one("SHOW search_path", &[])?.get(0);
+            return Err(super::Error::Setup(format!(
+                "no schema of the search_path ({path}) exists in this database: create it first (CREATE SCHEMA name), \
+                 or set options=-csearch_path%3Dname in the URL to one that does"
+            )));
+        }
         // A writer waiting for the studio's lock must see what was committed while it waited:
         // READ COMMITTED takes a fresh snapshot per statement, whatever the server's default.
         client.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
@@ -201,7 +218,17 @@ pub fn describe(e: &Error) -> String {
             }
             text
         }
-        None => e.to_string(),
+        None => {
+            // A connection error says what failed only in its source ("connection refused").
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(cause) = source {
+                text.push_str(": ");
+                text.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            text
+        }
     }
 }
 
