@@ -175,3 +175,40 @@ fn a_cancel_on_one_server_stops_the_solve_on_another() {
     let said = std::fs::read_to_string(&log).unwrap();
     assert!(said.contains("cancelled or taken over elsewhere: stopping its solve"), "the first server stopped its solve: {said}");
 }
+
+/// The rest of a task's life crosses servers too: one live reflow per month holds across them, an
+/// approval question asked on one is answered on another (applied once), and expired tasks are
+/// swept whichever server is up.
+#[test]
+fn the_month_lock_approvals_and_expiry_hold_across_servers() {
+    let Some((pg, before)) = demo("the_month_lock_approvals_and_expiry_hold_across_servers") else { return };
+    let (mut a, mut b) = (server(&pg, &["--test-solve-delay-ms", "50"]), server(&pg, &["--task-ttl", "3"]));
+    let args = json!({"month": "2026-09", "offline_rooms": ["studio-b"], "require_approval": true});
+    let created = a.tasks_request("tools/call", json!({"name": "reflow_month", "arguments": args}));
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+
+    // While it is live, the month is taken on every server.
+    let second = b.tasks_request("tools/call", json!({"name": "reflow_month", "arguments": {"month": "2026-09", "offline_rooms": ["studio-b"], "dry_run": true}}));
+    assert_eq!(second["result"]["isError"], true, "{second}");
+    assert!(second["result"]["content"][0]["text"].as_str().unwrap().contains("already under way"), "{second}");
+
+    let waiting = settle(&mut b, &id);
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    assert_eq!(places(&pg), before, "nothing moves before the answer");
+    let ack = b.tasks_request("tasks/update", json!({"taskId": id, "inputResponses": {"approve": {"action": "accept", "content": {}}}}));
+    assert!(ack.get("error").is_none(), "{ack}");
+    let done = get(&mut a, &id);
+    assert_applied_once(&pg, &before, &done);
+
+    // A task created on the server with a 3 s time to live is deleted when it runs out, and then
+    // unknown on every server.
+    let october = b.tasks_request("tools/call", json!({"name": "reflow_month", "arguments": {"month": "2026-10", "offline_rooms": ["studio-b"], "dry_run": true}}));
+    let short = october["result"]["taskId"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    while pg.client().query_one("SELECT COUNT(*) FROM tasks WHERE id = $1", &[&short]).unwrap().get::<_, i64>(0) > 0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the expired task was never swept");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let gone = a.tasks_request("tasks/get", json!({"taskId": short}));
+    assert_eq!(gone["error"]["code"], -32602, "{gone}");
+}
