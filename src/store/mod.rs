@@ -51,6 +51,8 @@ pub enum Exclusive {
 /// One connection to a studio's database.
 pub struct Store {
     conn: Connection,
+    /// The schema version the connection found (or brought the database to) when it opened.
+    version: i64,
     /// Read once at open (and after a write that changes it): every rule check needs the zone.
     studio: Option<Studio>,
     /// The rooms as last read, with SQLite's `data_version` then: rooms change rarely and every
@@ -217,7 +219,8 @@ impl Store {
 
     fn with_connection(conn: Connection, version: i64) -> Result<Store> {
         migrations::migrate_to(&conn, version)?;
-        let mut store = Store { conn, studio: None, rooms: Default::default() };
+        let version = migrations::version(&conn)?;
+        let mut store = Store { conn, version, studio: None, rooms: Default::default() };
         store.studio = store.load_studio()?;
         Ok(store)
     }
@@ -268,7 +271,17 @@ impl Store {
     }
 
     fn load_studio(&self) -> Result<Option<Studio>> {
-        load_studio(&self.conn)
+        load_studio(&self.conn, self.version)
+    }
+
+    /// Whether the connection still answers (the pool asks before handing it out).
+    pub fn is_alive(&self) -> Result<()> {
+        Ok(self.conn.query_row("SELECT 1", (), |_| Ok(()))?)
+    }
+
+    /// Whether the connection is gone for good (PostgreSQL closed it), so the pool drops it.
+    pub fn is_broken(&self) -> bool {
+        self.conn.is_closed()
     }
 
     /// Reads the studio's settings again, for a connection that others may have written through.
@@ -294,10 +307,9 @@ impl Store {
     }
 }
 
-fn load_studio(conn: &Connection) -> Result<Option<Studio>> {
-    // A file held at an older schema (`open_at_version`, for upgrade tests) has no horizon column
-    // yet: it reads as the default, which is what the migration writes.
-    let version = migrations::version(conn)?;
+fn load_studio(conn: &Connection, version: i64) -> Result<Option<Studio>> {
+    // A database held at an older schema (`open_at_version`, for upgrade tests) has no horizon
+    // column yet: it reads as the default, which is what the migration writes.
     let horizon = if version >= 5 { "horizon_days".to_owned() } else { crate::domain::DEFAULT_HORIZON_DAYS.to_string() };
     let sql = format!("SELECT name, timezone, notice_minutes, clock, {horizon} FROM studio WHERE id = 1");
     let row = conn

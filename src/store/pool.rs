@@ -18,11 +18,11 @@ impl r2d2::ManageConnection for Manager {
     }
 
     fn is_valid(&self, store: &mut Store) -> Result<()> {
-        store.schema_version().map(|_| ())
+        store.is_alive()
     }
 
-    fn has_broken(&self, _: &mut Store) -> bool {
-        false
+    fn has_broken(&self, store: &mut Store) -> bool {
+        store.is_broken()
     }
 }
 

@@ -426,6 +426,14 @@ impl Connection {
         Ok(Connection(Inner::Postgres(pg::Conn::connect(url)?)))
     }
 
+    /// Whether the database closed the connection (PostgreSQL; an SQLite file never does).
+    pub fn is_closed(&self) -> bool {
+        match &self.0 {
+            Inner::Sqlite(_) => false,
+            Inner::Postgres(conn) => conn.is_closed(),
+        }
+    }
+
     pub fn backend(&self) -> Backend {
         match &self.0 {
             Inner::Sqlite(_) => Backend::Sqlite,

@@ -47,6 +47,10 @@ impl Conn {
         Ok(Conn { client: RefCell::new(client), statements: RefCell::new(HashMap::new()) })
     }
 
+    pub fn is_closed(&self) -> bool {
+        self.client.borrow().is_closed()
+    }
+
     pub fn prepare_cached(&self, sql: &str) -> Result<Statement> {
         if let Some(stmt) = self.statements.borrow().get(sql) {
             return Ok(stmt.clone());
