@@ -66,6 +66,8 @@ pub struct TaskRecord {
     pub failure: Option<String>,
     /// The principal that created it (`Principal::id`); `None` for the local user.
     pub owner: Option<String>,
+    /// The server that holds its lease, or last held it (`host/pid/random`).
+    pub holder: Option<String>,
 }
 
 /// How a finished task ended, in the store's terms; the edge words it for its clients.
@@ -182,11 +184,16 @@ fn task_from_row(row: &Row<'_>) -> db::Result<TaskRecord> {
         refusal: row.get(11)?,
         failure: row.get(12)?,
         owner: row.get(13)?,
+        holder: row.get(14)?,
     })
 }
 
+/// What a task row is read as: its columns and its lease's holder.
+const READ: &str = "id, kind, request, month, status, status_message, created_ms, updated_ms, ttl_ms, \
+     poll_interval_ms, reflow_id, refusal, failure, owner, claimed_by";
+
 fn task_in(conn: &Connection, id: &str) -> Result<Option<TaskRecord>> {
-    Ok(conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?"))?.query_row([id], task_from_row).optional()?)
+    Ok(conn.prepare_cached(&format!("SELECT {READ} FROM tasks WHERE id = ?"))?.query_row([id], task_from_row).optional()?)
 }
 
 impl Store {
@@ -196,14 +203,14 @@ impl Store {
 
     /// Tasks still in `status`, oldest first (for resuming work after a restart).
     pub fn tasks_in(&self, status: TaskStatus) -> Result<Vec<TaskRecord>> {
-        let mut stmt = self.conn().prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE status = ? ORDER BY created_ms, id"))?;
+        let mut stmt = self.conn().prepare_cached(&format!("SELECT {READ} FROM tasks WHERE status = ? ORDER BY created_ms, id"))?;
         let rows = stmt.query_map([status.as_str()], task_from_row)?;
         Ok(rows.collect::<db::Result<_>>()?)
     }
 
     /// The tasks `owner` created, oldest first.
     pub fn tasks_owned_by(&self, owner: &str) -> Result<Vec<TaskRecord>> {
-        let mut stmt = self.conn().prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE owner = ? ORDER BY created_ms, id"))?;
+        let mut stmt = self.conn().prepare_cached(&format!("SELECT {READ} FROM tasks WHERE owner = ? ORDER BY created_ms, id"))?;
         let rows = stmt.query_map([owner], task_from_row)?;
         Ok(rows.collect::<db::Result<_>>()?)
     }

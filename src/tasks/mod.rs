@@ -238,7 +238,7 @@ impl Tasks {
         // the task, and the answer is its ending.
         loop {
             let view = self.view(&record.id, job.owner.as_deref())?;
-            if view.task.status != TaskStatus::Working {
+            if view.task.status != TaskStatus::Working || view.task.holder.as_deref() == Some(self.server.as_str()) {
                 return Ok(view);
             }
             std::thread::sleep(Duration::from_millis(view.task.poll_interval_ms.clamp(50, 1000) as u64));
