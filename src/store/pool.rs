@@ -64,8 +64,9 @@ impl Pool {
         Ok(f(&mut store))
     }
 
+
     /// [`Pool::with`] for work that reads none of the studio's settings (checking an API token
-    /// on every HTTP request): the settings are not re-read first.
+    /// on every HTTP request, renewing a task's lease): the settings are not re-read first.
     pub fn with_unsettled<T>(&self, f: impl FnOnce(&mut Store) -> T) -> Result<T> {
         let mut store = self.inner.get().map_err(|e| StoreError::Pool(e.to_string()))?;
         Ok(f(&mut store))

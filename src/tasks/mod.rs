@@ -281,8 +281,8 @@ impl Tasks {
     pub fn resume(self: &Arc<Self>) -> Result<usize, StoreError> {
         // Work whose time to live ran out while no server was up is not redone.
         self.sweep()?;
-        let dead: Vec<String> = self.pool.with(|store| store.task_holders())??.into_iter().filter(|holder| is_dead_here(holder, &self.server)).collect();
-        let taken = self.pool.with(|store| store.take_over_tasks(&dead, || self.new_lease()))??;
+        let dead: Vec<String> = self.pool.with_unsettled(|store| store.task_holders())??.into_iter().filter(|holder| is_dead_here(holder, &self.server)).collect();
+        let taken = self.pool.with_unsettled(|store| store.take_over_tasks(&dead, || self.new_lease()))??;
         let mut resumed = taken.len();
         for (id, lease) in taken {
             tracing::info!(task_id = %id, "resuming a task a stopped process on this machine left working");
@@ -299,7 +299,7 @@ impl Tasks {
     /// Claims one task whose lease ran out, with a new lease of this server's.
     fn claim(&self) -> Result<Option<(String, Lease)>, StoreError> {
         let lease = self.new_lease()?;
-        let id = self.pool.with(|store| store.claim_task(&lease))??;
+        let id = self.pool.with_unsettled(|store| store.claim_task(&lease))??;
         Ok(id.map(|id| (id, lease)))
     }
 
@@ -307,7 +307,7 @@ impl Tasks {
     fn start_claimed(self: &Arc<Self>, id: String, lease: Lease) {
         if let Err(e) = self.spawn(id.clone(), lease.clone(), None) {
             tracing::error!(task_id = %id, error = %e, "cannot run the task now; releasing it for another server");
-            let _ = self.pool.with(|store| store.release_lease(&id, &lease));
+            let _ = self.pool.with_unsettled(|store| store.release_lease(&id, &lease));
         }
     }
 
@@ -353,7 +353,7 @@ impl Tasks {
             live.iter().map(|(id, run)| (id.clone(), run.lease.clone(), run.stop.clone())).collect()
         };
         for (id, lease, stop) in running {
-            match self.pool.with(|store| store.renew_lease(&id, &lease)) {
+            match self.pool.with_unsettled(|store| store.renew_lease(&id, &lease)) {
                 Ok(Ok(true)) => {}
                 Ok(Ok(false)) => stop_lost(&id, &stop),
                 Ok(Err(e)) | Err(e) => tracing::warn!(task_id = %id, error = %e, "renewing a task's lease failed; trying again"),
