@@ -64,7 +64,6 @@ impl Pool {
         Ok(f(&mut store))
     }
 
-
     /// [`Pool::with`] for work that reads none of the studio's settings (checking an API token
     /// on every HTTP request, renewing a task's lease): the settings are not re-read first.
     pub fn with_unsettled<T>(&self, f: impl FnOnce(&mut Store) -> T) -> Result<T> {
