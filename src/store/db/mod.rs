@@ -490,7 +490,7 @@ impl Connection {
             Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE")?,
             Inner::Postgres(conn) => conn.begin_write()?,
         }
-        Ok(Transaction { conn: self, open: true })
+        Ok(Transaction::begun(self, "COMMIT", "ROLLBACK"))
     }
 
     /// Takes this studio's lock named `purpose` for as long as the connection lives or until
@@ -570,23 +570,31 @@ impl Statement<'_> {
     }
 }
 
-/// A write transaction ([`Connection::transaction`]). Everything it does is seen by others only
-/// after [`Transaction::commit`]; dropping it rolls back.
+/// A write transaction ([`Connection::transaction`]), or a savepoint inside one
+/// ([`Transaction::savepoint`]). What it does is kept by [`Transaction::commit`]; dropping it
+/// undoes it (and, for a transaction, lets others see nothing of it).
 pub struct Transaction<'c> {
     conn: &'c Connection,
     open: bool,
+    /// The statements that keep and that undo it.
+    keep: &'static str,
+    undo: &'static str,
 }
 
-impl Transaction<'_> {
-    pub fn commit(mut self) -> Result<()> {
-        self.open = false;
-        self.conn.execute_batch("COMMIT")
+impl<'c> Transaction<'c> {
+    fn begun(conn: &'c Connection, keep: &'static str, undo: &'static str) -> Transaction<'c> {
+        Transaction { conn, open: true, keep, undo }
     }
 
-    /// A nested step that [`Savepoint::commit`] keeps and dropping undoes, leaving the rest.
-    pub fn savepoint(&self) -> Result<Savepoint<'_>> {
+    pub fn commit(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute_batch(self.keep)
+    }
+
+    /// A nested step that its `commit` keeps and dropping undoes, leaving the rest.
+    pub fn savepoint(&self) -> Result<Transaction<'_>> {
         self.conn.execute_batch("SAVEPOINT studioflow_step")?;
-        Ok(Savepoint { conn: self.conn, open: true })
+        Ok(Transaction::begun(self.conn, "RELEASE studioflow_step", "ROLLBACK TO studioflow_step; RELEASE studioflow_step"))
     }
 }
 
@@ -600,39 +608,9 @@ impl std::ops::Deref for Transaction<'_> {
 impl Drop for Transaction<'_> {
     fn drop(&mut self) {
         if self.open
-            && let Err(e) = self.conn.execute_batch("ROLLBACK")
+            && let Err(e) = self.conn.execute_batch(self.undo)
         {
-            tracing::warn!(error = %e, "rolling back a transaction failed");
-        }
-    }
-}
-
-/// See [`Transaction::savepoint`].
-pub struct Savepoint<'c> {
-    conn: &'c Connection,
-    open: bool,
-}
-
-impl Savepoint<'_> {
-    pub fn commit(mut self) -> Result<()> {
-        self.open = false;
-        self.conn.execute_batch("RELEASE studioflow_step")
-    }
-}
-
-impl std::ops::Deref for Savepoint<'_> {
-    type Target = Connection;
-    fn deref(&self) -> &Connection {
-        self.conn
-    }
-}
-
-impl Drop for Savepoint<'_> {
-    fn drop(&mut self) {
-        if self.open
-            && let Err(e) = self.conn.execute_batch("ROLLBACK TO studioflow_step; RELEASE studioflow_step")
-        {
-            tracing::warn!(error = %e, "rolling back a savepoint failed");
+            tracing::warn!(error = %e, "rolling back failed");
         }
     }
 }
