@@ -17,6 +17,7 @@ mod mcp_client;
 mod mcp_more;
 mod reflow;
 mod sdk_ts;
+mod servers;
 mod store;
 mod studio;
 mod support;
