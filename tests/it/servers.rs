@@ -207,19 +207,21 @@ fn the_history_is_in_commit_order_across_servers() {
     // after a higher one, the reader would step over it and never see it.
     let done = std::sync::atomic::AtomicBool::new(false);
     let seen: Vec<i64> = std::thread::scope(|s| {
-        for w in 0..WRITERS {
-            let server = &servers[w % servers.len()];
-            s.spawn(move || {
-                for n in 0..EACH {
-                    let hour = w * EACH + n;
-                    let local = |h: usize| format!("2026-09-{:02}T{:02}:00", 7 + h / 24, h % 24);
-                    let arguments = json!({"room": "hall", "client": format!("c{}", hour % 3 + 1),
-                        "start": local(hour), "end": local(hour + 1)});
-                    let (status, body) = call(server, hour as u64 + 1, "create_booking", arguments);
-                    assert!(status == 200 && body["result"]["isError"] != json!(true), "{body}");
-                }
-            });
-        }
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let server = &servers[w % servers.len()];
+                s.spawn(move || {
+                    for n in 0..EACH {
+                        let hour = w * EACH + n;
+                        let local = |h: usize| format!("2026-09-{:02}T{:02}:00", 7 + h / 24, h % 24);
+                        let arguments = json!({"room": "hall", "client": format!("c{}", hour % 3 + 1),
+                            "start": local(hour), "end": local(hour + 1)});
+                        let (status, body) = call(server, hour as u64 + 1, "create_booking", arguments);
+                        assert!(status == 200 && body["result"]["isError"] != json!(true), "{body}");
+                    }
+                })
+            })
+            .collect();
         let reader = s.spawn(|| {
             let mut seen = Vec::new();
             let mut polls = 0u64;
@@ -235,13 +237,15 @@ fn the_history_is_in_commit_order_across_servers() {
                 }
             }
         });
-        // The writers are joined when the scope ends; wait for them here through the bookings.
-        let mut client = schema.client();
-        while count(&mut client, "SELECT COUNT(*) FROM bookings") < (WRITERS * EACH) as i64 {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let written: Vec<_> = writers.into_iter().map(|w| w.join()).collect();
         done.store(true, std::sync::atomic::Ordering::SeqCst);
-        reader.join().unwrap()
+        let seen = reader.join().unwrap();
+        for outcome in written {
+            if let Err(panic) = outcome {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        seen
     });
 
     assert!(seen.windows(2).all(|p| p[0] < p[1]), "the cursor repeated or went back: {seen:?}");

@@ -1,0 +1,391 @@
+//! Bookings per second and query latency with 1, 2 and 3 `studioflow serve --http` processes on one
+//! PostgreSQL schema, beside one server on an SQLite file, in one run: `cargo bench --bench servers`.
+//! Each setup starts from the same fresh studio. M clients, spread over the servers, each book their
+//! own room's slots one after another (so every booking succeeds) while one more client queries;
+//! then M clients only query. It prints a table, never asserts on a figure. It needs
+//! `STUDIOFLOW_TEST_PG` (a URL such as `postgres://postgres@127.0.0.1/test`) and says it was skipped
+//! without it.
+//!
+//! Options after `--`: `--bookings N` per setup (default 1200), `--clients M` (default 8), `--queries N`
+//! per setup in the read phase (default 4000). Run without `--bench` (as `cargo test --benches` does)
+//! it makes a quick smoke run.
+
+use chrono::Duration;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use studioflow::domain::{ClientId, Person, Room, RoomId, Studio, StudioTz, WeeklyHours};
+use studioflow::store::{Store, Target};
+
+/// Rooms of the studio: at least as many as clients, since each booking client has a room of its own.
+const ROOMS: usize = 32;
+/// The first booked day; the studio clock is 2026-08-31 09:00 with 48 hours' notice.
+const FIRST_DAY: &str = "2026-09-03";
+
+/// SplitMix64: a deterministic generator, so two runs send the same queries.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+fn tz() -> StudioTz {
+    "Europe/London".parse().unwrap()
+}
+
+/// The studio every setup starts from: rooms open round the clock with a 15-minute turnaround,
+/// one client per room, no bookings.
+fn build_studio(target: &Target) {
+    let mut store = Store::open(target).unwrap();
+    store
+        .write_with(|w| {
+            w.set_studio(&Studio {
+                name: "Servers Bench".into(),
+                tz: tz(),
+                notice: Duration::hours(48),
+                clock: Some(tz().parse("2026-08-31T09:00").unwrap()),
+                horizon: Duration::days(730),
+            })?;
+            for r in 0..ROOMS {
+                w.add_room(&Room {
+                    id: RoomId::new(format!("room-{r:02}")),
+                    name: format!("Room {r}"),
+                    capacity: 8,
+                    features: Vec::new(),
+                    hours: WeeklyHours::parse(&["mon-sun 00:00-24:00"]).unwrap(),
+                    buffer: Duration::minutes(15),
+                    active: true,
+                })?;
+                w.add_client(&Person { id: ClientId::new(format!("client-{r:02}")), name: format!("Client {r}") })?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// The `n`th slot of a room: one-hour sessions two hours apart from the first day on, as a local time.
+fn slot(n: usize, hours_after: usize) -> String {
+    let day = chrono::NaiveDate::parse_from_str(FIRST_DAY, "%Y-%m-%d").unwrap() + chrono::Days::new(((2 * n + hours_after) / 24) as u64);
+    format!("{day}T{:02}:00", (2 * n + hours_after) % 24)
+}
+
+/// A schema of the bench's own in the `STUDIOFLOW_TEST_PG` database, dropped at the end.
+struct PgSchema {
+    base: String,
+    name: String,
+}
+
+impl PgSchema {
+    fn new(base: &str) -> PgSchema {
+        let mut random = [0u8; 6];
+        getrandom::fill(&mut random).unwrap();
+        let name = format!("bench_{}", data_encoding::HEXLOWER.encode(&random));
+        let mut client = postgres::Client::connect(base, postgres::NoTls).unwrap_or_else(|e| panic!("STUDIOFLOW_TEST_PG={base}: {e}"));
+        client.batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
+        PgSchema { base: base.to_owned(), name }
+    }
+
+    fn url(&self) -> String {
+        let join = if self.base.contains('?') { '&' } else { '?' };
+        format!("{}{join}options=-csearch_path%3D{}", self.base, self.name)
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.base, postgres::NoTls) {
+            let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
+}
+
+/// `studioflow serve --http 127.0.0.1:0` on a database, killed when dropped.
+struct Server {
+    child: Child,
+    address: SocketAddr,
+}
+
+impl Server {
+    fn spawn(db: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
+            .args(["serve", "--db", db, "--http", "127.0.0.1:0"])
+            .env("RUST_LOG", "error")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawning studioflow serve");
+        // It says where it listens on stderr: "studioflow: serving MCP at http://ADDR/mcp".
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut said = String::new();
+        let address = loop {
+            let mut line = String::new();
+            assert!(stderr.read_line(&mut line).unwrap() > 0, "studioflow serve exited before listening: {said}");
+            said += &line;
+            if let Some(rest) = line.trim().strip_prefix("studioflow: serving MCP at http://") {
+                break rest.trim_end_matches("/mcp").parse().unwrap();
+            }
+        };
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Server { child, address }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A keep-alive HTTP/1.1 connection to one server, one tool call at a time.
+struct Connection {
+    address: SocketAddr,
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    id: u64,
+}
+
+impl Connection {
+    fn open(server: &Server) -> Connection {
+        let stream = TcpStream::connect(server.address).unwrap();
+        stream.set_nodelay(true).unwrap();
+        Connection { address: server.address, reader: BufReader::new(stream.try_clone().unwrap()), writer: stream, id: 0 }
+    }
+
+    /// Calls a tool that must succeed; returns its structured content and the round trip in ms.
+    /// Building the request is outside the timed span, reading the whole answer inside it.
+    fn call(&mut self, tool: &str, arguments: Value) -> (Value, f64) {
+        self.id += 1;
+        let body = json!({"jsonrpc": "2.0", "id": self.id, "method": "tools/call", "params": {
+            "name": tool,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "studioflow-servers-bench", "version": "1.0"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        }})
+        .to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\r\n{body}",
+            self.address,
+            body.len()
+        );
+        let started = Instant::now();
+        self.writer.write_all(request.as_bytes()).unwrap();
+        let mut status = String::new();
+        self.reader.read_line(&mut status).unwrap();
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            self.reader.read_line(&mut line).unwrap();
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse::<usize>().ok();
+            }
+        }
+        let mut answer = vec![0; length.unwrap_or_else(|| panic!("{tool}: an answer without Content-Length: {status}"))];
+        self.reader.read_exact(&mut answer).unwrap();
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let answer: Value = serde_json::from_slice(&answer).unwrap();
+        assert!(status.starts_with("HTTP/1.1 200") && answer.get("error").is_none(), "{tool}: {status}{answer}");
+        assert_ne!(answer["result"]["isError"], json!(true), "{tool}: {answer}");
+        (answer["result"]["structuredContent"].clone(), ms)
+    }
+}
+
+/// Varied `query_bookings` arguments over the days the bookings span: a day or three, one room or
+/// all, up to 50 bookings.
+fn query_args(rng: &mut Rng, days: usize) -> Value {
+    let from = rng.below(days.max(1)) * 12;
+    let span = [12, 36][rng.below(2)];
+    let mut args = json!({"from": slot(from, 0), "to": slot(from + span, 0), "limit": 50});
+    if rng.below(2) == 0 {
+        args["room"] = json!(format!("room-{:02}", rng.below(ROOMS)));
+    }
+    args
+}
+
+/// Nearest rank: the smallest sample with at least `q` of the samples at or below it.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn sorted(mut ms: Vec<f64>) -> Vec<f64> {
+    ms.sort_by(f64::total_cmp);
+    ms
+}
+
+/// One setup's figures.
+struct Figures {
+    bookings_per_s: f64,
+    booking_ms: Vec<f64>,
+    /// `query_bookings` while the bookings were being written.
+    busy_query_ms: Vec<f64>,
+    queries_per_s: f64,
+    query_ms: Vec<f64>,
+}
+
+/// Runs one setup: `servers` processes on `db`, `clients` booking clients, then `clients` querying ones.
+fn run(db: &str, servers: usize, clients: usize, bookings: usize, queries: usize) -> Figures {
+    let servers: Vec<Server> = (0..servers).map(|_| Server::spawn(db)).collect();
+    let each = bookings / clients;
+    let days = (2 * each).div_ceil(24);
+    // Warm-up, not measured: every server's pool opens connections and prepares its statements.
+    for server in &servers {
+        let mut c = Connection::open(server);
+        for i in 0..20 {
+            c.call("list_rooms", json!({}));
+            c.call("query_bookings", query_args(&mut Rng(i), 1));
+        }
+    }
+
+    // The write phase: client k books slot after slot of room k, through server k mod n; one more
+    // client queries through each server in turn until the bookings are done.
+    let writing = AtomicBool::new(true);
+    let started = Instant::now();
+    let (booking_ms, busy_query_ms, written_in) = std::thread::scope(|s| {
+        let writers: Vec<_> = (0..clients)
+            .map(|k| {
+                let server = &servers[k % servers.len()];
+                s.spawn(move || {
+                    let mut c = Connection::open(server);
+                    (0..each)
+                        .map(|n| {
+                            let args = json!({"room": format!("room-{k:02}"), "client": format!("client-{k:02}"), "start": slot(n, 0), "end": slot(n, 1)});
+                            c.call("create_booking", args).1
+                        })
+                        .collect::<Vec<f64>>()
+                })
+            })
+            .collect();
+        let reader = s.spawn(|| {
+            let mut connections: Vec<Connection> = servers.iter().map(Connection::open).collect();
+            let (mut rng, mut ms, mut i) = (Rng(7), Vec::new(), 0);
+            while writing.load(Ordering::Relaxed) {
+                let at = i % connections.len();
+                ms.push(connections[at].call("query_bookings", query_args(&mut rng, days)).1);
+                i += 1;
+            }
+            ms
+        });
+        let booking_ms: Vec<f64> = writers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+        let written_in = started.elapsed().as_secs_f64();
+        writing.store(false, Ordering::Relaxed);
+        (booking_ms, reader.join().unwrap(), written_in)
+    });
+
+    // The read phase: `clients` clients query, spread over the servers like the writers.
+    let started = Instant::now();
+    let query_ms: Vec<f64> = std::thread::scope(|s| {
+        let readers: Vec<_> = (0..clients)
+            .map(|k| {
+                let server = &servers[k % servers.len()];
+                s.spawn(move || {
+                    let (mut c, mut rng) = (Connection::open(server), Rng(1000 + k as u64));
+                    (0..queries / clients).map(|_| c.call("query_bookings", query_args(&mut rng, days)).1).collect::<Vec<f64>>()
+                })
+            })
+            .collect();
+        readers.into_iter().flat_map(|r| r.join().unwrap()).collect()
+    });
+    let read_in = started.elapsed().as_secs_f64();
+
+    Figures {
+        bookings_per_s: booking_ms.len() as f64 / written_in,
+        booking_ms: sorted(booking_ms),
+        busy_query_ms: sorted(busy_query_ms),
+        queries_per_s: query_ms.len() as f64 / read_in,
+        query_ms: sorted(query_ms),
+    }
+}
+
+fn option(args: &[String], name: &str) -> Option<usize> {
+    let at = args.iter().position(|a| a == name)?;
+    Some(args.get(at + 1).and_then(|v| v.replace('_', "").parse().ok()).unwrap_or_else(|| panic!("{name} needs a number")))
+}
+
+fn main() {
+    let Ok(base) = std::env::var("STUDIOFLOW_TEST_PG") else {
+        println!("skipped: STUDIOFLOW_TEST_PG is not set (a PostgreSQL URL such as postgres://postgres@127.0.0.1/test)");
+        return;
+    };
+    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` passes --bench; without it (cargo test --benches) make a quick smoke run.
+    let full = args.iter().any(|a| a == "--bench");
+    let clients = option(&args, "--clients").unwrap_or(if full { 8 } else { 4 }).clamp(1, ROOMS);
+    let bookings = option(&args, "--bookings").unwrap_or(if full { 1200 } else { 40 }).max(clients);
+    let queries = option(&args, "--queries").unwrap_or(if full { 4000 } else { 40 }).max(clients);
+
+    // Concurrent CREATE EXTENSION races on the catalog; a no-op once it is there.
+    let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap_or_else(|e| panic!("STUDIOFLOW_TEST_PG={base}: {e}"));
+    admin.batch_execute("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public").unwrap();
+    drop(admin);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = Vec::new();
+    let started = Instant::now();
+    for (backend, servers) in [("SQLite", 1), ("PostgreSQL", 1), ("PostgreSQL", 2), ("PostgreSQL", 3)] {
+        // A fresh studio for each setup, so each starts from the same state.
+        let schema;
+        let db = if backend == "SQLite" {
+            dir.path().join(format!("servers-{}.db", rows.len())).to_str().unwrap().to_owned()
+        } else {
+            schema = PgSchema::new(&base);
+            schema.url()
+        };
+        build_studio(&Target::parse(&db));
+        let figures = run(&db, servers, clients, bookings, queries);
+        eprintln!("{backend} x {servers}: {:.0} bookings/s, {:.0} queries/s", figures.bookings_per_s, figures.queries_per_s);
+        rows.push((backend, servers, figures));
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+
+    println!(
+        "\n{clients} booking clients ({} bookings each) and 1 querying client, then {clients} querying clients ({} queries each), \
+         spread over the servers; keep-alive HTTP/1.1 on 127.0.0.1; ms ({cores} cores; {:.0} s; load average {}):\n",
+        bookings / clients,
+        queries / clients,
+        started.elapsed().as_secs_f64(),
+        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+    );
+    println!(
+        "| {:<10} | {:>7} | {:>10} | {:>8} | {:>8} | {:>17} | {:>9} | {:>9} | {:>9} |",
+        "store", "servers", "bookings/s", "book p50", "book p99", "query p99 writing", "queries/s", "query p50", "query p99"
+    );
+    println!("|{:-<12}|{:-<9}|{:-<12}|{:-<10}|{:-<10}|{:-<19}|{:-<11}|{:-<11}|{:-<11}|", "", "", "", "", "", "", "", "", "");
+    for (backend, servers, f) in &rows {
+        println!(
+            "| {backend:<10} | {servers:>7} | {:>10.0} | {:>8.2} | {:>8.2} | {:>17.2} | {:>9.0} | {:>9.2} | {:>9.2} |",
+            f.bookings_per_s,
+            quantile(&f.booking_ms, 0.50),
+            quantile(&f.booking_ms, 0.99),
+            quantile(&f.busy_query_ms, 0.99),
+            f.queries_per_s,
+            quantile(&f.query_ms, 0.50),
+            quantile(&f.query_ms, 0.99),
+        );
+    }
+    println!("\nOne writer per studio at a time (SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory lock): bookings/s is bound by one transaction at a time (its statements and its commit), whatever the number of servers.");
+}
