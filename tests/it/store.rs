@@ -1,7 +1,8 @@
-//! The store's rules on real SQLite files: clashes and turnaround, opening hours past midnight,
-//! offline windows, series across the clock change, migrations, and racing writers.
+//! The store's rules on both backends (each test runs on an SQLite file and on a PostgreSQL schema):
+//! clashes and turnaround, opening hours past midnight, offline windows, series across the clock
+//! change, migrations, and racing writers.
 
-use crate::support::{at, session, small_studio, temp_db};
+use crate::support::{at, on_both, session, small_studio, TestDb};
 use chrono::Duration;
 use std::sync::{Arc, Barrier};
 use studioflow::domain::{BookingId, EngineerId, Refusal, RoomId, Status};
@@ -14,321 +15,287 @@ fn refusal(result: Result<impl std::fmt::Debug, StoreError>) -> Refusal {
     }
 }
 
-#[test]
-fn overlapping_sessions_in_one_room_are_refused_naming_the_booking() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let first = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
-    let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T13:00", 60))));
-    assert!(matches!(&why, Refusal::RoomTaken { other, .. } if *other == first.id), "{why}");
-    assert_eq!(
-        why.to_string(),
-        "live is taken from 2026-09-07T12:00:00+01:00 to 2026-09-07T14:00:00+01:00 by bk_00001: choose another time or room"
-    );
-    assert_eq!(store.booking_count().unwrap(), 1);
-}
-
-#[test]
-fn the_turnaround_buffer_counts_on_both_sides() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
-    // Ends 10 minutes before, starts 10 minutes after: inside the 15-minute turnaround.
-    let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T10:50", 60))));
-    assert!(why.to_string().contains("15-minute turnaround"), "{why}");
-    refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T14:10", 60))));
-    // Exactly 15 minutes apart is fine, on both sides.
-    store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T10:45", 60))).unwrap();
-    store.write_with(|w| w.create_booking(&session("live", "c3", "2026-09-07T14:15", 60))).unwrap();
-    // A room without a buffer takes back-to-back sessions.
-    store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-07T08:00", 60))).unwrap();
-    store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-07T09:00", 60))).unwrap();
-}
-
-#[test]
-fn clients_and_engineers_cannot_be_in_two_rooms_at_once() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let mut with_engineer = session("live", "c1", "2026-09-07T12:00", 120);
-    with_engineer.engineer = Some(EngineerId::new("e1"));
-    let first = store.write_with(|w| w.create_booking(&with_engineer)).unwrap();
-
-    let why = refusal(store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-07T13:30", 60))));
-    assert!(matches!(&why, Refusal::ClientBusy { other, .. } if *other == first.id), "{why}");
-
-    let mut engineer_again = session("hall", "c2", "2026-09-07T11:00", 90);
-    engineer_again.engineer = Some(EngineerId::new("e1"));
-    let why = refusal(store.write_with(|w| w.create_booking(&engineer_again)));
-    assert!(matches!(&why, Refusal::EngineerBusy { other, .. } if *other == first.id), "{why}");
-
-    // People have no turnaround: straight after is fine.
-    engineer_again.start = at("2026-09-07T14:00");
-    engineer_again.end = at("2026-09-07T15:00");
-    store.write_with(|w| w.create_booking(&engineer_again)).unwrap();
-}
-
-#[test]
-fn cancelled_bookings_free_their_slot() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let first = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
-    let cancelled = store.write_with(|w| w.cancel_booking(&first.id, CancelScope::Occurrence)).unwrap();
-    assert_eq!(cancelled.len(), 1);
-    assert_eq!(cancelled[0].status, Status::Cancelled);
-    store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T12:00", 120))).unwrap();
-    assert!(matches!(
-        store.write_with(|w| w.cancel_booking(&first.id, CancelScope::Occurrence)),
-        Err(StoreError::Invalid { .. })
-    ));
-}
-
-#[test]
-fn opening_hours_run_past_midnight() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    // live is open 10:00 to 02:00 the next morning.
-    store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T23:30", 150))).unwrap();
-    let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T01:00", 75))));
-    assert!(matches!(why, Refusal::Closed { .. }), "{why}");
-    let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T09:30", 60))));
-    assert!(why.to_string().contains("mon 10:00-02:00"), "{why}");
-    // The booth is closed at weekends.
-    let why = refusal(store.write_with(|w| w.create_booking(&session("booth", "c1", "2026-09-12T10:00", 60))));
-    assert!(matches!(why, Refusal::Closed { .. }), "{why}");
-}
-
-#[test]
-fn capacity_and_features_are_checked() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let mut big = session("booth", "c1", "2026-09-07T10:00", 60);
-    big.party_size = 3;
-    let why = refusal(store.write_with(|w| w.create_booking(&big)));
-    assert_eq!(why.to_string(), "booth holds 2 people and the party is 3: choose a larger room");
-    let mut drums = session("booth", "c1", "2026-09-07T10:00", 60);
-    drums.requires = vec!["Drums".into()];
-    let why = refusal(store.write_with(|w| w.create_booking(&drums)));
-    assert_eq!(why.to_string(), "booth has no drums: choose a room that has it");
-}
-
-#[test]
-fn offline_windows_block_new_bookings() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    store
-        .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-08T00:00"), at("2026-09-10T00:00"), "new floor"))
-        .unwrap();
-    let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-09T12:00", 60))));
-    assert!(matches!(&why, Refusal::Offline { reason, .. } if reason == "new floor"), "{why}");
-    // A session that ends as the window starts, or starts as it ends, is fine.
-    store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T22:00", 120))).unwrap();
-    store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-10T10:00", 60))).unwrap();
-    assert!(matches!(
-        store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-10T00:00"), at("2026-09-09T00:00"), "")),
-        Err(StoreError::Invalid { .. })
-    ));
-    assert!(matches!(
-        store.write_with(|w| w.add_offline_window(&RoomId::new("attic"), at("2026-09-09T00:00"), at("2026-09-10T00:00"), "")),
-        Err(StoreError::UnknownRoom(_))
-    ));
-}
-
-#[test]
-fn a_displaced_booking_holds_neither_its_room_nor_its_people() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let mut displaced = session("live", "c1", "2026-09-09T12:00", 120);
-    displaced.engineer = Some(EngineerId::new("e1"));
-    store.write_with(|w| w.create_booking(&displaced)).unwrap();
-    let mut same_people = session("hall", "c1", "2026-09-09T12:30", 60);
-    same_people.engineer = Some(EngineerId::new("e1"));
-    refusal(store.write_with(|w| w.create_booking(&same_people)));
-    // The room goes offline under the booking: until someone moves it, it blocks nobody.
-    store
-        .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T00:00"), at("2026-09-10T00:00"), "leak"))
-        .unwrap();
-    store.write_with(|w| w.create_booking(&same_people)).unwrap();
-}
-
-#[test]
-fn removing_a_window_never_revives_a_booking_into_a_clash() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let mut revived = session("live", "c1", "2026-09-09T12:00", 120);
-    revived.engineer = Some(EngineerId::new("e1"));
-    let revived = store.write_with(|w| w.create_booking(&revived)).unwrap();
-    let clear = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T20:00", 60))).unwrap();
-    let window = store
-        .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T00:00"), at("2026-09-09T14:05"), "leak"))
-        .unwrap();
-    // While the window is up, the displaced booking holds nothing: its client is booked elsewhere,
-    // and the room is taken inside its turnaround, right after the window.
-    let mut elsewhere = session("hall", "c1", "2026-09-09T12:30", 60);
-    elsewhere.engineer = Some(EngineerId::new("e2"));
-    store.write_with(|w| w.create_booking(&elsewhere)).unwrap();
-    store.write_with(|w| w.create_booking(&session("live", "c3", "2026-09-09T14:05", 60))).unwrap();
-    // Removing the window cannot put it back into those clashes: it stays displaced, and says so.
-    let removed = store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
-    assert_eq!(removed.still_displaced.iter().map(|b| b.id.clone()).collect::<Vec<_>>(), vec![revived.id.clone()]);
-    let now = store.booking(&revived.id).unwrap().unwrap();
-    assert!(now.displaced, "the revived booking clashes and must stay displaced");
-    assert!(!store.booking(&clear.id).unwrap().unwrap().displaced, "a booking outside the window is untouched");
-    let query = studioflow::store::EventQuery { after: None, entity: Some(studioflow::store::Entity::Booking), id: Some(revived.id.0.clone()), limit: 100 };
-    let actions: Vec<String> = store.events(&query).unwrap().into_iter().map(|e| e.action).collect();
-    assert_eq!(actions.last().map(String::as_str), Some("displaced"), "{actions:?}");
-}
-
-#[test]
-fn removing_a_window_revives_a_booking_that_fits() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let kept = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-09T12:00", 120))).unwrap();
-    let window = store
-        .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T00:00"), at("2026-09-10T00:00"), "leak"))
-        .unwrap();
-    let removed = store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
-    assert!(removed.still_displaced.is_empty());
-    assert!(!store.booking(&kept.id).unwrap().unwrap().displaced);
-    // It holds its room again.
-    refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T13:00", 60))));
-}
-
-#[test]
-fn a_weekly_series_keeps_its_local_time_across_the_october_change() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let template = session("live", "c1", "2026-10-13T19:00", 120);
-    let (series, sessions) =
-        store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=4", &template)).unwrap();
-    let tz = store.studio().unwrap().tz;
-    let shown: Vec<_> = sessions.iter().map(|b| (tz.format(b.start), tz.format(b.end))).collect();
-    assert_eq!(
-        shown,
-        [
-            ("2026-10-13T19:00:00+01:00".to_owned(), "2026-10-13T21:00:00+01:00".to_owned()),
-            ("2026-10-20T19:00:00+01:00".to_owned(), "2026-10-20T21:00:00+01:00".to_owned()),
-            ("2026-10-27T19:00:00+00:00".to_owned(), "2026-10-27T21:00:00+00:00".to_owned()),
-            ("2026-11-03T19:00:00+00:00".to_owned(), "2026-11-03T21:00:00+00:00".to_owned()),
-        ]
-    );
-    let stored = store.series(&series.id).unwrap().unwrap();
-    assert_eq!(stored.rrule, "FREQ=WEEKLY;COUNT=4");
-    assert!(sessions.iter().all(|b| b.series.as_ref() == Some(&series.id)));
-}
-
-#[test]
-fn a_series_is_all_or_nothing_and_lists_every_conflict() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let a = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-15T19:30", 60))).unwrap();
-    let b = store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-29T18:00", 120))).unwrap();
-    let before = store.booking_count().unwrap();
-
-    let template = session("live", "c1", "2026-09-01T19:00", 120);
-    let why = refusal(store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=6", &template)));
-    let Refusal::Series { total, conflicts } = &why else { panic!("{why}") };
-    assert_eq!(*total, 6);
-    let at: Vec<String> = conflicts.iter().map(|(at, _)| at.to_string()).collect();
-    assert_eq!(at, ["2026-09-15T19:00:00+01:00", "2026-09-29T19:00:00+01:00"]);
-    assert!(matches!(&conflicts[0].1, Refusal::RoomTaken { other, .. } if *other == a.id));
-    assert!(matches!(&conflicts[1].1, Refusal::ClientBusy { other, .. } if *other == b.id));
-    assert_eq!(store.booking_count().unwrap(), before, "a refused series books nothing");
-
-    // A session that the clock skips is an error that names it.
-    let skipped = session("hall", "c3", "2027-03-21T01:30", 30);
-    let err = store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=2", &skipped)).unwrap_err();
-    assert!(err.to_string().contains("2027-03-28 01:30:00 does not exist"), "{err}");
-    assert_eq!(store.booking_count().unwrap(), before);
-}
-
-#[test]
-fn cancelling_following_sessions_of_a_series() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let template = session("live", "c1", "2026-09-01T19:00", 120);
-    let (_, sessions) = store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=5", &template)).unwrap();
-    let cancelled = store.write_with(|w| w.cancel_booking(&sessions[2].id, CancelScope::Following)).unwrap();
-    let ids: Vec<&BookingId> = cancelled.iter().map(|b| &b.id).collect();
-    assert_eq!(ids, [&sessions[2].id, &sessions[3].id, &sessions[4].id]);
-    let rest = store.write_with(|w| w.cancel_booking(&sessions[0].id, CancelScope::Series)).unwrap();
-    assert_eq!(rest.len(), 2);
-}
-
-#[test]
-fn moving_a_booking_keeps_its_length_and_its_rules() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let a = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
-    let b = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T15:00", 60))).unwrap();
-    // Moving over itself is fine; onto b is not.
-    let moved = store.write_with(|w| w.move_booking(&a.id, &RoomId::new("live"), at("2026-09-07T12:30"))).unwrap();
-    assert_eq!(moved.end - moved.start, Duration::minutes(120));
-    let why = refusal(store.write_with(|w| w.move_booking(&a.id, &RoomId::new("live"), at("2026-09-07T13:30"))));
-    assert!(matches!(&why, Refusal::RoomTaken { other, .. } if *other == b.id), "{why}");
-    assert_eq!(store.booking(&a.id).unwrap().unwrap().start, at("2026-09-07T12:30"));
-}
-
-#[test]
-fn queries_page_without_repeats_or_gaps() {
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    for day in 7..=11 {
-        for hour in [0, 4, 8, 12, 16, 20] {
-            let start = format!("2026-09-{day:02}T{hour:02}:00");
-            store.write_with(|w| w.create_booking(&session("hall", ["c1", "c2", "c3"][hour % 3], &start, 60))).unwrap();
-        }
+on_both! {
+    fn overlapping_sessions_in_one_room_are_refused_naming_the_booking(db) {
+        let mut store = small_studio(db);
+        let first = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
+        let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T13:00", 60))));
+        assert!(matches!(&why, Refusal::RoomTaken { other, .. } if *other == first.id), "{why}");
+        assert_eq!(
+            why.to_string(),
+            "live is taken from 2026-09-07T12:00:00+01:00 to 2026-09-07T14:00:00+01:00 by bk_00001: choose another time or room"
+        );
+        assert_eq!(store.booking_count().unwrap(), 1);
     }
-    let mut seen = Vec::new();
-    let mut query = BookingQuery { room: Some(RoomId::new("hall")), limit: 7, ..Default::default() };
-    loop {
-        let page = store.query_bookings(&query).unwrap();
-        if page.is_empty() {
-            break;
-        }
-        // A booking written mid-way, before the cursor, is not seen; nothing shifts.
-        if seen.is_empty() {
-            store.write_with(|w| w.create_booking(&session("hall", "c3", "2026-09-06T10:00", 30))).unwrap();
-        }
-        query.after = Some(page.last().unwrap().1);
-        seen.extend(page.into_iter().map(|(b, _)| b.id));
+
+    fn the_turnaround_buffer_counts_on_both_sides(db) {
+        let mut store = small_studio(db);
+        store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
+        // Ends 10 minutes before, starts 10 minutes after: inside the 15-minute turnaround.
+        let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T10:50", 60))));
+        assert!(why.to_string().contains("15-minute turnaround"), "{why}");
+        refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T14:10", 60))));
+        // Exactly 15 minutes apart is fine, on both sides.
+        store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T10:45", 60))).unwrap();
+        store.write_with(|w| w.create_booking(&session("live", "c3", "2026-09-07T14:15", 60))).unwrap();
+        // A room without a buffer takes back-to-back sessions.
+        store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-07T08:00", 60))).unwrap();
+        store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-07T09:00", 60))).unwrap();
     }
-    assert_eq!(seen.len(), 30);
-    let mut unique = seen.clone();
-    unique.sort();
-    unique.dedup();
-    assert_eq!(unique.len(), 30);
-}
 
-#[test]
-fn migrations_create_an_empty_file_at_the_latest_version() {
-    let db = temp_db();
-    let store = Store::open(&db.path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-    assert!(matches!(store.studio(), Err(StoreError::NoStudio)));
-    drop(store);
-    // Opening again changes nothing.
-    assert_eq!(Store::open(&db.path).unwrap().schema_version().unwrap(), SCHEMA_VERSION);
-}
+    fn clients_and_engineers_cannot_be_in_two_rooms_at_once(db) {
+        let mut store = small_studio(db);
+        let mut with_engineer = session("live", "c1", "2026-09-07T12:00", 120);
+        with_engineer.engineer = Some(EngineerId::new("e1"));
+        let first = store.write_with(|w| w.create_booking(&with_engineer)).unwrap();
 
-#[test]
-fn migrations_upgrade_a_file_from_the_previous_version_keeping_its_bookings() {
-    let db = temp_db();
-    write_previous_version(&db);
-    let store = Store::open(&db.path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-    let kept = store.booking(&BookingId::new("bk_00001")).unwrap().unwrap();
-    assert_eq!(kept.start, at("2026-09-07T12:00"));
-    assert_eq!(store.rooms().unwrap().len(), 3);
-    // The tables of the new version are there, and empty.
-    let conn = rusqlite::Connection::open(&db.path).unwrap();
-    let reflows: i64 = conn.query_row("SELECT COUNT(*) FROM reflows", [], |row| row.get(0)).unwrap();
-    assert_eq!(reflows, 0);
+        let why = refusal(store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-07T13:30", 60))));
+        assert!(matches!(&why, Refusal::ClientBusy { other, .. } if *other == first.id), "{why}");
+
+        let mut engineer_again = session("hall", "c2", "2026-09-07T11:00", 90);
+        engineer_again.engineer = Some(EngineerId::new("e1"));
+        let why = refusal(store.write_with(|w| w.create_booking(&engineer_again)));
+        assert!(matches!(&why, Refusal::EngineerBusy { other, .. } if *other == first.id), "{why}");
+
+        // People have no turnaround: straight after is fine.
+        engineer_again.start = at("2026-09-07T14:00");
+        engineer_again.end = at("2026-09-07T15:00");
+        store.write_with(|w| w.create_booking(&engineer_again)).unwrap();
+    }
+
+    fn cancelled_bookings_free_their_slot(db) {
+        let mut store = small_studio(db);
+        let first = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
+        let cancelled = store.write_with(|w| w.cancel_booking(&first.id, CancelScope::Occurrence)).unwrap();
+        assert_eq!(cancelled.len(), 1);
+        assert_eq!(cancelled[0].status, Status::Cancelled);
+        store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T12:00", 120))).unwrap();
+        assert!(matches!(
+            store.write_with(|w| w.cancel_booking(&first.id, CancelScope::Occurrence)),
+            Err(StoreError::Invalid { .. })
+        ));
+    }
+
+    fn opening_hours_run_past_midnight(db) {
+        let mut store = small_studio(db);
+        // live is open 10:00 to 02:00 the next morning.
+        store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T23:30", 150))).unwrap();
+        let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T01:00", 75))));
+        assert!(matches!(why, Refusal::Closed { .. }), "{why}");
+        let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T09:30", 60))));
+        assert!(why.to_string().contains("mon 10:00-02:00"), "{why}");
+        // The booth is closed at weekends.
+        let why = refusal(store.write_with(|w| w.create_booking(&session("booth", "c1", "2026-09-12T10:00", 60))));
+        assert!(matches!(why, Refusal::Closed { .. }), "{why}");
+    }
+
+    fn capacity_and_features_are_checked(db) {
+        let mut store = small_studio(db);
+        let mut big = session("booth", "c1", "2026-09-07T10:00", 60);
+        big.party_size = 3;
+        let why = refusal(store.write_with(|w| w.create_booking(&big)));
+        assert_eq!(why.to_string(), "booth holds 2 people and the party is 3: choose a larger room");
+        let mut drums = session("booth", "c1", "2026-09-07T10:00", 60);
+        drums.requires = vec!["Drums".into()];
+        let why = refusal(store.write_with(|w| w.create_booking(&drums)));
+        assert_eq!(why.to_string(), "booth has no drums: choose a room that has it");
+    }
+
+    fn offline_windows_block_new_bookings(db) {
+        let mut store = small_studio(db);
+        store
+            .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-08T00:00"), at("2026-09-10T00:00"), "new floor"))
+            .unwrap();
+        let why = refusal(store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-09T12:00", 60))));
+        assert!(matches!(&why, Refusal::Offline { reason, .. } if reason == "new floor"), "{why}");
+        // A session that ends as the window starts, or starts as it ends, is fine.
+        store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T22:00", 120))).unwrap();
+        store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-10T10:00", 60))).unwrap();
+        assert!(matches!(
+            store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-10T00:00"), at("2026-09-09T00:00"), "")),
+            Err(StoreError::Invalid { .. })
+        ));
+        assert!(matches!(
+            store.write_with(|w| w.add_offline_window(&RoomId::new("attic"), at("2026-09-09T00:00"), at("2026-09-10T00:00"), "")),
+            Err(StoreError::UnknownRoom(_))
+        ));
+    }
+
+    fn a_displaced_booking_holds_neither_its_room_nor_its_people(db) {
+        let mut store = small_studio(db);
+        let mut displaced = session("live", "c1", "2026-09-09T12:00", 120);
+        displaced.engineer = Some(EngineerId::new("e1"));
+        store.write_with(|w| w.create_booking(&displaced)).unwrap();
+        let mut same_people = session("hall", "c1", "2026-09-09T12:30", 60);
+        same_people.engineer = Some(EngineerId::new("e1"));
+        refusal(store.write_with(|w| w.create_booking(&same_people)));
+        // The room goes offline under the booking: until someone moves it, it blocks nobody.
+        store
+            .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T00:00"), at("2026-09-10T00:00"), "leak"))
+            .unwrap();
+        store.write_with(|w| w.create_booking(&same_people)).unwrap();
+    }
+
+    fn removing_a_window_never_revives_a_booking_into_a_clash(db) {
+        let mut store = small_studio(db);
+        let mut revived = session("live", "c1", "2026-09-09T12:00", 120);
+        revived.engineer = Some(EngineerId::new("e1"));
+        let revived = store.write_with(|w| w.create_booking(&revived)).unwrap();
+        let clear = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T20:00", 60))).unwrap();
+        let window = store
+            .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T00:00"), at("2026-09-09T14:05"), "leak"))
+            .unwrap();
+        // While the window is up, the displaced booking holds nothing: its client is booked elsewhere,
+        // and the room is taken inside its turnaround, right after the window.
+        let mut elsewhere = session("hall", "c1", "2026-09-09T12:30", 60);
+        elsewhere.engineer = Some(EngineerId::new("e2"));
+        store.write_with(|w| w.create_booking(&elsewhere)).unwrap();
+        store.write_with(|w| w.create_booking(&session("live", "c3", "2026-09-09T14:05", 60))).unwrap();
+        // Removing the window cannot put it back into those clashes: it stays displaced, and says so.
+        let removed = store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
+        assert_eq!(removed.still_displaced.iter().map(|b| b.id.clone()).collect::<Vec<_>>(), vec![revived.id.clone()]);
+        let now = store.booking(&revived.id).unwrap().unwrap();
+        assert!(now.displaced, "the revived booking clashes and must stay displaced");
+        assert!(!store.booking(&clear.id).unwrap().unwrap().displaced, "a booking outside the window is untouched");
+        let query = studioflow::store::EventQuery { after: None, entity: Some(studioflow::store::Entity::Booking), id: Some(revived.id.0.clone()), limit: 100 };
+        let actions: Vec<String> = store.events(&query).unwrap().into_iter().map(|e| e.action).collect();
+        assert_eq!(actions.last().map(String::as_str), Some("displaced"), "{actions:?}");
+    }
+
+    fn removing_a_window_revives_a_booking_that_fits(db) {
+        let mut store = small_studio(db);
+        let kept = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-09T12:00", 120))).unwrap();
+        let window = store
+            .write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T00:00"), at("2026-09-10T00:00"), "leak"))
+            .unwrap();
+        let removed = store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
+        assert!(removed.still_displaced.is_empty());
+        assert!(!store.booking(&kept.id).unwrap().unwrap().displaced);
+        // It holds its room again.
+        refusal(store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T13:00", 60))));
+    }
+
+    fn a_weekly_series_keeps_its_local_time_across_the_october_change(db) {
+        let mut store = small_studio(db);
+        let template = session("live", "c1", "2026-10-13T19:00", 120);
+        let (series, sessions) =
+            store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=4", &template)).unwrap();
+        let tz = store.studio().unwrap().tz;
+        let shown: Vec<_> = sessions.iter().map(|b| (tz.format(b.start), tz.format(b.end))).collect();
+        assert_eq!(
+            shown,
+            [
+                ("2026-10-13T19:00:00+01:00".to_owned(), "2026-10-13T21:00:00+01:00".to_owned()),
+                ("2026-10-20T19:00:00+01:00".to_owned(), "2026-10-20T21:00:00+01:00".to_owned()),
+                ("2026-10-27T19:00:00+00:00".to_owned(), "2026-10-27T21:00:00+00:00".to_owned()),
+                ("2026-11-03T19:00:00+00:00".to_owned(), "2026-11-03T21:00:00+00:00".to_owned()),
+            ]
+        );
+        let stored = store.series(&series.id).unwrap().unwrap();
+        assert_eq!(stored.rrule, "FREQ=WEEKLY;COUNT=4");
+        assert!(sessions.iter().all(|b| b.series.as_ref() == Some(&series.id)));
+    }
+
+    fn a_series_is_all_or_nothing_and_lists_every_conflict(db) {
+        let mut store = small_studio(db);
+        let a = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-15T19:30", 60))).unwrap();
+        let b = store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-29T18:00", 120))).unwrap();
+        let before = store.booking_count().unwrap();
+
+        let template = session("live", "c1", "2026-09-01T19:00", 120);
+        let why = refusal(store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=6", &template)));
+        let Refusal::Series { total, conflicts } = &why else { panic!("{why}") };
+        assert_eq!(*total, 6);
+        let at: Vec<String> = conflicts.iter().map(|(at, _)| at.to_string()).collect();
+        assert_eq!(at, ["2026-09-15T19:00:00+01:00", "2026-09-29T19:00:00+01:00"]);
+        assert!(matches!(&conflicts[0].1, Refusal::RoomTaken { other, .. } if *other == a.id));
+        assert!(matches!(&conflicts[1].1, Refusal::ClientBusy { other, .. } if *other == b.id));
+        assert_eq!(store.booking_count().unwrap(), before, "a refused series books nothing");
+
+        // A session that the clock skips is an error that names it.
+        let skipped = session("hall", "c3", "2027-03-21T01:30", 30);
+        let err = store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=2", &skipped)).unwrap_err();
+        assert!(err.to_string().contains("2027-03-28 01:30:00 does not exist"), "{err}");
+        assert_eq!(store.booking_count().unwrap(), before);
+    }
+
+    fn cancelling_following_sessions_of_a_series(db) {
+        let mut store = small_studio(db);
+        let template = session("live", "c1", "2026-09-01T19:00", 120);
+        let (_, sessions) = store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=5", &template)).unwrap();
+        let cancelled = store.write_with(|w| w.cancel_booking(&sessions[2].id, CancelScope::Following)).unwrap();
+        let ids: Vec<&BookingId> = cancelled.iter().map(|b| &b.id).collect();
+        assert_eq!(ids, [&sessions[2].id, &sessions[3].id, &sessions[4].id]);
+        let rest = store.write_with(|w| w.cancel_booking(&sessions[0].id, CancelScope::Series)).unwrap();
+        assert_eq!(rest.len(), 2);
+    }
+
+    fn moving_a_booking_keeps_its_length_and_its_rules(db) {
+        let mut store = small_studio(db);
+        let a = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
+        let b = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-07T15:00", 60))).unwrap();
+        // Moving over itself is fine; onto b is not.
+        let moved = store.write_with(|w| w.move_booking(&a.id, &RoomId::new("live"), at("2026-09-07T12:30"))).unwrap();
+        assert_eq!(moved.end - moved.start, Duration::minutes(120));
+        let why = refusal(store.write_with(|w| w.move_booking(&a.id, &RoomId::new("live"), at("2026-09-07T13:30"))));
+        assert!(matches!(&why, Refusal::RoomTaken { other, .. } if *other == b.id), "{why}");
+        assert_eq!(store.booking(&a.id).unwrap().unwrap().start, at("2026-09-07T12:30"));
+    }
+
+    fn queries_page_without_repeats_or_gaps(db) {
+        let mut store = small_studio(db);
+        for day in 7..=11 {
+            for hour in [0, 4, 8, 12, 16, 20] {
+                let start = format!("2026-09-{day:02}T{hour:02}:00");
+                store.write_with(|w| w.create_booking(&session("hall", ["c1", "c2", "c3"][hour % 3], &start, 60))).unwrap();
+            }
+        }
+        let mut seen = Vec::new();
+        let mut query = BookingQuery { room: Some(RoomId::new("hall")), limit: 7, ..Default::default() };
+        loop {
+            let page = store.query_bookings(&query).unwrap();
+            if page.is_empty() {
+                break;
+            }
+            // A booking written mid-way, before the cursor, is not seen; nothing shifts.
+            if seen.is_empty() {
+                store.write_with(|w| w.create_booking(&session("hall", "c3", "2026-09-06T10:00", 30))).unwrap();
+            }
+            query.after = Some(page.last().unwrap().1);
+            seen.extend(page.into_iter().map(|(b, _)| b.id));
+        }
+        assert_eq!(seen.len(), 30);
+        let mut unique = seen.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 30);
+    }
+
+    fn migrations_create_an_empty_file_at_the_latest_version(db) {
+        let store = Store::open(db).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        assert!(matches!(store.studio(), Err(StoreError::NoStudio)));
+        drop(store);
+        // Opening again changes nothing.
+        assert_eq!(Store::open(db).unwrap().schema_version().unwrap(), SCHEMA_VERSION);
+    }
+
+    fn migrations_upgrade_a_file_from_the_previous_version_keeping_its_bookings(db) {
+        write_previous_version(db);
+        let store = Store::open(db).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let kept = store.booking(&BookingId::new("bk_00001")).unwrap().unwrap();
+        assert_eq!(kept.start, at("2026-09-07T12:00"));
+        assert_eq!(store.rooms().unwrap().len(), 3);
+        // The tables of the new version are there, and empty.
+        assert_eq!(db.scalar("SELECT COUNT(*) FROM reflows"), 0);
+    }
 }
 
 /// A file as the previous release left it: the previous schema, a studio and one booking,
 /// written with that schema's SQL.
-fn write_previous_version(db: &crate::support::TempDb) {
-    let mut old = Store::open_at_version(&db.path, SCHEMA_VERSION - 1).unwrap();
+fn write_previous_version(db: &TestDb) {
+    let mut old = Store::open_at_version(db, SCHEMA_VERSION - 1).unwrap();
     assert_eq!(old.schema_version().unwrap(), SCHEMA_VERSION - 1);
     old.write_with(|w| {
         w.conn().execute_batch(
@@ -348,64 +315,55 @@ fn write_previous_version(db: &crate::support::TempDb) {
     .unwrap();
 }
 
-#[test]
-fn a_file_from_a_newer_studioflow_is_refused() {
-    let db = temp_db();
-    drop(Store::open(&db.path).unwrap());
-    let conn = rusqlite::Connection::open(&db.path).unwrap();
-    conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
-    drop(conn);
-    let err = Store::open(&db.path).err().expect("a newer schema is refused");
-    assert!(err.to_string().contains("upgrade studioflow"), "{err}");
-}
-
-#[test]
-fn two_writers_racing_for_one_slot_a_thousand_times_one_wins_each_time() {
-    let db = temp_db();
-    drop(small_studio(&db));
-    const ROUNDS: usize = 1000;
-    let barrier = Arc::new(Barrier::new(2));
-    let racers: Vec<_> = ["c1", "c2"]
-        .into_iter()
-        .map(|client| {
-            let (path, barrier) = (db.path.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                let mut store = Store::open(&path).unwrap();
-                let first = at("2026-09-07T00:00");
-                (0..ROUNDS)
-                    .map(|round| {
-                        let mut slot = crate::support::session("hall", client, "2026-09-07T00:00", 30);
-                        slot.start = first + Duration::hours(round as i64);
-                        slot.end = slot.start + Duration::minutes(30);
-                        barrier.wait();
-                        match store.write_with(|w| w.create_booking(&slot)) {
-                            Ok(_) => true,
-                            Err(StoreError::Refused(Refusal::RoomTaken { .. })) => false,
-                            Err(other) => panic!("round {round}: {other}"),
-                        }
-                    })
-                    .collect::<Vec<bool>>()
-            })
-        })
-        .collect();
-    let results: Vec<Vec<bool>> = racers.into_iter().map(|r| r.join().unwrap()).collect();
-    for (round, (first, second)) in results[0].iter().zip(&results[1]).enumerate() {
-        assert!(first ^ second, "round {round}: exactly one writer must win");
+on_both! {
+    fn a_file_from_a_newer_studioflow_is_refused(db) {
+        drop(Store::open(db).unwrap());
+        db.set_schema_version(SCHEMA_VERSION + 1);
+        let err = Store::open(db).err().expect("a newer schema is refused");
+        assert!(err.to_string().contains("upgrade studioflow"), "{err}");
     }
-    let store = Store::open(&db.path).unwrap();
-    assert_eq!(store.booking_count().unwrap(), ROUNDS as u64);
-}
 
-/// Tasks finished before schema 4 kept protocol documents; after the upgrade they read as typed
-/// outcomes: a refusal's text, a failure's message, the reflow a task ended with.
-#[test]
-fn tasks_finished_under_schema_3_keep_their_outcomes_after_the_upgrade() {
-    use studioflow::store::TaskOutcome;
-    let db = temp_db();
-    drop(Store::open_at_version(&db.path, 3).unwrap());
-    rusqlite::Connection::open(&db.path)
-        .unwrap()
-        .execute_batch(
+    fn two_writers_racing_for_one_slot_a_thousand_times_one_wins_each_time(db) {
+        drop(small_studio(db));
+        const ROUNDS: usize = 1000;
+        let barrier = Arc::new(Barrier::new(2));
+        let racers: Vec<_> = ["c1", "c2"]
+            .into_iter()
+            .map(|client| {
+                let (target, barrier) = (db.target(), barrier.clone());
+                std::thread::spawn(move || {
+                    let mut store = Store::open(target).unwrap();
+                    let first = at("2026-09-07T00:00");
+                    (0..ROUNDS)
+                        .map(|round| {
+                            let mut slot = crate::support::session("hall", client, "2026-09-07T00:00", 30);
+                            slot.start = first + Duration::hours(round as i64);
+                            slot.end = slot.start + Duration::minutes(30);
+                            barrier.wait();
+                            match store.write_with(|w| w.create_booking(&slot)) {
+                                Ok(_) => true,
+                                Err(StoreError::Refused(Refusal::RoomTaken { .. })) => false,
+                                Err(other) => panic!("round {round}: {other}"),
+                            }
+                        })
+                        .collect::<Vec<bool>>()
+                })
+            })
+            .collect();
+        let results: Vec<Vec<bool>> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+        for (round, (first, second)) in results[0].iter().zip(&results[1]).enumerate() {
+            assert!(first ^ second, "round {round}: exactly one writer must win");
+        }
+        let store = Store::open(db).unwrap();
+        assert_eq!(store.booking_count().unwrap(), ROUNDS as u64);
+    }
+
+    /// Tasks finished before schema 4 kept protocol documents; after the upgrade they read as typed
+    /// outcomes: a refusal's text, a failure's message, the reflow a task ended with.
+    fn tasks_finished_under_schema_3_keep_their_outcomes_after_the_upgrade(db) {
+        use studioflow::store::TaskOutcome;
+        drop(Store::open_at_version(db, 3).unwrap());
+        db.exec(
             r#"INSERT INTO tasks (id, kind, request, month, status, status_message, created_ms, updated_ms, ttl_ms, poll_interval_ms, reflow_id, result, error)
                VALUES ('tsk_refused', 'reflow_month', '{}', '2026-09', 'completed', 'm', 0, 0, NULL, 250, 'rf_0001',
                        '{"content":[{"type":"text","text":"the month changed"}],"isError":true}', NULL),
@@ -413,112 +371,109 @@ fn tasks_finished_under_schema_3_keep_their_outcomes_after_the_upgrade() {
                        '{"code":-32603,"message":"disk full"}'),
                       ('tsk_done', 'reflow_month', '{}', '2026-11', 'completed', 'm', 0, 0, NULL, 250, 'rf_0002',
                        '{"content":[{"type":"text","text":"Moved 3 bookings; 0 unresolved."}],"isError":false}', NULL);"#,
-        )
-        .unwrap();
-    let store = Store::open(&db.path).unwrap();
-    let outcome = |id: &str| store.task(id).unwrap().unwrap().outcome().unwrap();
-    assert_eq!(outcome("tsk_refused"), Some(TaskOutcome::Refused("the month changed".into())));
-    assert_eq!(outcome("tsk_failed"), Some(TaskOutcome::Failed("disk full".into())));
-    assert_eq!(outcome("tsk_done"), Some(TaskOutcome::Reflow("rf_0002".into())));
-    // The rule that finished tasks never change came back with the new columns.
-    let conn = rusqlite::Connection::open(&db.path).unwrap();
-    assert!(conn.execute("UPDATE tasks SET status = 'working' WHERE id = 'tsk_done'", []).is_err());
+        );
+        let store = Store::open(db).unwrap();
+        let outcome = |id: &str| store.task(id).unwrap().unwrap().outcome().unwrap();
+        assert_eq!(outcome("tsk_refused"), Some(TaskOutcome::Refused("the month changed".into())));
+        assert_eq!(outcome("tsk_failed"), Some(TaskOutcome::Failed("disk full".into())));
+        assert_eq!(outcome("tsk_done"), Some(TaskOutcome::Reflow("rf_0002".into())));
+        // The rule that finished tasks never change came back with the new columns.
+        assert!(db.try_exec("UPDATE tasks SET status = 'working' WHERE id = 'tsk_done'").is_err());
+    }
 }
 
 /// The schema before issue 10's migration, 6 (rooms, people and bookings without the management
 /// columns, no history).
 const BEFORE_STUDIO_MANAGEMENT: i64 = 5;
 
-#[test]
-fn a_file_from_before_studio_management_upgrades_with_everyone_active_and_an_empty_history() {
-    use studioflow::domain::{Actor, Profile};
-    use studioflow::store::{EventQuery, PersonKind, RoomEdit};
-    let db = temp_db();
-    let mut old = Store::open_at_version(&db.path, BEFORE_STUDIO_MANAGEMENT).unwrap();
-    old.write_with(|w| {
-        w.conn().execute_batch(
-            "INSERT INTO studio (id, name, timezone, notice_minutes, clock) VALUES (1, 'Old', 'Europe/London', 2880, 1788163200);
-             INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes) VALUES ('live', 'Live', 6, '[\"drums\"]', '[\"mon-sun 10:00-02:00\"]', 15);
-             INSERT INTO clients (id, name) VALUES ('c1', 'Client 1');
-             INSERT INTO engineers (id, name) VALUES ('e1', 'Engineer 1');",
-        )?;
-        w.conn().execute(
-            "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, status, pinned, created_at, updated_at) \
-             VALUES (1, 'bk_00001', 'live', 'c1', 'e1', ?1, ?2, 4, '[]', 'tentative', 0, 0, 0)",
-            [at("2026-09-07T12:00").timestamp(), at("2026-09-07T14:00").timestamp()],
-        )?;
-        Ok(())
-    })
-    .unwrap();
-    drop(old);
+on_both! {
+    fn a_file_from_before_studio_management_upgrades_with_everyone_active_and_an_empty_history(db) {
+        use studioflow::domain::{Actor, Profile};
+        use studioflow::store::{EventQuery, PersonKind, RoomEdit};
+        let mut old = Store::open_at_version(db, BEFORE_STUDIO_MANAGEMENT).unwrap();
+        old.write_with(|w| {
+            w.conn().execute_batch(
+                "INSERT INTO studio (id, name, timezone, notice_minutes, clock) VALUES (1, 'Old', 'Europe/London', 2880, 1788163200);
+                 INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes) VALUES ('live', 'Live', 6, '[\"drums\"]', '[\"mon-sun 10:00-02:00\"]', 15);
+                 INSERT INTO clients (id, name) VALUES ('c1', 'Client 1');
+                 INSERT INTO engineers (id, name) VALUES ('e1', 'Engineer 1');",
+            )?;
+            w.conn().execute(
+                "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, status, pinned, created_at, updated_at) \
+                 VALUES (1, 'bk_00001', 'live', 'c1', 'e1', ?1, ?2, 4, '[]', 'tentative', 0, 0, 0)",
+                [at("2026-09-07T12:00").timestamp(), at("2026-09-07T14:00").timestamp()],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+        drop(old);
 
-    let mut store = Store::open(&db.path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-    let kept = store.booking(&BookingId::new("bk_00001")).unwrap().unwrap();
-    assert_eq!((kept.status, kept.notes.clone(), kept.hold_until, kept.displaced), (Status::Tentative, None, None, false));
-    assert!(store.rooms().unwrap()[0].active);
-    let client = store.person(PersonKind::Client, "c1").unwrap().unwrap();
-    assert_eq!(client.profile, Profile::default());
-    let engineer = store.person(PersonKind::Engineer, "e1").unwrap().unwrap();
-    assert_eq!((engineer.profile.skills.len(), engineer.profile.active), (0, true));
-    assert!(store.events(&EventQuery { limit: 100, ..Default::default() }).unwrap().is_empty());
+        let mut store = Store::open(db).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let kept = store.booking(&BookingId::new("bk_00001")).unwrap().unwrap();
+        assert_eq!((kept.status, kept.notes.clone(), kept.hold_until, kept.displaced), (Status::Tentative, None, None, false));
+        assert!(store.rooms().unwrap()[0].active);
+        let client = store.person(PersonKind::Client, "c1").unwrap().unwrap();
+        assert_eq!(client.profile, Profile::default());
+        let engineer = store.person(PersonKind::Engineer, "e1").unwrap().unwrap();
+        assert_eq!((engineer.profile.skills.len(), engineer.profile.active), (0, true));
+        assert!(store.events(&EventQuery { limit: 100, ..Default::default() }).unwrap().is_empty());
 
-    // The old rows take part in the new rules: shrinking the room under the booking is refused,
-    // forced it displaces it, and both changes are in the history.
-    let actor = Actor::new("upgrade-test", "test");
-    let edit = RoomEdit { capacity: Some(2), ..Default::default() };
-    let refused = store.write_as(&actor, |w| w.update_room(&RoomId::new("live"), &edit, false));
-    assert!(matches!(refused, Err(StoreError::RoomChangeDisplaces { total: 1, .. })), "{refused:?}");
-    let change = store.write_as(&actor, |w| w.update_room(&RoomId::new("live"), &edit, true)).unwrap();
-    assert_eq!(change.displaced.len(), 1);
-    assert!(store.booking(&BookingId::new("bk_00001")).unwrap().unwrap().displaced);
-    let events = store.events(&EventQuery { limit: 100, ..Default::default() }).unwrap();
-    let actions: Vec<(&str, &str)> = events.iter().map(|e| (e.id.as_str(), e.action.as_str())).collect();
-    assert_eq!(actions, [("live", "updated"), ("bk_00001", "displaced")]);
-    assert!(events.iter().all(|e| e.who == "upgrade-test" && e.at == at("2026-08-31T09:00")));
-}
+        // The old rows take part in the new rules: shrinking the room under the booking is refused,
+        // forced it displaces it, and both changes are in the history.
+        let actor = Actor::new("upgrade-test", "test");
+        let edit = RoomEdit { capacity: Some(2), ..Default::default() };
+        let refused = store.write_as(&actor, |w| w.update_room(&RoomId::new("live"), &edit, false));
+        assert!(matches!(refused, Err(StoreError::RoomChangeDisplaces { total: 1, .. })), "{refused:?}");
+        let change = store.write_as(&actor, |w| w.update_room(&RoomId::new("live"), &edit, true)).unwrap();
+        assert_eq!(change.displaced.len(), 1);
+        assert!(store.booking(&BookingId::new("bk_00001")).unwrap().unwrap().displaced);
+        let events = store.events(&EventQuery { limit: 100, ..Default::default() }).unwrap();
+        let actions: Vec<(&str, &str)> = events.iter().map(|e| (e.id.as_str(), e.action.as_str())).collect();
+        assert_eq!(actions, [("live", "updated"), ("bk_00001", "displaced")]);
+        assert!(events.iter().all(|e| e.who == "upgrade-test" && e.at == at("2026-08-31T09:00")));
+    }
 
-/// Issue 10: an undo sets every booking back, then checks them all, so a reflow that swapped two
-/// bookings is undone too; a second undo is refused, and so is one after a booking changed.
-#[test]
-fn undoing_a_swap_puts_both_back_and_an_undo_happens_once() {
-    use studioflow::reflow::{apply_plan, Month, Move, ReflowPlan, ReflowRequest};
-    let db = temp_db();
-    let mut store = small_studio(&db);
-    let a = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
-    let b = store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-07T12:00", 120))).unwrap();
-    let swap = |from: &studioflow::domain::Booking, to: &str| Move {
-        booking: from.id.clone(),
-        from_room: from.room.clone(),
-        from_start: from.start,
-        from_end: from.end,
-        to_room: RoomId::new(to),
-        to_start: from.start,
-        to_end: from.end,
-    };
-    let plan = ReflowPlan {
-        request: ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 120 },
-        affected: 2,
-        moves: vec![swap(&a, "hall"), swap(&b, "live")],
-        unresolved: vec![],
-        cost: 2,
-        lower_bound: 2,
-        proven_optimal: true,
-    };
-    let id = apply_plan(&mut store, &plan, false).unwrap();
-    assert_eq!(store.booking(&a.id).unwrap().unwrap().room, RoomId::new("hall"));
+    /// Issue 10: an undo sets every booking back, then checks them all, so a reflow that swapped two
+    /// bookings is undone too; a second undo is refused, and so is one after a booking changed.
+    fn undoing_a_swap_puts_both_back_and_an_undo_happens_once(db) {
+        use studioflow::reflow::{apply_plan, Month, Move, ReflowPlan, ReflowRequest};
+        let mut store = small_studio(db);
+        let a = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 120))).unwrap();
+        let b = store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-07T12:00", 120))).unwrap();
+        let swap = |from: &studioflow::domain::Booking, to: &str| Move {
+            booking: from.id.clone(),
+            from_room: from.room.clone(),
+            from_start: from.start,
+            from_end: from.end,
+            to_room: RoomId::new(to),
+            to_start: from.start,
+            to_end: from.end,
+        };
+        let plan = ReflowPlan {
+            request: ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 120 },
+            affected: 2,
+            moves: vec![swap(&a, "hall"), swap(&b, "live")],
+            unresolved: vec![],
+            cost: 2,
+            lower_bound: 2,
+            proven_optimal: true,
+        };
+        let id = apply_plan(&mut store, &plan, false).unwrap();
+        assert_eq!(store.booking(&a.id).unwrap().unwrap().room, RoomId::new("hall"));
 
-    let undone = store.write_with(|w| w.undo_reflow(&id)).unwrap();
-    assert_eq!(undone.restored.len(), 2);
-    assert_eq!(store.booking(&a.id).unwrap().unwrap().room, RoomId::new("live"));
-    assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("hall"));
-    let again = store.write_with(|w| w.undo_reflow(&id));
-    assert!(matches!(&again, Err(StoreError::Undo(m)) if m.contains("undone already")), "{again:?}");
+        let undone = store.write_with(|w| w.undo_reflow(&id)).unwrap();
+        assert_eq!(undone.restored.len(), 2);
+        assert_eq!(store.booking(&a.id).unwrap().unwrap().room, RoomId::new("live"));
+        assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("hall"));
+        let again = store.write_with(|w| w.undo_reflow(&id));
+        assert!(matches!(&again, Err(StoreError::Undo(m)) if m.contains("undone already")), "{again:?}");
 
-    // Applied again, then one booking moved by hand: the undo names it and changes nothing.
-    let id = apply_plan(&mut store, &plan, false).unwrap();
-    store.write_with(|w| w.move_booking(&a.id, &RoomId::new("hall"), at("2026-09-07T15:00"))).unwrap();
-    let refused = store.write_with(|w| w.undo_reflow(&id));
-    assert!(matches!(&refused, Err(StoreError::Undo(m)) if m.contains(a.id.as_str()) && m.contains("changed since")), "{refused:?}");
-    assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("live"), "nothing was put back");
+        // Applied again, then one booking moved by hand: the undo names it and changes nothing.
+        let id = apply_plan(&mut store, &plan, false).unwrap();
+        store.write_with(|w| w.move_booking(&a.id, &RoomId::new("hall"), at("2026-09-07T15:00"))).unwrap();
+        let refused = store.write_with(|w| w.undo_reflow(&id));
+        assert!(matches!(&refused, Err(StoreError::Undo(m)) if m.contains(a.id.as_str()) && m.contains("changed since")), "{refused:?}");
+        assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("live"), "nothing was put back");
+    }
 }

@@ -1,5 +1,6 @@
-//! Shared fixtures: a small studio in a temporary database file, helpers to read times, and
-//! ([`issuer`]) a test OAuth issuer that serves keys and mints access tokens.
+//! Shared fixtures: a test database on either backend ([`TestDb`], and [`on_both!`] to run one
+//! test body on both), a small studio in it, helpers to read times, and ([`issuer`]) a test OAuth
+//! issuer that serves keys and mints access tokens.
 
 pub mod issuer;
 
@@ -8,7 +9,7 @@ use std::path::PathBuf;
 use studioflow::domain::{
     ClientId, EngineerId, Session, Person, Room, RoomId, Status, Studio, StudioTz, WeeklyHours,
 };
-use studioflow::store::Store;
+use studioflow::store::{Store, Target};
 use tempfile::TempDir;
 
 pub fn london() -> StudioTz {
@@ -83,11 +84,185 @@ pub fn temp_db() -> TempDb {
     TempDb { _dir: dir, path }
 }
 
+impl From<&TempDb> for Target {
+    fn from(db: &TempDb) -> Target {
+        Target::File(db.path.clone())
+    }
+}
+
+/// A test's database on one backend or the other: an SQLite file in a temporary directory, or a
+/// schema of its own in `STUDIOFLOW_TEST_PG`'s database. The raw-SQL helpers speak to it through
+/// the drivers themselves (rusqlite, postgres), not through the store's layer, so that what a
+/// test reads back is what the database holds; their SQL must be portable.
+pub enum TestDb {
+    Sqlite(TempDb),
+    Postgres(PgSchema),
+}
+
+impl TestDb {
+    pub fn sqlite() -> TestDb {
+        TestDb::Sqlite(temp_db())
+    }
+
+    /// `None`, after saying so, when `STUDIOFLOW_TEST_PG` is not set.
+    pub fn postgres(test: &str) -> Option<TestDb> {
+        PgSchema::new(test).map(TestDb::Postgres)
+    }
+
+    pub fn target(&self) -> Target {
+        match self {
+            TestDb::Sqlite(db) => Target::File(db.path.clone()),
+            TestDb::Postgres(schema) => Target::Postgres(schema.url()),
+        }
+    }
+
+    /// What the binary's `--db` takes: the file's path, or the schema's URL.
+    pub fn db_arg(&self) -> String {
+        match self {
+            TestDb::Sqlite(db) => db.path.to_str().unwrap().to_owned(),
+            TestDb::Postgres(schema) => schema.url(),
+        }
+    }
+
+    /// A store on the database, its schema brought up to date.
+    pub fn open(&self) -> Store {
+        Store::open(self).unwrap()
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, TestDb::Postgres(_))
+    }
+
+    /// Every row of a query, each column as text (an integer in decimal, NULL as `None`).
+    pub fn rows(&self, sql: &str) -> Vec<Vec<Option<String>>> {
+        match self {
+            TestDb::Sqlite(db) => {
+                let conn = rusqlite::Connection::open(&db.path).unwrap();
+                let mut stmt = conn.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+                let columns = stmt.column_count();
+                stmt.query_map([], |row| {
+                    (0..columns)
+                        .map(|i| {
+                            Ok(match row.get_ref(i)? {
+                                rusqlite::types::ValueRef::Null => None,
+                                rusqlite::types::ValueRef::Integer(n) => Some(n.to_string()),
+                                rusqlite::types::ValueRef::Text(t) => Some(String::from_utf8(t.to_vec()).unwrap()),
+                                other => panic!("{sql}: column {i} is {other:?}"),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+            }
+            TestDb::Postgres(schema) => {
+                use postgres::types::Type;
+                let rows = schema.client().query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"));
+                rows.iter()
+                    .map(|row| {
+                        row.columns()
+                            .iter()
+                            .enumerate()
+                            .map(|(i, column)| match *column.type_() {
+                                Type::INT8 => row.get::<_, Option<i64>>(i).map(|n| n.to_string()),
+                                Type::INT4 => row.get::<_, Option<i32>>(i).map(|n| n.to_string()),
+                                Type::BOOL => row.get::<_, Option<bool>>(i).map(|b| i64::from(b).to_string()),
+                                _ => row.get::<_, Option<String>>(i),
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The first column of the only row of a query, as text.
+    pub fn text(&self, sql: &str) -> Option<String> {
+        let rows = self.rows(sql);
+        assert_eq!(rows.len(), 1, "{sql}: one row expected");
+        rows[0][0].clone()
+    }
+
+    /// The first column of the only row of a query: an integer (COUNT(*), say).
+    pub fn scalar(&self, sql: &str) -> i64 {
+        self.text(sql).unwrap_or_else(|| panic!("{sql}: NULL")).parse().unwrap()
+    }
+
+    /// Runs statements, as a writer outside studioflow would.
+    pub fn exec(&self, sql: &str) {
+        self.try_exec(sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// [`TestDb::exec`], the database's refusal as text.
+    pub fn try_exec(&self, sql: &str) -> Result<(), String> {
+        match self {
+            TestDb::Sqlite(db) => rusqlite::Connection::open(&db.path).unwrap().execute_batch(sql).map_err(|e| e.to_string()),
+            TestDb::Postgres(schema) => schema.client().batch_execute(sql).map_err(|e| match e.as_db_error() {
+                Some(db) => db.message().to_owned(),
+                None => e.to_string(),
+            }),
+        }
+    }
+
+    /// Sets the recorded schema version, as a newer studioflow would have left it.
+    pub fn set_schema_version(&self, version: i64) {
+        match self {
+            TestDb::Sqlite(_) => self.exec(&format!("PRAGMA user_version = {version}")),
+            TestDb::Postgres(_) => self.exec(&format!("UPDATE studioflow_schema SET version = {version} WHERE id = 1")),
+        }
+    }
+}
+
+impl From<&TestDb> for Target {
+    fn from(db: &TestDb) -> Target {
+        db.target()
+    }
+}
+
+/// One test body, two tests: `NAME::sqlite` on a temporary SQLite file and `NAME::postgres` on a
+/// schema of its own in `STUDIOFLOW_TEST_PG`'s database (which, unset, says it was skipped and
+/// passes). The body sees the database as `DB: &TestDb`; the functions and imports of the
+/// enclosing module are in scope.
+///
+/// ```ignore
+/// on_both! {
+///     /// What the test shows.
+///     fn a_rule_holds(db) {
+///         let store = small_studio(db);
+///     }
+/// }
+/// ```
+macro_rules! on_both {
+    ($($(#[$meta:meta])* fn $name:ident($db:ident) $body:block)*) => {$(
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn sqlite() {
+                let db = $crate::support::TestDb::sqlite();
+                let $db: &$crate::support::TestDb = &db;
+                $body
+            }
+
+            #[test]
+            fn postgres() {
+                let Some(db) = $crate::support::TestDb::postgres(concat!(module_path!(), "::", stringify!($name))) else { return };
+                let $db: &$crate::support::TestDb = &db;
+                $body
+            }
+        }
+    )*};
+}
+pub(crate) use on_both;
+
 /// A small studio: `live` (6 people, drums, 10:00-02:00, 15-minute turnaround), `booth`
 /// (2 people, vocal-booth, weekdays 09:00-18:00) and `hall` (4 people, open round the clock);
 /// clients c1-c3, engineers e1-e2; the clock at 2026-08-31 09:00 and 48 hours' notice.
-pub fn small_studio(db: &TempDb) -> Store {
-    let mut store = Store::open(&db.path).unwrap();
+pub fn small_studio(db: impl Into<Target>) -> Store {
+    let mut store = Store::open(db).unwrap();
     store
         .write_with(|w| {
             w.set_studio(&Studio {
