@@ -203,22 +203,20 @@ impl Writer<'_> {
             expires: expires.map(|at| at.trunc_subsecs(0)),
             revoked: None,
         };
-        let inserted = self.conn().execute(
+        // The partial unique index keeps one live token per name; the name is checked first, under
+        // the writer lock, because on PostgreSQL a refused INSERT aborts the whole transaction
+        // (nothing more could be read in it to tell the caller why).
+        if self.live_name(&token.name)? {
+            return Err(StoreError::invalid(
+                "name",
+                format!("a live token is already named {:?}: pick another name, or revoke that token first", token.name),
+            ));
+        }
+        self.conn().execute(
             "INSERT INTO api_tokens (id, name, secret_hash, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
             params![token.id, token.name, secret::hash(&secret), scopes.joined(" "), now.timestamp(), expires.map(|at| at.timestamp())],
-        );
-        match inserted {
-            Ok(_) => Ok((token, secret)),
-            // The partial unique index keeps one live token per name. The id and the hash are
-            // unique too, so the name is to blame only if a live token holds it.
-            Err(e) if matches!(e.refusal(), Some(db::Refusal::Unique(_))) && self.live_name(&token.name)? => {
-                Err(StoreError::invalid(
-                    "name",
-                    format!("a live token is already named {:?}: pick another name, or revoke that token first", token.name),
-                ))
-            }
-            Err(e) => Err(e.into()),
-        }
+        )?;
+        Ok((token, secret))
     }
 
     /// Whether a live (unrevoked) token has this name.

@@ -5,6 +5,7 @@
 pub mod issuer;
 
 use chrono::{DateTime, Duration, Utc};
+use std::io::Write;
 use std::path::PathBuf;
 use studioflow::domain::{
     ClientId, EngineerId, Session, Person, Room, RoomId, Status, Studio, StudioTz, WeeklyHours,
@@ -35,6 +36,12 @@ pub struct PgSchema {
 impl PgSchema {
     pub fn new(test: &str) -> Option<PgSchema> {
         let Ok(base) = std::env::var(PG_ENV) else {
+            // Once per run past the harness's capture, so that `cargo test` says it; each test
+            // says it too, in its own (captured) output.
+            static NOTICE: std::sync::Once = std::sync::Once::new();
+            NOTICE.call_once(|| {
+                let _ = writeln!(std::io::stderr(), "note: the PostgreSQL runs of the tests are skipped: {PG_ENV} is not set (e.g. {PG_ENV}=postgres://postgres@127.0.0.1/test)");
+            });
             eprintln!("skipped on PostgreSQL ({test}): {PG_ENV} is not set");
             return None;
         };
