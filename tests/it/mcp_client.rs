@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
@@ -74,9 +75,10 @@ pub struct StdioServer {
     id: u64,
 }
 
-pub fn stdio(db: &Path, extra: &[&str]) -> StdioServer {
+/// `db` is what `--db` takes: a file's path, or a PostgreSQL URL.
+pub fn stdio(db: impl AsRef<OsStr>, extra: &[&str]) -> StdioServer {
     let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
-        .args(["serve", "--db", db.to_str().unwrap()])
+        .args(["serve".as_ref(), "--db".as_ref(), db.as_ref()])
         .args(extra)
         .env("RUST_LOG", "error")
         .stdin(Stdio::piped())
@@ -165,9 +167,9 @@ pub struct HttpServer {
     pub bearer: Option<String>,
 }
 
-pub fn http(db: &Path, extra: &[&str]) -> HttpServer {
+pub fn http(db: impl AsRef<OsStr>, extra: &[&str]) -> HttpServer {
     let mut command = Command::new(env!("CARGO_BIN_EXE_studioflow"));
-    command.args(["serve", "--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"]).args(extra);
+    command.args(["serve".as_ref(), "--db".as_ref(), db.as_ref(), "--http".as_ref(), "127.0.0.1:0".as_ref()]).args(extra);
     spawn_http(command)
 }
 

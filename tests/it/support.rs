@@ -101,34 +101,49 @@ impl From<&TempDb> for Target {
 /// schema of its own in `STUDIOFLOW_TEST_PG`'s database. The raw-SQL helpers speak to it through
 /// the drivers themselves (rusqlite, postgres), not through the store's layer, so that what a
 /// test reads back is what the database holds; their SQL must be portable.
-pub enum TestDb {
+///
+/// As `AsRef<OsStr>` it is the binary's `--db` argument, so `stdio(db, ..)` serves it.
+pub struct TestDb {
+    backend: Backend,
+    /// [`TestDb::db_arg`], kept to be lent as an `OsStr`.
+    arg: String,
+}
+
+enum Backend {
     Sqlite(TempDb),
     Postgres(PgSchema),
 }
 
 impl TestDb {
     pub fn sqlite() -> TestDb {
-        TestDb::Sqlite(temp_db())
+        let db = temp_db();
+        TestDb { arg: db.path.to_str().unwrap().to_owned(), backend: Backend::Sqlite(db) }
     }
 
     /// `None`, after saying so, when `STUDIOFLOW_TEST_PG` is not set.
     pub fn postgres(test: &str) -> Option<TestDb> {
-        PgSchema::new(test).map(TestDb::Postgres)
+        let schema = PgSchema::new(test)?;
+        Some(TestDb { arg: schema.url(), backend: Backend::Postgres(schema) })
+    }
+
+    /// Another empty database on the same backend.
+    pub fn another(&self) -> TestDb {
+        match &self.backend {
+            Backend::Sqlite(_) => TestDb::sqlite(),
+            Backend::Postgres(schema) => TestDb::postgres(&schema.name).unwrap(),
+        }
     }
 
     pub fn target(&self) -> Target {
-        match self {
-            TestDb::Sqlite(db) => Target::File(db.path.clone()),
-            TestDb::Postgres(schema) => Target::Postgres(schema.url()),
+        match &self.backend {
+            Backend::Sqlite(db) => Target::File(db.path.clone()),
+            Backend::Postgres(_) => Target::Postgres(self.arg.clone()),
         }
     }
 
     /// What the binary's `--db` takes: the file's path, or the schema's URL.
-    pub fn db_arg(&self) -> String {
-        match self {
-            TestDb::Sqlite(db) => db.path.to_str().unwrap().to_owned(),
-            TestDb::Postgres(schema) => schema.url(),
-        }
+    pub fn db_arg(&self) -> &str {
+        &self.arg
     }
 
     /// A store on the database, its schema brought up to date.
@@ -137,13 +152,13 @@ impl TestDb {
     }
 
     pub fn is_postgres(&self) -> bool {
-        matches!(self, TestDb::Postgres(_))
+        matches!(self.backend, Backend::Postgres(_))
     }
 
     /// Every row of a query, each column as text (an integer in decimal, NULL as `None`).
     pub fn rows(&self, sql: &str) -> Vec<Vec<Option<String>>> {
-        match self {
-            TestDb::Sqlite(db) => {
+        match &self.backend {
+            Backend::Sqlite(db) => {
                 let conn = rusqlite::Connection::open(&db.path).unwrap();
                 let mut stmt = conn.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
                 let columns = stmt.column_count();
@@ -163,7 +178,7 @@ impl TestDb {
                 .map(Result::unwrap)
                 .collect()
             }
-            TestDb::Postgres(schema) => {
+            Backend::Postgres(schema) => {
                 use postgres::types::Type;
                 let rows = schema.client().query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"));
                 rows.iter()
@@ -203,9 +218,9 @@ impl TestDb {
 
     /// [`TestDb::exec`], the database's refusal as text.
     pub fn try_exec(&self, sql: &str) -> Result<(), String> {
-        match self {
-            TestDb::Sqlite(db) => rusqlite::Connection::open(&db.path).unwrap().execute_batch(sql).map_err(|e| e.to_string()),
-            TestDb::Postgres(schema) => schema.client().batch_execute(sql).map_err(|e| match e.as_db_error() {
+        match &self.backend {
+            Backend::Sqlite(db) => rusqlite::Connection::open(&db.path).unwrap().execute_batch(sql).map_err(|e| e.to_string()),
+            Backend::Postgres(schema) => schema.client().batch_execute(sql).map_err(|e| match e.as_db_error() {
                 Some(db) => db.message().to_owned(),
                 None => e.to_string(),
             }),
@@ -214,9 +229,9 @@ impl TestDb {
 
     /// Sets the recorded schema version, as a newer studioflow would have left it.
     pub fn set_schema_version(&self, version: i64) {
-        match self {
-            TestDb::Sqlite(_) => self.exec(&format!("PRAGMA user_version = {version}")),
-            TestDb::Postgres(_) => self.exec(&format!("UPDATE studioflow_schema SET version = {version} WHERE id = 1")),
+        match self.backend {
+            Backend::Sqlite(_) => self.exec(&format!("PRAGMA user_version = {version}")),
+            Backend::Postgres(_) => self.exec(&format!("UPDATE studioflow_schema SET version = {version} WHERE id = 1")),
         }
     }
 }
@@ -224,6 +239,12 @@ impl TestDb {
 impl From<&TestDb> for Target {
     fn from(db: &TestDb) -> Target {
         db.target()
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TestDb {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.arg.as_ref()
     }
 }
 

@@ -16,8 +16,22 @@ pub use postgres::{Error, Statement};
 const WRITER_LOCK: i32 = 0x7366_6c77;
 
 pub struct Conn {
-    client: RefCell<postgres::Client>,
+    /// Always `Some` but in `drop`, which takes it to close it where that is allowed.
+    client: RefCell<Option<postgres::Client>>,
     statements: RefCell<HashMap<String, Statement>>,
+}
+
+/// Closing a `postgres::Client` runs a runtime of its own, which panics on a thread that drives
+/// a tokio runtime; and a server may drop its last pooled connection there (when its `Arc<Pool>`
+/// goes away on a worker thread). There the client is closed on a thread of its own.
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.get_mut().take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            std::thread::spawn(move || drop(client));
+        }
+    }
 }
 
 impl Conn {
@@ -44,7 +58,11 @@ impl Conn {
         // A writer waiting for the studio's lock must see what was committed while it waited:
         // READ COMMITTED takes a fresh snapshot per statement, whatever the server's default.
         client.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
-        Ok(Conn { client: RefCell::new(client), statements: RefCell::new(HashMap::new()) })
+        Ok(Conn { client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()) })
+    }
+
+    fn client(&self) -> std::cell::RefMut<'_, postgres::Client> {
+        std::cell::RefMut::map(self.client.borrow_mut(), |client| client.as_mut().expect("a connection is used only until dropped"))
     }
 
     pub fn is_closed(&self) -> bool {
@@ -55,7 +73,7 @@ impl Conn {
         if let Some(stmt) = self.statements.borrow().get(sql) {
             return Ok(stmt.clone());
         }
-        let stmt = self.client.borrow_mut().prepare(&rewrite(sql))?;
+        let stmt = self.client().prepare(&rewrite(sql))?;
         self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
         Ok(stmt)
     }
@@ -67,13 +85,13 @@ impl Conn {
 
     pub fn execute_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<usize> {
         let args = arguments(values);
-        let changed = self.client.borrow_mut().execute(stmt, &args)?;
+        let changed = self.client().execute(stmt, &args)?;
         Ok(usize::try_from(changed).unwrap_or(usize::MAX))
     }
 
     pub fn query_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<Vec<Vec<Value>>> {
         let args = arguments(values);
-        let rows = self.client.borrow_mut().query(stmt, &args)?;
+        let rows = self.client().query(stmt, &args)?;
         rows.iter().map(|row| (0..row.len()).map(|i| row.try_get::<_, Value>(i).map_err(super::Error::from)).collect()).collect()
     }
 
@@ -93,7 +111,7 @@ impl Conn {
     }
 
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
-        Ok(self.client.borrow_mut().batch_execute(sql)?)
+        Ok(self.client().batch_execute(sql)?)
     }
 
     /// `BEGIN`, then the studio's writer lock (held to COMMIT or ROLLBACK, or until the
