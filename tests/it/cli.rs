@@ -1,7 +1,9 @@
 //! The real `studioflow` binary on real files: init, export-instance, solve, demo, calendar and
-//! token, with the exit codes and messages a person sees.
+//! token, with the exit codes and messages a person sees. The commands that read or write a
+//! studio run on both backends (`--db` a file, then a PostgreSQL URL); reading a studio file and
+//! solving an instance file touch no database and run once.
 
-use crate::support::{small_studio, temp_db};
+use crate::support::{on_both, small_studio, temp_db, TestDb};
 use studioflow::store::TokenCheck;
 use std::process::{Command, Output};
 use studioflow_solver as solver;
@@ -18,75 +20,74 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-#[test]
-fn init_demo_then_export_gives_a_valid_month_with_over_a_hundred_affected() {
-    let db = temp_db();
-    let path = db.path.to_str().unwrap();
-    let out = studioflow(&["init", "--db", path, "--demo"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("7 rooms"), "{}", stdout(&out));
+on_both! {
+    fn init_demo_then_export_gives_a_valid_month_with_over_a_hundred_affected(db) {
+        let path = db.db_arg();
+        let out = studioflow(&["init", "--db", path, "--demo"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("7 rooms"), "{}", stdout(&out));
 
-    let out = studioflow(&["export-instance", "--db", path, "--month", "2026-09", "--offline", "studio-b"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let instance: solver::Instance = serde_json::from_slice(&out.stdout).unwrap();
-    instance.check().unwrap();
-    let studio_b = instance.rooms.iter().find(|r| r.id == "studio-b").unwrap();
-    let affected = instance
-        .bookings
-        .iter()
-        .filter(|b| b.room == "studio-b" && studio_b.offline.iter().any(|&[s, e]| b.start < e && s < b.end))
-        .count();
-    assert!(affected >= 100, "only {affected} affected");
+        let out = studioflow(&["export-instance", "--db", path, "--month", "2026-09", "--offline", "studio-b"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let instance: solver::Instance = serde_json::from_slice(&out.stdout).unwrap();
+        instance.check().unwrap();
+        let studio_b = instance.rooms.iter().find(|r| r.id == "studio-b").unwrap();
+        let affected = instance
+            .bookings
+            .iter()
+            .filter(|b| b.room == "studio-b" && studio_b.offline.iter().any(|&[s, e]| b.start < e && s < b.end))
+            .count();
+        assert!(affected >= 100, "only {affected} affected");
 
-    // The exported instance solves, and the solution is valid.
-    let file = db.path.with_extension("json");
-    std::fs::write(&file, &out.stdout).unwrap();
-    let out = studioflow(&["solve", file.to_str().unwrap(), "--threads", "2"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let solution: solver::Solution = serde_json::from_slice(&out.stdout).unwrap();
-    solver::validate(&instance, &solution).unwrap();
-    assert_eq!(solution.moved + solution.unresolved, affected);
-    assert!(stderr(&out).contains(&format!("moved {}", solution.moved)), "{}", stderr(&out));
-}
-
-#[test]
-fn bad_input_gets_exit_code_2_and_a_message_that_says_what_to_change() {
-    let db = temp_db();
-    let path = db.path.to_str().unwrap();
-    let missing = studioflow(&["export-instance", "--db", path, "--month", "2026-09", "--offline", "studio-b"]);
-    assert_eq!(missing.status.code(), Some(2));
-    assert!(stderr(&missing).contains("init --db"), "{}", stderr(&missing));
-
-    assert!(studioflow(&["init", "--db", path, "--demo"]).status.success());
-    let again = studioflow(&["init", "--db", path, "--demo"]);
-    assert_eq!(again.status.code(), Some(2));
-    assert!(stderr(&again).contains("already holds a studio"), "{}", stderr(&again));
-
-    let cases: [(&[&str], &str); 4] = [
-        (&["--month", "2026-9", "--offline", "studio-b"], "YYYY-MM"),
-        (&["--month", "2026-09", "--offline", "studio-z"], "unknown room \"studio-z\""),
-        (&["--month", "2026-09", "--offline", "studio-b", "--max-shift-minutes", "9999"], "0 to 720"),
-        (&["--month", "2250-01", "--offline", "studio-b"], "2000 to 2199"),
-    ];
-    for (args, expected) in cases {
-        let mut all = vec!["export-instance", "--db", path];
-        all.extend_from_slice(args);
-        let out = studioflow(&all);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
-        assert!(out.stdout.is_empty());
+        // The exported instance solves, and the solution is valid.
+        let file = db.file("instance.json");
+        std::fs::write(&file, &out.stdout).unwrap();
+        let out = studioflow(&["solve", file.to_str().unwrap(), "--threads", "2"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let solution: solver::Solution = serde_json::from_slice(&out.stdout).unwrap();
+        solver::validate(&instance, &solution).unwrap();
+        assert_eq!(solution.moved + solution.unresolved, affected);
+        assert!(stderr(&out).contains(&format!("moved {}", solution.moved)), "{}", stderr(&out));
     }
 
-    let file = db.path.with_extension("json");
-    std::fs::write(&file, r#"{"version": 2, "month": "2026-09", "rooms": [], "bookings": []}"#).unwrap();
-    let out = studioflow(&["solve", file.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    std::fs::write(&file, "{not json").unwrap();
-    let out = studioflow(&["solve", file.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("is not a REFLOW.md instance"), "{}", stderr(&out));
+    fn bad_input_gets_exit_code_2_and_a_message_that_says_what_to_change(db) {
+        let path = db.db_arg();
+        let missing = studioflow(&["export-instance", "--db", path, "--month", "2026-09", "--offline", "studio-b"]);
+        assert_eq!(missing.status.code(), Some(2));
+        assert!(stderr(&missing).contains("init --db"), "{}", stderr(&missing));
+
+        assert!(studioflow(&["init", "--db", path, "--demo"]).status.success());
+        let again = studioflow(&["init", "--db", path, "--demo"]);
+        assert_eq!(again.status.code(), Some(2));
+        assert!(stderr(&again).contains("already holds a studio"), "{}", stderr(&again));
+
+        let cases: [(&[&str], &str); 4] = [
+            (&["--month", "2026-9", "--offline", "studio-b"], "YYYY-MM"),
+            (&["--month", "2026-09", "--offline", "studio-z"], "unknown room \"studio-z\""),
+            (&["--month", "2026-09", "--offline", "studio-b", "--max-shift-minutes", "9999"], "0 to 720"),
+            (&["--month", "2250-01", "--offline", "studio-b"], "2000 to 2199"),
+        ];
+        for (args, expected) in cases {
+            let mut all = vec!["export-instance", "--db", path];
+            all.extend_from_slice(args);
+            let out = studioflow(&all);
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+            assert!(out.stdout.is_empty());
+        }
+
+        let file = db.file("instance.json");
+        std::fs::write(&file, r#"{"version": 2, "month": "2026-09", "rooms": [], "bookings": []}"#).unwrap();
+        let out = studioflow(&["solve", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        std::fs::write(&file, "{not json").unwrap();
+        let out = studioflow(&["solve", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("is not a REFLOW.md instance"), "{}", stderr(&out));
+    }
 }
 
+/// SQLite only: what is checked is that no file is left behind.
 #[test]
 fn a_failed_init_from_files_leaves_no_database_behind() {
     let db = temp_db();
@@ -113,6 +114,8 @@ fn demo_studio_with_notice_hours(hours: &str) -> String {
     studioflow::demo::STUDIO_TOML.replace("notice_hours = 48", &format!("notice_hours = {hours}"))
 }
 
+/// SQLite only: `studioflow demo` takes a file (it starts from a fresh one and writes its page
+/// beside it).
 #[test]
 fn the_demo_reflows_the_fortnight_and_prints_the_same_summary_every_time() {
     let db = temp_db();
@@ -148,42 +151,50 @@ fn solve_with_a_work_limit_answers_the_same_on_one_and_two_threads_and_states_th
     assert!(summary.contains("round(s) of improvement"), "{summary}");
 }
 
-/// Issue 12: `studioflow calendar` prints a calendar; a window, an unknown room and a window that
-/// ends before it starts behave as documented.
-#[test]
-fn calendar_prints_icalendar_and_refuses_what_it_cannot_print() {
-    let db = temp_db();
-    let path = db.path.to_str().unwrap();
-    assert!(studioflow(&["init", "--db", path, "--demo"]).status.success());
-    let whole = studioflow(&["calendar", "--db", path, "--room", "studio-b"]);
-    assert!(whole.status.success(), "{}", stderr(&whole));
-    let text = stdout(&whole);
-    assert!(text.starts_with("BEGIN:VCALENDAR\r\n") && text.ends_with("END:VCALENDAR\r\n"));
-    let day = studioflow(&["calendar", "--db", path, "--room", "studio-b", "--from", "2026-09-01", "--to", "2026-09-02"]);
-    let events = stdout(&day).matches("BEGIN:VEVENT").count();
-    assert!(events > 0 && events < text.matches("BEGIN:VEVENT").count(), "{events} events on one day");
-    assert!(stdout(&day).contains("UID:bk_") && stdout(&day).contains("SEQUENCE:0"));
+on_both! {
+    /// Issue 12: `studioflow calendar` prints a calendar; a window, an unknown room and a window that
+    /// ends before it starts behave as documented.
+    fn calendar_prints_icalendar_and_refuses_what_it_cannot_print(db) {
+        let path = db.db_arg();
+        assert!(studioflow(&["init", "--db", path, "--demo"]).status.success());
+        let whole = studioflow(&["calendar", "--db", path, "--room", "studio-b"]);
+        assert!(whole.status.success(), "{}", stderr(&whole));
+        let text = stdout(&whole);
+        assert!(text.starts_with("BEGIN:VCALENDAR\r\n") && text.ends_with("END:VCALENDAR\r\n"));
+        let day = studioflow(&["calendar", "--db", path, "--room", "studio-b", "--from", "2026-09-01", "--to", "2026-09-02"]);
+        let events = stdout(&day).matches("BEGIN:VEVENT").count();
+        assert!(events > 0 && events < text.matches("BEGIN:VEVENT").count(), "{events} events on one day");
+        assert!(stdout(&day).contains("UID:bk_") && stdout(&day).contains("SEQUENCE:0"));
 
-    let unknown = studioflow(&["calendar", "--db", path, "--room", "nope"]);
-    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
-    assert!(stderr(&unknown).contains("there is no room nope"));
-    let backwards = studioflow(&["calendar", "--db", path, "--client", "client-001", "--from", "2026-10-01", "--to", "2026-09-01"]);
-    assert_eq!(backwards.status.code(), Some(2), "{}", stderr(&backwards));
-    let two = studioflow(&["calendar", "--db", path, "--room", "studio-b", "--client", "client-001"]);
-    assert_eq!(two.status.code(), Some(2), "one calendar at a time");
+        let unknown = studioflow(&["calendar", "--db", path, "--room", "nope"]);
+        assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+        assert!(stderr(&unknown).contains("there is no room nope"));
+        let backwards = studioflow(&["calendar", "--db", path, "--client", "client-001", "--from", "2026-10-01", "--to", "2026-09-01"]);
+        assert_eq!(backwards.status.code(), Some(2), "{}", stderr(&backwards));
+        let two = studioflow(&["calendar", "--db", path, "--room", "studio-b", "--client", "client-001"]);
+        assert_eq!(two.status.code(), Some(2), "one calendar at a time");
+    }
 }
 
-/// Whether `needle` occurs anywhere in the database file or its WAL companions.
-fn database_holds(db: &std::path::Path, needle: &[u8]) -> bool {
+/// Whether `needle` occurs anywhere in the database: in the SQLite file or its WAL companions, or
+/// in any row of any table of the PostgreSQL schema (each row as text).
+fn database_holds(db: &TestDb, needle: &[u8]) -> bool {
+    let Some(file) = db.path() else {
+        let tables = db.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()");
+        return tables.iter().any(|table| {
+            let rows = db.rows(&format!("SELECT CAST(t AS TEXT) FROM {} t", table[0].as_deref().unwrap()));
+            rows.iter().flatten().flatten().any(|row| row.as_bytes().windows(needle.len()).any(|w| w == needle))
+        });
+    };
     ["", "-wal", "-shm"].iter().any(|suffix| {
-        let mut path = db.as_os_str().to_owned();
+        let mut path = file.as_os_str().to_owned();
         path.push(suffix);
         std::fs::read(path).is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
     })
 }
 
-/// The secret, and every encoding of its random bytes, is absent from the files; its hash is there.
-fn assert_only_the_hash_is_stored(db: &std::path::Path, secret: &str) {
+/// The secret, and every encoding of its random bytes, is absent from the database; its hash is there.
+fn assert_only_the_hash_is_stored(db: &TestDb, secret: &str) {
     let body = secret.strip_prefix("sft_").unwrap();
     let random = data_encoding::BASE32_NOPAD.decode(body.to_ascii_uppercase().as_bytes()).unwrap();
     assert_eq!(random.len(), 32);
@@ -198,101 +209,100 @@ fn assert_only_the_hash_is_stored(db: &std::path::Path, secret: &str) {
     assert!(database_holds(db, studioflow::auth::secret::hash(secret).as_bytes()), "the hash is stored");
 }
 
-/// Issue 11: `token create` prints the secret once (alone on stdout) and says how to send it;
-/// `token list` and `token revoke` never show it, and neither does the database file.
-#[test]
-fn token_create_shows_the_secret_once_and_nothing_else_ever_does() {
-    let db = temp_db();
-    drop(small_studio(&db));
-    let path = db.path.to_str().unwrap();
-    let created = studioflow(&["token", "create", "--db", path, "--name", "mixing agent", "--scope", "reflow:apply,studio:read", "--expires", "30"]);
-    assert!(created.status.success(), "{}", stderr(&created));
-    let secret = stdout(&created).trim().to_owned();
-    assert!(secret.starts_with("sft_") && !secret.contains(char::is_whitespace), "{secret:?}");
-    let told = stderr(&created);
-    assert!(told.contains("Authorization: Bearer <secret>") && told.contains("cannot be shown again"), "{told}");
-    assert_only_the_hash_is_stored(&db.path, &secret);
+on_both! {
+    /// Issue 11: `token create` prints the secret once (alone on stdout) and says how to send it;
+    /// `token list` and `token revoke` never show it, and neither does the database file.
+    fn token_create_shows_the_secret_once_and_nothing_else_ever_does(db) {
+        drop(small_studio(db));
+        let path = db.db_arg();
+        let created = studioflow(&["token", "create", "--db", path, "--name", "mixing agent", "--scope", "reflow:apply,studio:read", "--expires", "30"]);
+        assert!(created.status.success(), "{}", stderr(&created));
+        let secret = stdout(&created).trim().to_owned();
+        assert!(secret.starts_with("sft_") && !secret.contains(char::is_whitespace), "{secret:?}");
+        let told = stderr(&created);
+        assert!(told.contains("Authorization: Bearer <secret>") && told.contains("cannot be shown again"), "{told}");
+        assert_only_the_hash_is_stored(db, &secret);
 
-    let store = studioflow::store::Store::open(&db.path).unwrap();
-    let TokenCheck::Valid(token) = store.authenticate_token(&secret, chrono::Utc::now()).unwrap() else { panic!("the new secret is not valid") };
-    assert!(told.contains(&token.id) && told.contains("token revoke"), "{told}");
-    assert_eq!(token.scopes.joined(","), "studio:read,reflow:apply");
-    assert!(token.expires.is_some_and(|at| at - chrono::Utc::now() > chrono::Duration::days(29)));
-    // With the store still open, its WAL holds the last write (the recorded use).
-    assert_only_the_hash_is_stored(&db.path, &secret);
-    drop(store);
+        let store = studioflow::store::Store::open(db).unwrap();
+        let TokenCheck::Valid(token) = store.authenticate_token(&secret, chrono::Utc::now()).unwrap() else { panic!("the new secret is not valid") };
+        assert!(told.contains(&token.id) && told.contains("token revoke"), "{told}");
+        assert_eq!(token.scopes.joined(","), "studio:read,reflow:apply");
+        assert!(token.expires.is_some_and(|at| at - chrono::Utc::now() > chrono::Duration::days(29)));
+        // With the store still open, its WAL holds the last write (the recorded use).
+        assert_only_the_hash_is_stored(db, &secret);
+        drop(store);
 
-    let list = studioflow(&["token", "list", "--db", path]);
-    assert!(list.status.success(), "{}", stderr(&list));
-    let lines: Vec<String> = stdout(&list).lines().map(str::to_owned).collect();
-    assert_eq!(lines.len(), 2, "a header and the token: {lines:?}");
-    let fields: Vec<&str> = lines[1].split('\t').collect();
-    assert_eq!((fields[0], fields[1], fields[2], fields[6]), (token.id.as_str(), "mixing agent", "studio:read,reflow:apply", "active"), "{lines:?}");
-    assert!(fields[4].ends_with("UTC") && fields[5].ends_with("UTC"), "last used and expires: {lines:?}");
-    let json = studioflow(&["token", "list", "--db", path, "--json"]);
-    let listed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(listed[0]["id"], token.id.as_str());
-    assert_eq!(listed[0]["scopes"], serde_json::json!(["studio:read", "reflow:apply"]));
-    assert_eq!((listed[0]["status"].as_str(), listed[0]["revoked"].is_null()), (Some("active"), true));
+        let list = studioflow(&["token", "list", "--db", path]);
+        assert!(list.status.success(), "{}", stderr(&list));
+        let lines: Vec<String> = stdout(&list).lines().map(str::to_owned).collect();
+        assert_eq!(lines.len(), 2, "a header and the token: {lines:?}");
+        let fields: Vec<&str> = lines[1].split('\t').collect();
+        assert_eq!((fields[0], fields[1], fields[2], fields[6]), (token.id.as_str(), "mixing agent", "studio:read,reflow:apply", "active"), "{lines:?}");
+        assert!(fields[4].ends_with("UTC") && fields[5].ends_with("UTC"), "last used and expires: {lines:?}");
+        let json = studioflow(&["token", "list", "--db", path, "--json"]);
+        let listed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(listed[0]["id"], token.id.as_str());
+        assert_eq!(listed[0]["scopes"], serde_json::json!(["studio:read", "reflow:apply"]));
+        assert_eq!((listed[0]["status"].as_str(), listed[0]["revoked"].is_null()), (Some("active"), true));
 
-    let revoked = studioflow(&["token", "revoke", "--db", path, &token.id]);
-    assert!(revoked.status.success(), "{}", stderr(&revoked));
-    assert!(stdout(&studioflow(&["token", "list", "--db", path])).contains("\trevoked"));
-    let again = studioflow(&["token", "revoke", "--db", path, &token.id]);
-    assert_eq!(again.status.code(), Some(2));
-    assert!(stderr(&again).contains("already revoked"), "{}", stderr(&again));
-    for out in [&list, &json, &revoked, &again] {
-        assert!(!stdout(out).contains(&secret) && !stderr(out).contains(&secret), "the secret was shown again");
+        let revoked = studioflow(&["token", "revoke", "--db", path, &token.id]);
+        assert!(revoked.status.success(), "{}", stderr(&revoked));
+        assert!(stdout(&studioflow(&["token", "list", "--db", path])).contains("\trevoked"));
+        let again = studioflow(&["token", "revoke", "--db", path, &token.id]);
+        assert_eq!(again.status.code(), Some(2));
+        assert!(stderr(&again).contains("already revoked"), "{}", stderr(&again));
+        for out in [&list, &json, &revoked, &again] {
+            assert!(!stdout(out).contains(&secret) && !stderr(out).contains(&secret), "the secret was shown again");
+        }
+        assert_only_the_hash_is_stored(db, &secret);
     }
-    assert_only_the_hash_is_stored(&db.path, &secret);
-}
 
-/// Issue 11: bad flags for `token` exit 2 with what to change, and write nothing.
-#[test]
-fn token_bad_input_exits_2_says_what_to_change_and_writes_nothing() {
-    let db = temp_db();
-    drop(small_studio(&db));
-    let path = db.path.to_str().unwrap();
-    let create = |name: &str, scope: &str, extra: &[&str]| {
-        let mut args = vec!["token", "create", "--db", path, "--name", name, "--scope", scope];
-        args.extend(extra);
-        studioflow(&args)
-    };
-    for (out, says) in [
-        (create("agent", "studio:write", &[]), "unknown scope \"studio:write\": the scopes are studio:read"),
-        (create("agent", " , ", &[]), "name at least one scope"),
-        (create("agent", "studio:read", &["--expires", "0"]), "0 is not in 1..=3650"),
-        (create("agent", "studio:read", &["--expires", "3651"]), "3651 is not in 1..=3650"),
-        (create("agent", "studio:read", &["--expires", "soon"]), "invalid value 'soon' for '--expires <DAYS>'"),
-        (create("", "studio:read", &[]), "a token's name is 1 to 64 characters"),
-        (create("   ", "studio:read", &[]), "a token's name is 1 to 64 characters"),
-        (create("two\nlines", "studio:read", &[]), "control characters"),
-        (studioflow(&["token", "revoke", "--db", path, "tok_nothere"]), "`studioflow token list` shows"),
-    ] {
-        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-        assert!(stderr(&out).contains(says), "expected {says:?} in {}", stderr(&out));
-    }
-    let list = studioflow(&["token", "list", "--db", path]);
-    assert!(list.status.success() && stdout(&list).is_empty(), "nothing written: {}", stdout(&list));
-    assert!(stderr(&list).contains("No tokens yet"), "{}", stderr(&list));
+    /// Issue 11: bad flags for `token` exit 2 with what to change, and write nothing.
+    fn token_bad_input_exits_2_says_what_to_change_and_writes_nothing(db) {
+        drop(small_studio(db));
+        let path = db.db_arg();
+        let create = |name: &str, scope: &str, extra: &[&str]| {
+            let mut args = vec!["token", "create", "--db", path, "--name", name, "--scope", scope];
+            args.extend(extra);
+            studioflow(&args)
+        };
+        for (out, says) in [
+            (create("agent", "studio:write", &[]), "unknown scope \"studio:write\": the scopes are studio:read"),
+            (create("agent", " , ", &[]), "name at least one scope"),
+            (create("agent", "studio:read", &["--expires", "0"]), "0 is not in 1..=3650"),
+            (create("agent", "studio:read", &["--expires", "3651"]), "3651 is not in 1..=3650"),
+            (create("agent", "studio:read", &["--expires", "soon"]), "invalid value 'soon' for '--expires <DAYS>'"),
+            (create("", "studio:read", &[]), "a token's name is 1 to 64 characters"),
+            (create("   ", "studio:read", &[]), "a token's name is 1 to 64 characters"),
+            (create("two\nlines", "studio:read", &[]), "control characters"),
+            (studioflow(&["token", "revoke", "--db", path, "tok_nothere"]), "`studioflow token list` shows"),
+        ] {
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            assert!(stderr(&out).contains(says), "expected {says:?} in {}", stderr(&out));
+        }
+        let list = studioflow(&["token", "list", "--db", path]);
+        assert!(list.status.success() && stdout(&list).is_empty(), "nothing written: {}", stdout(&list));
+        assert!(stderr(&list).contains("No tokens yet"), "{}", stderr(&list));
 
-    assert!(create("agent", "studio:read", &[]).status.success());
-    let twice = create("agent", "bookings:write", &[]);
-    assert_eq!(twice.status.code(), Some(2));
-    assert!(stderr(&twice).contains("already named \"agent\"") && stderr(&twice).contains("revoke"), "{}", stderr(&twice));
-    assert_eq!(stdout(&studioflow(&["token", "list", "--db", path])).lines().count(), 2, "one token");
+        assert!(create("agent", "studio:read", &[]).status.success());
+        let twice = create("agent", "bookings:write", &[]);
+        assert_eq!(twice.status.code(), Some(2));
+        assert!(stderr(&twice).contains("already named \"agent\"") && stderr(&twice).contains("revoke"), "{}", stderr(&twice));
+        assert_eq!(stdout(&studioflow(&["token", "list", "--db", path])).lines().count(), 2, "one token");
 
-    // A database that is not there is not made.
-    let missing = db.path.with_file_name("missing.db");
-    let missing_path = missing.to_str().unwrap();
-    for args in [
-        vec!["token", "create", "--db", missing_path, "--name", "agent", "--scope", "studio:read"],
-        vec!["token", "list", "--db", missing_path],
-        vec!["token", "revoke", "--db", missing_path, "tok_x"],
-    ] {
-        let out = studioflow(&args);
-        assert_eq!(out.status.code(), Some(2));
-        assert!(stderr(&out).contains("does not exist") && stderr(&out).contains("studioflow init"), "{}", stderr(&out));
-        assert!(!missing.exists(), "{args:?} made a database");
+        // A database that is not there is not made. (A file: a PostgreSQL URL names a database
+        // that exists or cannot be connected to.)
+        let missing = db.file("missing.db");
+        let missing_path = missing.to_str().unwrap();
+        for args in [
+            vec!["token", "create", "--db", missing_path, "--name", "agent", "--scope", "studio:read"],
+            vec!["token", "list", "--db", missing_path],
+            vec!["token", "revoke", "--db", missing_path, "tok_x"],
+        ] {
+            let out = studioflow(&args);
+            assert_eq!(out.status.code(), Some(2));
+            assert!(stderr(&out).contains("does not exist") && stderr(&out).contains("studioflow init"), "{}", stderr(&out));
+            assert!(!missing.exists(), "{args:?} made a database");
+        }
     }
 }

@@ -107,23 +107,40 @@ pub struct TestDb {
     backend: Backend,
     /// [`TestDb::db_arg`], kept to be lent as an `OsStr`.
     arg: String,
+    /// A temporary directory for the test's other files (and the SQLite database).
+    dir: TempDir,
 }
 
 enum Backend {
-    Sqlite(TempDb),
+    Sqlite(PathBuf),
     Postgres(PgSchema),
 }
 
 impl TestDb {
     pub fn sqlite() -> TestDb {
-        let db = temp_db();
-        TestDb { arg: db.path.to_str().unwrap().to_owned(), backend: Backend::Sqlite(db) }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("studio.db");
+        TestDb { arg: path.to_str().unwrap().to_owned(), backend: Backend::Sqlite(path), dir }
     }
 
     /// `None`, after saying so, when `STUDIOFLOW_TEST_PG` is not set.
     pub fn postgres(test: &str) -> Option<TestDb> {
         let schema = PgSchema::new(test)?;
-        Some(TestDb { arg: schema.url(), backend: Backend::Postgres(schema) })
+        Some(TestDb { arg: schema.url(), backend: Backend::Postgres(schema), dir: tempfile::tempdir().unwrap() })
+    }
+
+    /// A path for a file of the test's own (an instance, a log, a client's state), beside the
+    /// database on SQLite.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The SQLite file, for the few checks that read the file itself; `None` on PostgreSQL.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match &self.backend {
+            Backend::Sqlite(path) => Some(path),
+            Backend::Postgres(_) => None,
+        }
     }
 
     /// Another empty database on the same backend.
@@ -136,7 +153,7 @@ impl TestDb {
 
     pub fn target(&self) -> Target {
         match &self.backend {
-            Backend::Sqlite(db) => Target::File(db.path.clone()),
+            Backend::Sqlite(path) => Target::File(path.clone()),
             Backend::Postgres(_) => Target::Postgres(self.arg.clone()),
         }
     }
@@ -158,8 +175,8 @@ impl TestDb {
     /// Every row of a query, each column as text (an integer in decimal, NULL as `None`).
     pub fn rows(&self, sql: &str) -> Vec<Vec<Option<String>>> {
         match &self.backend {
-            Backend::Sqlite(db) => {
-                let conn = rusqlite::Connection::open(&db.path).unwrap();
+            Backend::Sqlite(path) => {
+                let conn = rusqlite::Connection::open(path).unwrap();
                 let mut stmt = conn.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
                 let columns = stmt.column_count();
                 stmt.query_map([], |row| {
@@ -219,7 +236,7 @@ impl TestDb {
     /// [`TestDb::exec`], the database's refusal as text.
     pub fn try_exec(&self, sql: &str) -> Result<(), String> {
         match &self.backend {
-            Backend::Sqlite(db) => rusqlite::Connection::open(&db.path).unwrap().execute_batch(sql).map_err(|e| e.to_string()),
+            Backend::Sqlite(path) => rusqlite::Connection::open(path).unwrap().execute_batch(sql).map_err(|e| e.to_string()),
             Backend::Postgres(schema) => schema.client().batch_execute(sql).map_err(|e| match e.as_db_error() {
                 Some(db) => db.message().to_owned(),
                 None => e.to_string(),
