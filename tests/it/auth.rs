@@ -1,19 +1,25 @@
 //! Remote access on the real binary over HTTP: start-up refuses a network address without
 //! authentication; the protected resource metadata; 401, 403 and 429 with their headers; API
 //! tokens created, used, revoked and expired; scopes decided before a tool runs; tasks owned by
-//! the principal that created them; the history naming the principal.
+//! the principal that created them; the history naming the principal. The tests that keep
+//! something in the database (tokens, their last use, task owners, the history) run on both
+//! backends; the HTTP edge's own rules (start-up flags, metadata, 401, rate limits, OAuth, logs)
+//! run once, on SQLite.
 
 use crate::mcp_client::{http, meta, Answer, HttpServer};
-use crate::support::{temp_db, TempDb};
-use rusqlite::Connection;
+use crate::support::{on_both, temp_db, TestDb};
+use std::ffi::OsStr;
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// `studioflow token create`; returns the secret it printed.
-pub fn create_token(db: &TempDb, name: &str, scopes: &str) -> String {
+pub fn create_token(db: impl AsRef<OsStr>, name: &str, scopes: &str) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_studioflow"))
-        .args(["token", "create", "--db", db.path.to_str().unwrap(), "--name", name, "--scope", scopes])
+        .args(["token", "create"])
+        .arg("--db")
+        .arg(db)
+        .args(["--name", name, "--scope", scopes])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -22,13 +28,11 @@ pub fn create_token(db: &TempDb, name: &str, scopes: &str) -> String {
     secret.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_').to_owned()
 }
 
-/// A demo studio, with authentication required on loopback.
-fn demo_server(extra: &[&str]) -> (TempDb, HttpServer) {
-    let db = temp_db();
+/// A demo studio in `db`, with authentication required on loopback.
+fn demo_server(db: &TestDb, extra: &[&str]) -> HttpServer {
     let mut args = vec!["--demo", "--require-auth"];
     args.extend_from_slice(extra);
-    let server = http(&db.path, &args);
-    (db, server)
+    http(db, &args)
 }
 
 /// A `tools/list` request, as raw JSON-RPC.
@@ -75,7 +79,8 @@ fn start_up_refuses_a_network_address_without_authentication() {
 
 #[test]
 fn the_protected_resource_metadata_is_served_at_both_places() {
-    let (db, server) = demo_server(&[]);
+    let db = TestDb::sqlite();
+    let server = demo_server(&db, &[]);
     let token = create_token(&db, "reader", "studio:read");
     let resource = format!("http://{}/mcp", server.address);
     for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
@@ -101,7 +106,8 @@ fn the_protected_resource_metadata_is_served_at_both_places() {
 
 #[test]
 fn without_a_good_token_the_answer_is_401_with_the_metadata_url() {
-    let (_db, server) = demo_server(&[]);
+    let db = TestDb::sqlite();
+    let server = demo_server(&db, &[]);
     let metadata = format!("http://{}/.well-known/oauth-protected-resource/mcp", server.address);
     let answer = server.post(&tools_list(), &[]);
     assert_eq!(answer.status, 401, "{}", answer.body);
@@ -120,7 +126,8 @@ fn without_a_good_token_the_answer_is_401_with_the_metadata_url() {
 #[test]
 fn failed_authentications_from_one_source_are_rate_limited() {
     // 8 a minute, in bursts of 2.
-    let (db, server) = demo_server(&["--auth-failure-limit", "8"]);
+    let db = TestDb::sqlite();
+    let server = demo_server(&db, &["--auth-failure-limit", "8"]);
     let token = create_token(&db, "agent", "studio:read");
     let statuses: Vec<u16> = (0..3).map(|_| server.post(&tools_list(), &[("Authorization", "Bearer sft_wrong")]).status).collect();
     assert_eq!(statuses, [401, 401, 429]);
@@ -136,7 +143,8 @@ fn failed_authentications_from_one_source_are_rate_limited() {
 #[test]
 fn a_principal_over_its_rate_gets_429_with_retry_after() {
     // 8 a minute, in bursts of 2.
-    let (db, server) = demo_server(&["--rate-limit", "8"]);
+    let db = TestDb::sqlite();
+    let server = demo_server(&db, &["--rate-limit", "8"]);
     let token = create_token(&db, "busy-agent", "studio:read");
     let statuses: Vec<u16> = (0..3).map(|_| with_bearer(&server, &tools_list(), &token).status).collect();
     assert_eq!(statuses, [200, 200, 429]);
@@ -145,77 +153,72 @@ fn a_principal_over_its_rate_gets_429_with_retry_after() {
     assert_eq!(with_bearer(&server, &tools_list(), &other).status, 200);
 }
 
-#[test]
-fn api_tokens_are_used_revoked_and_expire_and_the_secret_is_stored_nowhere() {
-    let (db, server) = demo_server(&[]);
-    let token = create_token(&db, "front-desk", "studio:read,bookings:write");
-    let answer = with_bearer(&server, &call("list_rooms", json!({})), &token);
-    assert_eq!(answer.status, 200, "{}", answer.body);
-    assert_ne!(json_body(&answer)["result"]["isError"], json!(true));
-    // Last used is recorded (just after the answer).
-    let conn = Connection::open(&db.path).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let used = loop {
-        let used: Option<i64> = conn.query_row("SELECT last_used_at FROM api_tokens WHERE name = 'front-desk'", [], |r| r.get(0)).unwrap();
-        if used.is_some() || Instant::now() > deadline {
-            break used;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(used.is_some_and(|at| (chrono::Utc::now().timestamp() - at).abs() < 60), "last_used_at {used:?}");
-    // Revoked: 401 from the next request on.
-    let id: String = conn.query_row("SELECT id FROM api_tokens WHERE name = 'front-desk'", [], |r| r.get(0)).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["token", "revoke", "--db", db.path.to_str().unwrap(), &id]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let answer = with_bearer(&server, &tools_list(), &token);
-    assert_eq!(answer.status, 401);
-    assert!(answer.header("www-authenticate").unwrap_or_default().contains("invalid_token"));
-    // Expired: 401.
-    let late = create_token(&db, "temp", "studio:read");
-    assert_eq!(with_bearer(&server, &tools_list(), &late).status, 200);
-    conn.execute("UPDATE api_tokens SET expires_at = ?1 WHERE name = 'temp'", [chrono::Utc::now().timestamp() - 1]).unwrap();
-    let answer = with_bearer(&server, &tools_list(), &late);
-    assert_eq!(answer.status, 401, "{}", answer.body);
-    assert!(answer.body.contains("expired"), "{}", answer.body);
-    // The secrets are in no file of the database.
-    drop(conn);
-    drop(server);
-    for path in std::fs::read_dir(db.path.parent().unwrap()).unwrap().map(|e| e.unwrap().path()) {
-        let bytes = std::fs::read(&path).unwrap();
+on_both! {
+    fn api_tokens_are_used_revoked_and_expire_and_the_secret_is_stored_nowhere(db) {
+        let server = demo_server(db, &[]);
+        let token = create_token(db, "front-desk", "studio:read,bookings:write");
+        let answer = with_bearer(&server, &call("list_rooms", json!({})), &token);
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        assert_ne!(json_body(&answer)["result"]["isError"], json!(true));
+        // Last used is recorded (just after the answer).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let used = loop {
+            let used: Option<i64> = db.text("SELECT last_used_at FROM api_tokens WHERE name = 'front-desk'").map(|at| at.parse().unwrap());
+            if used.is_some() || Instant::now() > deadline {
+                break used;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(used.is_some_and(|at| (chrono::Utc::now().timestamp() - at).abs() < 60), "last_used_at {used:?}");
+        // Revoked: 401 from the next request on.
+        let id = db.text("SELECT id FROM api_tokens WHERE name = 'front-desk'").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["token", "revoke", "--db", db.db_arg(), &id]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let answer = with_bearer(&server, &tools_list(), &token);
+        assert_eq!(answer.status, 401);
+        assert!(answer.header("www-authenticate").unwrap_or_default().contains("invalid_token"));
+        // Expired: 401.
+        let late = create_token(db, "temp", "studio:read");
+        assert_eq!(with_bearer(&server, &tools_list(), &late).status, 200);
+        db.exec(&format!("UPDATE api_tokens SET expires_at = {} WHERE name = 'temp'", chrono::Utc::now().timestamp() - 1));
+        let answer = with_bearer(&server, &tools_list(), &late);
+        assert_eq!(answer.status, 401, "{}", answer.body);
+        assert!(answer.body.contains("expired"), "{}", answer.body);
+        // The secrets are nowhere in the database.
+        drop(server);
         for secret in [&token, &late] {
-            assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{} holds a secret", path.display());
+            assert!(!db.holds(secret.as_bytes()), "the database holds a secret");
         }
     }
-}
 
-#[test]
-fn a_missing_scope_is_403_naming_it_and_changes_nothing() {
-    let (db, server) = demo_server(&[]);
-    let reader = create_token(&db, "reader", "studio:read");
-    let count = || -> i64 { Connection::open(&db.path).unwrap().query_row("SELECT COUNT(*) FROM bookings", [], |r| r.get(0)).unwrap() };
-    let before = count();
-    let booking = json!({"room": "studio-a", "client": "client-001", "start": "2026-09-21T10:00", "end": "2026-09-21T11:00"});
-    let cases = [
-        (call("create_booking", booking), "bookings:write"),
-        (call("set_room_offline", json!({"room": "studio-a", "from": "2026-10-01T00:00", "to": "2026-10-02T00:00", "reason": "x"})), "studio:manage"),
-        (call("reflow_month", json!({"month": "2026-09", "offline_rooms": ["studio-b"]})), "reflow:apply"),
-        (call("undo_reflow", json!({"reflow_id": "r1"})), "reflow:apply"),
-    ];
-    for (message, scope) in cases {
-        let answer = with_bearer(&server, &message, &reader);
-        assert_eq!(answer.status, 403, "{message}: {}", answer.body);
-        let challenge = answer.header("www-authenticate").unwrap_or_default();
-        assert!(challenge.contains("error=\"insufficient_scope\"") && challenge.contains(&format!("scope=\"{scope}\"")), "{challenge}");
-        assert!(challenge.contains("resource_metadata="), "{challenge}");
+    fn a_missing_scope_is_403_naming_it_and_changes_nothing(db) {
+        let server = demo_server(db, &[]);
+        let reader = create_token(db, "reader", "studio:read");
+        let count = || db.scalar("SELECT COUNT(*) FROM bookings");
+        let before = count();
+        let booking = json!({"room": "studio-a", "client": "client-001", "start": "2026-09-21T10:00", "end": "2026-09-21T11:00"});
+        let cases = [
+            (call("create_booking", booking), "bookings:write"),
+            (call("set_room_offline", json!({"room": "studio-a", "from": "2026-10-01T00:00", "to": "2026-10-02T00:00", "reason": "x"})), "studio:manage"),
+            (call("reflow_month", json!({"month": "2026-09", "offline_rooms": ["studio-b"]})), "reflow:apply"),
+            (call("undo_reflow", json!({"reflow_id": "r1"})), "reflow:apply"),
+        ];
+        for (message, scope) in cases {
+            let answer = with_bearer(&server, &message, &reader);
+            assert_eq!(answer.status, 403, "{message}: {}", answer.body);
+            let challenge = answer.header("www-authenticate").unwrap_or_default();
+            assert!(challenge.contains("error=\"insufficient_scope\"") && challenge.contains(&format!("scope=\"{scope}\"")), "{challenge}");
+            assert!(challenge.contains("resource_metadata="), "{challenge}");
+        }
+        assert_eq!(count(), before, "a forbidden call changed the bookings");
+        // A dry run is a read.
+        let answer = with_bearer(&server, &call("reflow_month", json!({"month": "2026-09", "offline_rooms": ["studio-b"], "dry_run": true})), &reader);
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        assert_eq!(count(), before);
+        // The synchronous reflow's task is the principal's too.
+        let owner = db.text("SELECT owner FROM tasks ORDER BY created_ms DESC LIMIT 1");
+        assert!(owner.as_deref().is_some_and(|o| o.starts_with("token:tok_")), "{owner:?}");
     }
-    assert_eq!(count(), before, "a forbidden call changed the bookings");
-    // A dry run is a read.
-    let answer = with_bearer(&server, &call("reflow_month", json!({"month": "2026-09", "offline_rooms": ["studio-b"], "dry_run": true})), &reader);
-    assert_eq!(answer.status, 200, "{}", answer.body);
-    assert_eq!(count(), before);
-    // The synchronous reflow's task is the principal's too.
-    let owner: Option<String> = Connection::open(&db.path).unwrap().query_row("SELECT owner FROM tasks ORDER BY created_ms DESC LIMIT 1", [], |r| r.get(0)).unwrap();
-    assert!(owner.as_deref().is_some_and(|o| o.starts_with("token:tok_")), "{owner:?}");
 }
 
 /// Starts a reflow task as `token`; returns its id.
@@ -236,70 +239,68 @@ fn task_request(server: &HttpServer, token: &str, method: &str, params: Value) -
     json_body(&with_bearer(server, &json!({"jsonrpc": "2.0", "id": 4, "method": method, "params": params}), token))
 }
 
-#[test]
-fn a_task_is_seen_only_by_the_principal_that_created_it() {
-    let db = temp_db();
-    let args = ["--demo", "--require-auth", "--test-solve-delay-ms", "50"];
-    let server = http(&db.path, &args);
-    let a = create_token(&db, "agent-a", "studio:read,reflow:apply");
-    let b = create_token(&db, "agent-b", "studio:read,reflow:apply");
-    let task = start_task(&server, &a);
-    let unknown = "tsk_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-    // B gets exactly what an id never issued gets, on get, update and cancel.
-    let answer = json!({"action": "accept", "content": {}});
-    for (method, params) in [
-        ("tasks/get", json!({"taskId": task})),
-        ("tasks/update", json!({"taskId": task, "inputResponses": {"approve": answer}})),
-        ("tasks/cancel", json!({"taskId": task})),
-    ] {
-        let as_b = task_request(&server, &b, method, params.clone());
-        let mut for_unknown = params.clone();
-        for_unknown["taskId"] = json!(unknown);
-        let never = task_request(&server, &b, method, for_unknown);
-        assert_eq!(as_b["error"]["code"], -32602, "{method}: {as_b}");
-        assert_eq!(as_b["error"]["message"].as_str().map(|m| m.replace(&task, "ID")), never["error"]["message"].as_str().map(|m| m.replace(unknown, "ID")), "{method}");
-    }
-    // B cannot start a second reflow of the month, and is not told the id of A's task.
-    let message = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
-        "name": "reflow_month",
-        "arguments": {"month": "2026-09", "offline_rooms": ["studio-b"]},
-        "_meta": meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
-    }});
-    let refused = json_body(&with_bearer(&server, &message, &b)).to_string();
-    assert!(refused.contains("already under way") && !refused.contains(&task), "{refused}");
-    // A's task is untouched: it reaches its question, and A answers it.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        let got = task_request(&server, &a, "tasks/get", json!({"taskId": task}));
-        let status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
-        if status != "working" || Instant::now() > deadline {
-            break status;
+on_both! {
+    fn a_task_is_seen_only_by_the_principal_that_created_it(db) {
+        let args = ["--demo", "--require-auth", "--test-solve-delay-ms", "50"];
+        let server = http(db, &args);
+        let a = create_token(db, "agent-a", "studio:read,reflow:apply");
+        let b = create_token(db, "agent-b", "studio:read,reflow:apply");
+        let task = start_task(&server, &a);
+        let unknown = "tsk_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        // B gets exactly what an id never issued gets, on get, update and cancel.
+        let answer = json!({"action": "accept", "content": {}});
+        for (method, params) in [
+            ("tasks/get", json!({"taskId": task})),
+            ("tasks/update", json!({"taskId": task, "inputResponses": {"approve": answer}})),
+            ("tasks/cancel", json!({"taskId": task})),
+        ] {
+            let as_b = task_request(&server, &b, method, params.clone());
+            let mut for_unknown = params.clone();
+            for_unknown["taskId"] = json!(unknown);
+            let never = task_request(&server, &b, method, for_unknown);
+            assert_eq!(as_b["error"]["code"], -32602, "{method}: {as_b}");
+            assert_eq!(as_b["error"]["message"].as_str().map(|m| m.replace(&task, "ID")), never["error"]["message"].as_str().map(|m| m.replace(unknown, "ID")), "{method}");
         }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(status, "input_required");
-    // The owner survives a restart.
-    drop(server);
-    let server = http(&db.path, &["--require-auth"]);
-    assert_eq!(task_request(&server, &b, "tasks/get", json!({"taskId": task}))["error"]["code"], -32602);
-    let got = task_request(&server, &a, "tasks/get", json!({"taskId": task}));
-    assert_eq!(got["result"]["status"], "input_required", "{got}");
-    let owner: String = Connection::open(&db.path).unwrap().query_row("SELECT owner FROM tasks WHERE id = ?", [&task], |r| r.get(0)).unwrap();
-    assert!(owner.starts_with("token:tok_"), "{owner}");
-}
+        // B cannot start a second reflow of the month, and is not told the id of A's task.
+        let message = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "reflow_month",
+            "arguments": {"month": "2026-09", "offline_rooms": ["studio-b"]},
+            "_meta": meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
+        }});
+        let refused = json_body(&with_bearer(&server, &message, &b)).to_string();
+        assert!(refused.contains("already under way") && !refused.contains(&task), "{refused}");
+        // A's task is untouched: it reaches its question, and A answers it.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            let got = task_request(&server, &a, "tasks/get", json!({"taskId": task}));
+            let status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
+            if status != "working" || Instant::now() > deadline {
+                break status;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert_eq!(status, "input_required");
+        // The owner survives a restart.
+        drop(server);
+        let server = http(db, &["--require-auth"]);
+        assert_eq!(task_request(&server, &b, "tasks/get", json!({"taskId": task}))["error"]["code"], -32602);
+        let got = task_request(&server, &a, "tasks/get", json!({"taskId": task}));
+        assert_eq!(got["result"]["status"], "input_required", "{got}");
+        let owner = db.text(&format!("SELECT owner FROM tasks WHERE id = '{task}'")).unwrap();
+        assert!(owner.starts_with("token:tok_"), "{owner}");
+    }
 
-#[test]
-fn the_history_names_the_principal() {
-    let (db, server) = demo_server(&[]);
-    let writer = create_token(&db, "front-desk", "studio:read,bookings:write");
-    let free = json_body(&with_bearer(&server, &call("find_free_slots", json!({"from": "2026-10-14T10:00", "to": "2026-10-14T20:00", "duration_minutes": 60})), &writer));
-    let slot = free["result"]["structuredContent"]["slots"][0].clone();
-    let booking = json!({"room": slot["room"], "client": "client-001", "start": slot["start"], "end": slot["end"]});
-    let answer = with_bearer(&server, &call("create_booking", booking), &writer);
-    let body = json_body(&answer);
-    assert_ne!(body["result"]["isError"], json!(true), "{body}");
-    let who: String = Connection::open(&db.path).unwrap().query_row("SELECT who FROM events ORDER BY seq DESC LIMIT 1", [], |r| r.get(0)).unwrap();
-    assert_eq!(who, "front-desk");
+    fn the_history_names_the_principal(db) {
+        let server = demo_server(db, &[]);
+        let writer = create_token(db, "front-desk", "studio:read,bookings:write");
+        let free = json_body(&with_bearer(&server, &call("find_free_slots", json!({"from": "2026-10-14T10:00", "to": "2026-10-14T20:00", "duration_minutes": 60})), &writer));
+        let slot = free["result"]["structuredContent"]["slots"][0].clone();
+        let booking = json!({"room": slot["room"], "client": "client-001", "start": slot["start"], "end": slot["end"]});
+        let answer = with_bearer(&server, &call("create_booking", booking), &writer);
+        let body = json_body(&answer);
+        assert_ne!(body["result"]["isError"], json!(true), "{body}");
+        assert_eq!(db.text("SELECT who FROM events ORDER BY seq DESC LIMIT 1").unwrap(), "front-desk");
+    }
 }
 
 #[test]
@@ -309,8 +310,8 @@ fn oauth_access_tokens_are_checked_over_http() {
     let issuer = runtime.block_on(TestIssuer::start());
     // The resource is the public URL tokens are for; any host of it is accepted.
     let resource = "http://studio.test/mcp";
-    let db = temp_db();
-    let server = http(&db.path, &["--demo", "--oauth-issuer", issuer.url(), "--resource", resource, "--oauth-key-refresh", "0", "--auth-failure-limit", "1000"]);
+    let db = TestDb::sqlite();
+    let server = http(&db, &["--demo", "--oauth-issuer", issuer.url(), "--resource", resource, "--oauth-key-refresh", "0", "--auth-failure-limit", "1000"]);
     // The metadata names the issuer.
     let metadata = json_body(&server.raw_at("GET", "/.well-known/oauth-protected-resource/mcp", &[], ""));
     assert_eq!(metadata["resource"], resource);
@@ -356,17 +357,17 @@ fn oauth_access_tokens_are_checked_over_http() {
     let booking = json!({"room": slot["room"], "client": "client-001", "start": slot["start"], "end": slot["end"]});
     let body = json_body(&with_bearer(&server, &call("create_booking", booking), &issuer.mint_es256(&good)));
     assert_ne!(body["result"]["isError"], json!(true), "{body}");
-    let who: String = Connection::open(&db.path).unwrap().query_row("SELECT who FROM events ORDER BY seq DESC LIMIT 1", [], |r| r.get(0)).unwrap();
-    assert_eq!(who, "agent@example.com");
+    assert_eq!(db.text("SELECT who FROM events ORDER BY seq DESC LIMIT 1").unwrap(), "agent@example.com");
     drop(server);
     drop(issuer);
 }
 
 #[test]
 fn studioflow_client_says_what_to_do_about_a_missing_token_or_scope() {
-    let (db, server) = demo_server(&[]);
+    let db = TestDb::sqlite();
+    let server = demo_server(&db, &[]);
     let reader = create_token(&db, "reader", "studio:read");
-    let state = db.path.with_file_name("client-state.json");
+    let state = db.file("client-state.json");
     let client = |token: Option<&str>| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_studioflow"));
         command.args(["client", "--server", &format!("http://{}", server.address), "--state", state.to_str().unwrap()]);
@@ -387,15 +388,15 @@ fn studioflow_client_says_what_to_do_about_a_missing_token_or_scope() {
 
 #[test]
 fn credentials_never_reach_the_logs_and_failures_name_their_source() {
-    let db = temp_db();
-    let log = db.path.with_file_name("server.log");
-    let server = crate::mcp_client::http_logged(&db.path, &["--demo", "--require-auth"], &log);
+    let db = TestDb::sqlite();
+    let log = db.file("server.log");
+    let server = crate::mcp_client::http_logged(db.path().unwrap(), &["--demo", "--require-auth"], &log);
     let token = create_token(&db, "logged-agent", "studio:read");
     assert_eq!(with_bearer(&server, &call("list_rooms", json!({})), &token).status, 200);
     let wrong = "sft_thisisnotatokenbutlookslikeone";
     assert_eq!(with_bearer(&server, &tools_list(), wrong).status, 401);
-    let id: String = Connection::open(&db.path).unwrap().query_row("SELECT id FROM api_tokens", [], |r| r.get(0)).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["token", "revoke", "--db", db.path.to_str().unwrap(), &id]).output().unwrap();
+    let id = db.text("SELECT id FROM api_tokens").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["token", "revoke", "--db", db.db_arg(), &id]).output().unwrap();
     assert!(out.status.success());
     assert_eq!(with_bearer(&server, &tools_list(), &token).status, 401);
     // Let the logger catch up, then stop the server.
@@ -411,31 +412,32 @@ fn credentials_never_reach_the_logs_and_failures_name_their_source() {
     assert!(refusals[1].contains("revoked"), "{refusals:?}");
 }
 
-#[test]
-fn a_2025_11_25_client_sees_and_lists_only_its_principals_tasks() {
-    let (db, server) = demo_server(&[]);
-    let a = create_token(&db, "legacy-a", "studio:read,reflow:apply");
-    let b = create_token(&db, "legacy-b", "studio:read,reflow:apply");
-    let legacy = |token: &str, method: &str, params: Value| {
-        let message = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let bearer = format!("Bearer {token}");
-        let headers = [
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", "2025-11-25"),
-            ("Authorization", bearer.as_str()),
-        ];
-        json_body(&server.raw("POST", &headers, &message.to_string()))
-    };
-    let created = legacy(&a, "tools/call", json!({"name": "reflow_month", "arguments": {"month": "2026-09", "offline_rooms": ["studio-b"]}, "task": {}}));
-    let id = created["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
-    // A lists it (stateless HTTP, but the principal is known); B neither lists nor reads it.
-    let listed = legacy(&a, "tasks/list", json!({}));
-    assert_eq!(listed["result"]["tasks"].as_array().map(|t| t.iter().map(|t| t["taskId"].clone()).collect::<Vec<_>>()), Some(vec![json!(id)]));
-    assert_eq!(legacy(&b, "tasks/list", json!({}))["result"]["tasks"], json!([]));
-    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
-        assert_eq!(legacy(&b, method, json!({"taskId": id}))["error"]["code"], -32602, "{method}");
+on_both! {
+    fn a_2025_11_25_client_sees_and_lists_only_its_principals_tasks(db) {
+        let server = demo_server(db, &[]);
+        let a = create_token(db, "legacy-a", "studio:read,reflow:apply");
+        let b = create_token(db, "legacy-b", "studio:read,reflow:apply");
+        let legacy = |token: &str, method: &str, params: Value| {
+            let message = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+            let bearer = format!("Bearer {token}");
+            let headers = [
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", "2025-11-25"),
+                ("Authorization", bearer.as_str()),
+            ];
+            json_body(&server.raw("POST", &headers, &message.to_string()))
+        };
+        let created = legacy(&a, "tools/call", json!({"name": "reflow_month", "arguments": {"month": "2026-09", "offline_rooms": ["studio-b"]}, "task": {}}));
+        let id = created["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+        // A lists it (stateless HTTP, but the principal is known); B neither lists nor reads it.
+        let listed = legacy(&a, "tasks/list", json!({}));
+        assert_eq!(listed["result"]["tasks"].as_array().map(|t| t.iter().map(|t| t["taskId"].clone()).collect::<Vec<_>>()), Some(vec![json!(id)]));
+        assert_eq!(legacy(&b, "tasks/list", json!({}))["result"]["tasks"], json!([]));
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            assert_eq!(legacy(&b, method, json!({"taskId": id}))["error"]["code"], -32602, "{method}");
+        }
+        let result = legacy(&a, "tasks/result", json!({"taskId": id}));
+        assert!(result["result"]["structuredContent"]["affected"].as_u64().is_some_and(|n| n > 100), "{result}");
     }
-    let result = legacy(&a, "tasks/result", json!({"taskId": id}));
-    assert!(result["result"]["structuredContent"]["affected"].as_u64().is_some_and(|n| n > 100), "{result}");
 }

@@ -176,23 +176,6 @@ on_both! {
     }
 }
 
-/// Whether `needle` occurs anywhere in the database: in the SQLite file or its WAL companions, or
-/// in any row of any table of the PostgreSQL schema (each row as text).
-fn database_holds(db: &TestDb, needle: &[u8]) -> bool {
-    let Some(file) = db.path() else {
-        let tables = db.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()");
-        return tables.iter().any(|table| {
-            let rows = db.rows(&format!("SELECT CAST(t AS TEXT) FROM {} t", table[0].as_deref().unwrap()));
-            rows.iter().flatten().flatten().any(|row| row.as_bytes().windows(needle.len()).any(|w| w == needle))
-        });
-    };
-    ["", "-wal", "-shm"].iter().any(|suffix| {
-        let mut path = file.as_os_str().to_owned();
-        path.push(suffix);
-        std::fs::read(path).is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
-    })
-}
-
 /// The secret, and every encoding of its random bytes, is absent from the database; its hash is there.
 fn assert_only_the_hash_is_stored(db: &TestDb, secret: &str) {
     let body = secret.strip_prefix("sft_").unwrap();
@@ -204,9 +187,9 @@ fn assert_only_the_hash_is_stored(db: &TestDb, secret: &str) {
         ("its random bytes", random.clone()),
         ("its random bytes in hex", data_encoding::HEXLOWER.encode(&random).into_bytes()),
     ] {
-        assert!(!database_holds(db, &needle), "the database holds {what}");
+        assert!(!db.holds(&needle), "the database holds {what}");
     }
-    assert!(database_holds(db, studioflow::auth::secret::hash(secret).as_bytes()), "the hash is stored");
+    assert!(db.holds(studioflow::auth::secret::hash(secret).as_bytes()), "the hash is stored");
 }
 
 on_both! {

@@ -91,6 +91,12 @@ pub fn temp_db() -> TempDb {
     TempDb { _dir: dir, path }
 }
 
+impl AsRef<std::ffi::OsStr> for TempDb {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_ref()
+    }
+}
+
 impl From<&TempDb> for Target {
     fn from(db: &TempDb) -> Target {
         Target::File(db.path.clone())
@@ -241,6 +247,26 @@ impl TestDb {
                 Some(db) => db.message().to_owned(),
                 None => e.to_string(),
             }),
+        }
+    }
+
+    /// Whether `needle` occurs anywhere in the database: in the SQLite file or its WAL companions,
+    /// or in any row of any table of the PostgreSQL schema (each row as text).
+    pub fn holds(&self, needle: &[u8]) -> bool {
+        let found = |bytes: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+        match &self.backend {
+            Backend::Sqlite(file) => ["", "-wal", "-shm"].iter().any(|suffix| {
+                let mut path = file.as_os_str().to_owned();
+                path.push(suffix);
+                std::fs::read(path).is_ok_and(|bytes| found(&bytes))
+            }),
+            Backend::Postgres(_) => {
+                let tables = self.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()");
+                tables.iter().any(|table| {
+                    let rows = self.rows(&format!("SELECT CAST(t AS TEXT) FROM {} t", table[0].as_deref().unwrap()));
+                    rows.iter().flatten().flatten().any(|row| found(row.as_bytes()))
+                })
+            }
         }
     }
 

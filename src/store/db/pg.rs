@@ -4,6 +4,11 @@
 //! once, prepared once per connection and kept. Arguments are converted to the type the server
 //! deduced for each parameter, and columns are read back as [`Value`]s: every integer the schema
 //! holds is BIGINT, a boolean expression reads as 0 or 1.
+//!
+//! The postgres crate blocks on a runtime of its own, which tokio refuses on a thread that drives
+//! the server's runtime; the store is blocking code and may be called there all the same (the HTTP
+//! gate checks an API token inline, as it does on SQLite), so every call to the client goes
+//! through [`off_runtime`].
 
 use super::{Refusal, Result, Value};
 use postgres::types::{IsNull, ToSql, Type};
@@ -21,9 +26,9 @@ pub struct Conn {
     statements: RefCell<HashMap<String, Statement>>,
 }
 
-/// Closing a `postgres::Client` runs a runtime of its own, which panics on a thread that drives
-/// a tokio runtime; and a server may drop its last pooled connection there (when its `Arc<Pool>`
-/// goes away on a worker thread). There the client is closed on a thread of its own.
+/// Closing a `postgres::Client` blocks on its runtime too, and a server may drop its last pooled
+/// connection on a worker thread (when its `Arc<Pool>` goes away there, even while the runtime
+/// shuts down): there the client is closed on a thread of its own.
 impl Drop for Conn {
     fn drop(&mut self) {
         if let Some(client) = self.client.get_mut().take()
@@ -44,21 +49,25 @@ impl Conn {
                     .into(),
             ));
         }
-        let mut client = config.connect(postgres::NoTls)?;
-        // The schema the URL names (search_path) must exist: a missing one would only show at
-        // the first CREATE TABLE, as "no schema has been selected".
-        let schema: Option<String> = client.query_one("SELECT current_schema()", &[])?.get(0);
-        if schema.is_none() {
-            let path: String = client.query_one("SHOW search_path", &[])?.get(0);
-            return Err(super::Error::Setup(format!(
-                "no schema of the search_path ({path}) exists in this database: create it first (CREATE SCHEMA name), \
-                 or set options=-csearch_path%3Dname in the URL to one that does"
-            )));
-        }
+        let client = off_runtime(|| -> Result<postgres::Client> {
+            let mut client = config.connect(postgres::NoTls)?;
+            // The schema the URL names (search_path) must exist: a missing one would only show at
+            // the first CREATE TABLE, as "no schema has been selected".
+            let schema: Option<String> = client.query_one("SELECT current_schema()", &[])?.get(0);
+            if schema.is_none() {
+                let path: String = client.query_one("SHOW search_path", &[])?.get(0);
+                return Err(super::Error::Setup(format!(
+                    "no schema of the search_path ({path}) exists in this database: create it first (CREATE SCHEMA name), \
+                     or set options=-csearch_path%3Dname in the URL to one that does"
+                )));
+            }
+            Ok(client)
+        })?;
+        let conn = Conn { client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()) };
         // A writer waiting for the studio's lock must see what was committed while it waited:
         // READ COMMITTED takes a fresh snapshot per statement, whatever the server's default.
-        client.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
-        Ok(Conn { client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()) })
+        conn.execute_batch("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
+        Ok(conn)
     }
 
     fn client(&self) -> std::cell::RefMut<'_, postgres::Client> {
@@ -66,14 +75,15 @@ impl Conn {
     }
 
     pub fn is_closed(&self) -> bool {
-        self.client.borrow().is_closed()
+        self.client.borrow().as_ref().is_none_or(postgres::Client::is_closed)
     }
 
     pub fn prepare_cached(&self, sql: &str) -> Result<Statement> {
         if let Some(stmt) = self.statements.borrow().get(sql) {
             return Ok(stmt.clone());
         }
-        let stmt = self.client().prepare(&rewrite(sql))?;
+        let client = &mut *self.client();
+        let stmt = off_runtime(|| client.prepare(&rewrite(sql)))?;
         self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
         Ok(stmt)
     }
@@ -85,13 +95,15 @@ impl Conn {
 
     pub fn execute_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<usize> {
         let args = arguments(values);
-        let changed = self.client().execute(stmt, &args)?;
+        let client = &mut *self.client();
+        let changed = off_runtime(|| client.execute(stmt, &args))?;
         Ok(usize::try_from(changed).unwrap_or(usize::MAX))
     }
 
     pub fn query_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<Vec<Vec<Value>>> {
         let args = arguments(values);
-        let rows = self.client().query(stmt, &args)?;
+        let client = &mut *self.client();
+        let rows = off_runtime(|| client.query(stmt, &args))?;
         rows.iter().map(|row| (0..row.len()).map(|i| row.try_get::<_, Value>(i).map_err(super::Error::from)).collect()).collect()
     }
 
@@ -111,7 +123,8 @@ impl Conn {
     }
 
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
-        Ok(self.client().batch_execute(sql)?)
+        let client = &mut *self.client();
+        Ok(off_runtime(|| client.batch_execute(sql))?)
     }
 
     /// `BEGIN`, then the studio's writer lock (held to COMMIT or ROLLBACK, or until the
@@ -142,6 +155,19 @@ impl Conn {
             Some(Value::Int(value)) => Ok(*value),
             _ => Err(super::Error::NoRows),
         }
+    }
+}
+
+/// Runs `f`, which blocks on the postgres crate's own runtime, where that is allowed: as it is
+/// outside tokio and on its blocking threads; on a worker of a multi-threaded runtime, with the
+/// worker handed over meanwhile (`block_in_place`); on a current-thread runtime, on a thread of
+/// its own.
+fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Err(_) => f(),
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        Ok(_) => std::thread::scope(|scope| scope.spawn(f).join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
     }
 }
 
