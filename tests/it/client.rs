@@ -2,9 +2,11 @@
 //! instants and resumed, the server's own log of `tasks/get` checked against each task's poll
 //! interval, an expired task forgotten without a second reflow, the approval gate answered by flag
 //! and by a person at a pseudo-terminal, Ctrl-C and cancel, stdio, a server that restarts under
-//! its client, and a busy one that asks for a `Retry-After`.
+//! its client, and a busy one that asks for a `Retry-After`. The tests where the server's database
+//! matters (an expired task, the approval gate, Ctrl-C and cancel, a server restarted over stdio)
+//! run on both backends; the others are about the client and run once, on SQLite.
 
-use rusqlite::Connection;
+use crate::support::{on_both, TestDb};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -29,28 +31,35 @@ fn template() -> &'static Path {
     path
 }
 
-/// A directory with a copy of the demo database and room for a state file.
-struct Scene {
-    dir: TempDir,
+/// The demo studio in a test database (on SQLite a copy of the template, on PostgreSQL written
+/// by `init`), and room for a state file.
+struct Scene<'a> {
+    db: &'a TestDb,
 }
 
-impl Scene {
-    fn new() -> Scene {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::copy(template(), dir.path().join("studio.db")).unwrap();
-        Scene { dir }
+impl Scene<'_> {
+    fn on(db: &TestDb) -> Scene<'_> {
+        match db.path() {
+            Some(path) => drop(std::fs::copy(template(), path).unwrap()),
+            None => {
+                let out = Command::new(BIN).args(["init", "--db", db.db_arg(), "--demo"]).output().unwrap();
+                assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            }
+        }
+        Scene { db }
     }
 
-    fn db(&self) -> PathBuf {
-        self.dir.path().join("studio.db")
+    /// What the server's `--db` takes.
+    fn db(&self) -> &str {
+        self.db.db_arg()
     }
 
     fn state(&self) -> PathBuf {
-        self.dir.path().join("state/tasks.json")
+        self.db.file("state/tasks.json")
     }
 
     fn sql(&self, query: &str) -> i64 {
-        Connection::open(self.db()).unwrap().query_row(query, [], |r| r.get(0)).unwrap()
+        self.db.scalar(query)
     }
 
     /// The saved tasks' ids (none when there is no file yet).
@@ -102,7 +111,7 @@ fn serve(scene: &Scene, extra: &[&str]) -> Server {
 
 fn serve_at(scene: &Scene, address: &str, extra: &[&str]) -> Server {
     let mut child = Command::new(BIN)
-        .args(["serve", "--db", scene.db().to_str().unwrap(), "--http", address])
+        .args(["serve", "--db", scene.db(), "--http", address])
         .args(extra)
         .env("RUST_LOG", "studioflow=debug")
         .stdin(Stdio::null())
@@ -160,10 +169,7 @@ fn closest_polls(server: &Server, scene: &Scene, task_id: &str) -> (Duration, Du
     let polls = server.polls();
     let times = polls.get(task_id).unwrap_or_else(|| panic!("the server saw no tasks/get for {task_id}"));
     let closest = times.windows(2).map(|w| (w[1] - w[0]).to_std().unwrap()).min().unwrap_or(Duration::MAX);
-    let interval = Connection::open(scene.db())
-        .unwrap()
-        .query_row("SELECT poll_interval_ms FROM tasks WHERE id = ?", [task_id], |r| r.get::<_, i64>(0))
-        .unwrap();
+    let interval = scene.sql(&format!("SELECT poll_interval_ms FROM tasks WHERE id = '{task_id}'"));
     (closest, Duration::from_millis(interval as u64), times.len())
 }
 
@@ -198,7 +204,8 @@ impl Random {
 /// Returns the closest two polls of the task, its interval, how many polls the server saw, and
 /// whether `resume` found the task still saved.
 fn kill_and_resume(kill_after: Duration) -> (Duration, Duration, usize, bool) {
-    let scene = Scene::new();
+    let db = TestDb::sqlite();
+    let scene = Scene::on(&db);
     let server = serve(&scene, &["--test-solve-delay-ms", "60"]);
     let mut client = scene
         .client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b"])
@@ -250,65 +257,65 @@ fn clients_killed_at_random_instants_are_resumed_and_each_month_is_reflowed_once
     );
 }
 
-#[test]
-fn an_expired_task_is_reported_and_forgotten_and_no_reflow_is_started() {
-    let scene = Scene::new();
-    let server = serve(&scene, &["--task-ttl", "1", "--test-solve-delay-ms", "60"]);
-    let mut client = scene
-        .client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b", "--dry-run"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let task_id = scene.wait_saved(&mut client);
-    client.kill().unwrap();
-    client.wait().unwrap();
-    // The server's sweeper deletes the task once its second has passed.
-    let started = Instant::now();
-    while scene.sql("SELECT COUNT(*) FROM tasks") > 0 {
-        assert!(started.elapsed() < Duration::from_secs(30), "the task never expired");
-        std::thread::sleep(Duration::from_millis(100));
+on_both! {
+    fn an_expired_task_is_reported_and_forgotten_and_no_reflow_is_started(db) {
+        let scene = Scene::on(db);
+        let server = serve(&scene, &["--task-ttl", "1", "--test-solve-delay-ms", "60"]);
+        let mut client = scene
+            .client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b", "--dry-run"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let task_id = scene.wait_saved(&mut client);
+        client.kill().unwrap();
+        client.wait().unwrap();
+        // The server's sweeper deletes the task once its second has passed.
+        let started = Instant::now();
+        while scene.sql("SELECT COUNT(*) FROM tasks") > 0 {
+            assert!(started.elapsed() < Duration::from_secs(30), "the task never expired");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let reflows = scene.sql("SELECT COUNT(*) FROM reflows");
+
+        let resumed = run(scene.client(&[], &["resume"]));
+        let said = text(&resumed.stderr);
+        assert_eq!(resumed.status.code(), Some(1), "a lost task is a failure: {said}");
+        assert!(said.contains(&task_id) && said.contains("unknown") && said.contains("no new reflow"), "{said}");
+        assert!(scene.saved().is_empty(), "the task is forgotten");
+        assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks"), 0, "no task was started");
+        // The server may drop the expired task's unapplied plan meanwhile; it never gains one.
+        assert!(scene.sql("SELECT COUNT(*) FROM reflows") <= reflows, "no reflow was started");
+        let again = run(scene.client(&[], &["resume"]));
+        assert_eq!(again.status.code(), Some(0), "nothing left to resume: {}", text(&again.stderr));
     }
-    let reflows = scene.sql("SELECT COUNT(*) FROM reflows");
 
-    let resumed = run(scene.client(&[], &["resume"]));
-    let said = text(&resumed.stderr);
-    assert_eq!(resumed.status.code(), Some(1), "a lost task is a failure: {said}");
-    assert!(said.contains(&task_id) && said.contains("unknown") && said.contains("no new reflow"), "{said}");
-    assert!(scene.saved().is_empty(), "the task is forgotten");
-    assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks"), 0, "no task was started");
-    // The server may drop the expired task's unapplied plan meanwhile; it never gains one.
-    assert!(scene.sql("SELECT COUNT(*) FROM reflows") <= reflows, "no reflow was started");
-    let again = run(scene.client(&[], &["resume"]));
-    assert_eq!(again.status.code(), Some(0), "nothing left to resume: {}", text(&again.stderr));
-}
+    fn the_approval_gate_answered_by_flag_declines_then_accepts(db) {
+        let scene = Scene::on(db);
+        let server = serve(&scene, &[]);
+        let declined = run(scene.client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b", "--require-approval", "--answer", "decline"]));
+        let said = text(&declined.stderr);
+        assert_eq!(declined.status.code(), Some(0), "{said}");
+        assert!(said.contains("Apply 124 moves, 17 unresolved?") && said.contains("-> "), "the question and the moves are shown: {said}");
+        assert!(said.contains("\n  [input_required] ") && !said.contains('\u{1b}'), "in a log, progress is plain lines: {said:?}");
+        assert!(text(&declined.stdout).contains("Not applied"), "{}", text(&declined.stdout));
+        assert_eq!(scene.applied_reflows(), 0, "nothing was applied");
 
-#[test]
-fn the_approval_gate_answered_by_flag_declines_then_accepts() {
-    let scene = Scene::new();
-    let server = serve(&scene, &[]);
-    let declined = run(scene.client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b", "--require-approval", "--answer", "decline"]));
-    let said = text(&declined.stderr);
-    assert_eq!(declined.status.code(), Some(0), "{said}");
-    assert!(said.contains("Apply 124 moves, 17 unresolved?") && said.contains("-> "), "the question and the moves are shown: {said}");
-    assert!(said.contains("\n  [input_required] ") && !said.contains('\u{1b}'), "in a log, progress is plain lines: {said:?}");
-    assert!(text(&declined.stdout).contains("Not applied"), "{}", text(&declined.stdout));
-    assert_eq!(scene.applied_reflows(), 0, "nothing was applied");
-
-    let accepted = run(scene.client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b", "--require-approval", "--answer", "accept"]));
-    assert_eq!(accepted.status.code(), Some(0), "{}", text(&accepted.stderr));
-    let out = text(&accepted.stdout);
-    assert!(out.contains("moved 124, unresolved 17") && out.contains("Unresolved, left where they are:"), "{out}");
-    assert!(
-        out.contains("bk_00705  Tue 8 Sep 2026 11:00-12:30  studio-b  client-013 (party of 1)\n      pinned by staff"),
-        "unresolved bookings come with when, where, whose, and why: {out}"
-    );
-    assert_eq!(scene.applied_reflows(), 1);
-    assert!(scene.saved().is_empty());
-    assert_eq!(server.polls().len(), 2, "the server logged the polls of both tasks");
-    for (task_id, _) in server.polls() {
-        let (closest, interval, _) = closest_polls(&server, &scene, &task_id);
-        assert!(closest >= interval, "{closest:?} < {interval:?}");
+        let accepted = run(scene.client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b", "--require-approval", "--answer", "accept"]));
+        assert_eq!(accepted.status.code(), Some(0), "{}", text(&accepted.stderr));
+        let out = text(&accepted.stdout);
+        assert!(out.contains("moved 124, unresolved 17") && out.contains("Unresolved, left where they are:"), "{out}");
+        assert!(
+            out.contains("bk_00705  Tue 8 Sep 2026 11:00-12:30  studio-b  client-013 (party of 1)\n      pinned by staff"),
+            "unresolved bookings come with when, where, whose, and why: {out}"
+        );
+        assert_eq!(scene.applied_reflows(), 1);
+        assert!(scene.saved().is_empty());
+        assert_eq!(server.polls().len(), 2, "the server logged the polls of both tasks");
+        for (task_id, _) in server.polls() {
+            let (closest, interval, _) = closest_polls(&server, &scene, &task_id);
+            assert!(closest >= interval, "{closest:?} < {interval:?}");
+        }
     }
 }
 
@@ -353,7 +360,8 @@ fn at_a_terminal(command: &Command, reply: &str) -> (Option<i32>, String) {
 
 #[test]
 fn a_person_at_a_terminal_is_asked_and_answers() {
-    let scene = Scene::new();
+    let db = TestDb::sqlite();
+    let scene = Scene::on(&db);
     let server = serve(&scene, &[]);
     // Cancel at the question: nothing applied, exit 3.
     let ask = scene.client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b", "--require-approval"]);
@@ -372,68 +380,69 @@ fn a_person_at_a_terminal_is_asked_and_answers() {
     assert!(scene.saved().is_empty());
 }
 
-#[test]
-fn ctrl_c_leaves_the_task_running_and_saved_and_cancel_ends_it() {
-    let scene = Scene::new();
-    let server = serve(&scene, &["--test-solve-delay-ms", "300"]);
-    let mut client = scene
-        .client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let task_id = scene.wait_saved(&mut client);
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(Command::new("kill").args(["-INT", &client.id().to_string()]).status().unwrap().success());
-    let out = client.wait_with_output().unwrap();
-    let said = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{said}");
-    assert!(said.contains("studioflow client resume") && said.contains(&format!("studioflow client cancel {task_id}")), "{said}");
-    assert_eq!(scene.saved(), std::slice::from_ref(&task_id), "the task stays saved");
-    assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks WHERE status = 'working'"), 1, "and keeps running on the server");
+on_both! {
+    fn ctrl_c_leaves_the_task_running_and_saved_and_cancel_ends_it(db) {
+        let scene = Scene::on(db);
+        let server = serve(&scene, &["--test-solve-delay-ms", "300"]);
+        let mut client = scene
+            .client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let task_id = scene.wait_saved(&mut client);
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(Command::new("kill").args(["-INT", &client.id().to_string()]).status().unwrap().success());
+        let out = client.wait_with_output().unwrap();
+        let said = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{said}");
+        assert!(said.contains("studioflow client resume") && said.contains(&format!("studioflow client cancel {task_id}")), "{said}");
+        assert_eq!(scene.saved(), std::slice::from_ref(&task_id), "the task stays saved");
+        assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks WHERE status = 'working'"), 1, "and keeps running on the server");
 
-    let status = run(scene.client(&[], &["status"]));
-    let listed = text(&status.stdout);
-    assert!(listed.contains(&task_id) && listed.contains("reflow 2026-09 with studio-b offline") && listed.contains("last seen working"), "{listed}");
+        let status = run(scene.client(&[], &["status"]));
+        let listed = text(&status.stdout);
+        assert!(listed.contains(&task_id) && listed.contains("reflow 2026-09 with studio-b offline") && listed.contains("last seen working"), "{listed}");
 
-    // Cancel finds the server in the state file.
-    let cancelled = run(scene.client(&[], &["cancel", &task_id]));
-    assert_eq!(cancelled.status.code(), Some(0), "{}", text(&cancelled.stderr));
-    assert!(text(&cancelled.stderr).contains("cancelled"), "{}", text(&cancelled.stderr));
-    assert!(scene.saved().is_empty());
-    assert_eq!(scene.applied_reflows(), 0, "nothing of a cancelled reflow is applied");
-}
+        // Cancel finds the server in the state file.
+        let cancelled = run(scene.client(&[], &["cancel", &task_id]));
+        assert_eq!(cancelled.status.code(), Some(0), "{}", text(&cancelled.stderr));
+        assert!(text(&cancelled.stderr).contains("cancelled"), "{}", text(&cancelled.stderr));
+        assert!(scene.saved().is_empty());
+        assert_eq!(scene.applied_reflows(), 0, "nothing of a cancelled reflow is applied");
+    }
 
-#[test]
-fn over_stdio_a_killed_client_and_its_server_are_resumed_by_a_new_server() {
-    let scene = Scene::new();
-    let command = format!("{BIN} serve --db {} --test-solve-delay-ms 60", scene.db().display());
-    let stdio = ["--stdio", command.as_str()];
-    let mut client = scene
-        .client(&stdio, &["reflow", "--month", "2026-09", "--offline", "studio-b"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let task_id = scene.wait_saved(&mut client);
-    std::thread::sleep(Duration::from_millis(200));
-    client.kill().unwrap();
-    client.wait().unwrap();
+    fn over_stdio_a_killed_client_and_its_server_are_resumed_by_a_new_server(db) {
+        let scene = Scene::on(db);
+        let command = format!("{BIN} serve --db {} --test-solve-delay-ms 60", scene.db());
+        let stdio = ["--stdio", command.as_str()];
+        let mut client = scene
+            .client(&stdio, &["reflow", "--month", "2026-09", "--offline", "studio-b"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let task_id = scene.wait_saved(&mut client);
+        std::thread::sleep(Duration::from_millis(200));
+        client.kill().unwrap();
+        client.wait().unwrap();
 
-    // The server it started sees its stdin close and exits; the one resume starts redoes the work.
-    let resumed = run(scene.client(&[], &["resume"]));
-    let said = text(&resumed.stderr);
-    assert_eq!(resumed.status.code(), Some(0), "{said}");
-    assert!(said.contains(&task_id), "{said}");
-    assert!(text(&resumed.stdout).contains("moved 124, unresolved 17"), "{}", text(&resumed.stdout));
-    assert!(scene.saved().is_empty());
-    assert_eq!(scene.applied_reflows(), 1);
-    assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks"), 1);
+        // The server it started sees its stdin close and exits; the one resume starts redoes the work.
+        let resumed = run(scene.client(&[], &["resume"]));
+        let said = text(&resumed.stderr);
+        assert_eq!(resumed.status.code(), Some(0), "{said}");
+        assert!(said.contains(&task_id), "{said}");
+        assert!(text(&resumed.stdout).contains("moved 124, unresolved 17"), "{}", text(&resumed.stdout));
+        assert!(scene.saved().is_empty());
+        assert_eq!(scene.applied_reflows(), 1);
+        assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks"), 1);
+    }
 }
 
 #[test]
 fn bad_flags_exit_2_before_any_server_is_asked() {
-    let scene = Scene::new();
+    let db = TestDb::sqlite();
+    let scene = Scene::on(&db);
     let out = run(scene.client(&["--server", "http://127.0.0.1:9/mcp"], &["reflow", "--month", "2026-9", "--offline", "studio-b"]));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("YYYY-MM"));
@@ -510,7 +519,8 @@ fn busy_server() -> (String, Arc<Mutex<Vec<Instant>>>, Arc<Mutex<Vec<Option<Stri
 
 #[test]
 fn a_busy_server_is_asked_again_no_sooner_than_its_retry_after_with_the_token_every_time() {
-    let scene = Scene::new();
+    let db = TestDb::sqlite();
+    let scene = Scene::on(&db);
     let (url, polls, authorizations) = busy_server();
     // A task saved by an earlier client, as the state file keeps it.
     std::fs::create_dir_all(scene.state().parent().unwrap()).unwrap();
@@ -539,7 +549,8 @@ fn a_busy_server_is_asked_again_no_sooner_than_its_retry_after_with_the_token_ev
 
 #[test]
 fn a_client_waits_for_its_server_to_come_back() {
-    let scene = Scene::new();
+    let db = TestDb::sqlite();
+    let scene = Scene::on(&db);
     let server = serve(&scene, &["--test-solve-delay-ms", "100"]);
     let address = server.url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
     let client = scene
@@ -566,7 +577,8 @@ fn a_client_waits_for_its_server_to_come_back() {
 
 #[test]
 fn a_question_no_one_can_answer_waits_saved_until_resume_answers_it() {
-    let scene = Scene::new();
+    let db = TestDb::sqlite();
+    let scene = Scene::on(&db);
     let server = serve(&scene, &[]);
     // No terminal (stdin is not one here) and no --answer: the task waits, saved, and the client says how to go on.
     let asked = run(scene.client(&server.flags(), &["reflow", "--month", "2026-09", "--offline", "studio-b", "--require-approval"]));
@@ -589,7 +601,8 @@ fn a_question_no_one_can_answer_waits_saved_until_resume_answers_it() {
 
 #[test]
 fn a_request_the_server_refuses_at_once_exits_2_and_saves_nothing() {
-    let scene = Scene::new();
+    let db = TestDb::sqlite();
+    let scene = Scene::on(&db);
     let server = serve(&scene, &[]);
     // October has no offline window for studio-b: applying it is refused (a preview would be fine).
     let refused = run(scene.client(&server.flags(), &["reflow", "--month", "2026-10", "--offline", "studio-b"]));

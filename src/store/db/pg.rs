@@ -70,8 +70,8 @@ impl Conn {
         Ok(conn)
     }
 
-    fn client(&self) -> std::cell::RefMut<'_, postgres::Client> {
-        std::cell::RefMut::map(self.client.borrow_mut(), |client| client.as_mut().expect("a connection is used only until dropped"))
+    fn client(&self) -> Result<std::cell::RefMut<'_, postgres::Client>> {
+        std::cell::RefMut::filter_map(self.client.borrow_mut(), Option::as_mut).map_err(|_| super::Error::Setup("the connection was closed".into()))
     }
 
     pub fn is_closed(&self) -> bool {
@@ -82,7 +82,7 @@ impl Conn {
         if let Some(stmt) = self.statements.borrow().get(sql) {
             return Ok(stmt.clone());
         }
-        let client = &mut *self.client();
+        let client = &mut *self.client()?;
         let stmt = off_runtime(|| client.prepare(&rewrite(sql)))?;
         self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
         Ok(stmt)
@@ -95,14 +95,14 @@ impl Conn {
 
     pub fn execute_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<usize> {
         let args = arguments(values);
-        let client = &mut *self.client();
+        let client = &mut *self.client()?;
         let changed = off_runtime(|| client.execute(stmt, &args))?;
         Ok(usize::try_from(changed).unwrap_or(usize::MAX))
     }
 
     pub fn query_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<Vec<Vec<Value>>> {
         let args = arguments(values);
-        let client = &mut *self.client();
+        let client = &mut *self.client()?;
         let rows = off_runtime(|| client.query(stmt, &args))?;
         rows.iter().map(|row| (0..row.len()).map(|i| row.try_get::<_, Value>(i).map_err(super::Error::from)).collect()).collect()
     }
@@ -123,7 +123,7 @@ impl Conn {
     }
 
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
-        let client = &mut *self.client();
+        let client = &mut *self.client()?;
         Ok(off_runtime(|| client.batch_execute(sql))?)
     }
 
