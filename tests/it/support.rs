@@ -385,39 +385,7 @@ pub fn session(room: &str, client: &str, start: &str, minutes: i64) -> Session {
 
 // Several servers on one PostgreSQL schema (tests/it/servers.rs).
 
-/// [`small_studio`] in any database: an SQLite file, or a PostgreSQL schema's [`PgSchema::url`].
-/// The same studio, written the same way; `small_studio` can become a call of it.
-pub fn small_studio_at(target: impl Into<studioflow::store::Target>) -> Store {
-    let mut store = Store::open(target).unwrap();
-    store
-        .write_with(|w| {
-            w.set_studio(&Studio {
-                name: "Test Rooms".into(),
-                tz: london(),
-                notice: Duration::hours(48),
-                clock: Some(at("2026-08-31T09:00")),
-                horizon: Duration::days(730),
-            })?;
-            let room = |id: &str, capacity, features: &[&str], hours: &[&str], buffer| Room {
-                id: RoomId::new(id),
-                name: id.to_uppercase(),
-                capacity,
-                features: features.iter().map(|f| f.to_string()).collect(),
-                hours: WeeklyHours::parse(hours).unwrap(),
-                buffer: Duration::minutes(buffer),
-                active: true,
-            };
-            w.add_room(&room("live", 6, &["drums"], &["mon-sun 10:00-02:00"], 15))?;
-            w.add_room(&room("booth", 2, &["vocal-booth"], &["mon-fri 09:00-18:00"], 0))?;
-            w.add_room(&room("hall", 4, &[], &["mon-sun 00:00-24:00"], 0))?;
-            for c in ["c1", "c2", "c3"] {
-                w.add_client(&Person { id: ClientId::new(c), name: format!("Client {c}") })?;
-            }
-            for e in ["e1", "e2"] {
-                w.add_engineer(&Person { id: EngineerId::new(e), name: format!("Engineer {e}") })?;
-            }
-            Ok(())
-        })
-        .unwrap();
-    store
+/// [`small_studio`], by the name tests/it/servers.rs knows it by.
+pub fn small_studio_at(target: impl Into<Target>) -> Store {
+    small_studio(target)
 }

@@ -5,10 +5,11 @@
 //! deduced for each parameter, and columns are read back as [`Value`]s: every integer the schema
 //! holds is BIGINT, a boolean expression reads as 0 or 1.
 //!
-//! The postgres crate blocks on a runtime of its own, which tokio refuses on a thread that drives
-//! the server's runtime; the store is blocking code and may be called there all the same (the HTTP
-//! gate checks an API token inline, as it does on SQLite), so every call to the client goes
-//! through [`off_runtime`].
+//! The postgres crate blocks on a runtime of its own, which tokio refuses (with a panic) on a
+//! thread that drives the server's runtime. The server keeps its store calls on blocking threads,
+//! but a connection can still be made, used or dropped on a worker (r2d2 topping up the pool, the
+//! last `Arc<Pool>` going away), so every call to the client goes through [`off_runtime`]: there,
+//! as on SQLite, it blocks its thread rather than bringing the server down.
 
 use super::{Refusal, Result, Value};
 use postgres::types::{IsNull, ToSql, Type};
