@@ -185,9 +185,9 @@ pub fn http_with_fd_limit(db: &Path, extra: &[&str], nofile: u32) -> HttpServer 
 }
 
 /// `studioflow serve --http 127.0.0.1:0` logging at debug level into `log`.
-pub fn http_logged(db: &Path, extra: &[&str], log: &Path) -> HttpServer {
+pub fn http_logged(db: impl AsRef<OsStr>, extra: &[&str], log: &Path) -> HttpServer {
     let mut command = Command::new(env!("CARGO_BIN_EXE_studioflow"));
-    command.args(["serve", "--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"]).args(extra).env("RUST_LOG", "studioflow=debug,info");
+    command.args(["serve".as_ref(), "--db".as_ref(), db.as_ref(), "--http".as_ref(), "127.0.0.1:0".as_ref()]).args(extra).env("RUST_LOG", "studioflow=debug,info");
     spawn_http_into(command, Some(log))
 }
 

@@ -3,58 +3,30 @@
 //! moves exactly once, and a cancel on one server stops the solve on another. PostgreSQL only:
 //! each test says it was skipped when STUDIOFLOW_TEST_PG is not set.
 
-use crate::mcp_client::{http, HttpServer, Mcp};
-use crate::support::{PgSchema, PG_ENV};
+use crate::mcp_client::{http, http_logged, HttpServer, Mcp};
+use crate::support::{TestDb, PG_ENV};
+use crate::tasks::{assert_applied_once, get, places, settle, Places};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// Every booking's place: id -> (room, start, end, status).
-type Places = BTreeMap<String, (String, i64, i64, String)>;
 
 /// A lease this short makes a takeover quick; renewed every third of it.
 const LEASE: &str = "1";
 
-fn places(pg: &PgSchema) -> Places {
-    pg.client()
-        .query("SELECT id, room_id, start_at, end_at, status FROM bookings", &[])
-        .unwrap()
-        .iter()
-        .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3), r.get(4))))
-        .collect()
-}
-
-/// Pairs of active bookings that clash: a room (with its turnaround), a client or an engineer.
-fn clashes(pg: &PgSchema) -> i64 {
-    pg.client()
-        .query_one(
-            "SELECT COUNT(*) FROM bookings a JOIN bookings b ON a.seq < b.seq
-             JOIN rooms r ON r.id = a.room_id
-             WHERE a.status != 'cancelled' AND b.status != 'cancelled' AND a.displaced = 0 AND b.displaced = 0
-               AND ((a.room_id = b.room_id AND a.start_at < b.end_at + 60 * r.buffer_minutes AND b.start_at < a.end_at + 60 * r.buffer_minutes)
-                 OR ((a.client_id = b.client_id OR a.engineer_id = b.engineer_id) AND a.start_at < b.end_at AND b.start_at < a.end_at))",
-            &[],
-        )
-        .unwrap()
-        .get(0)
-}
-
-/// A demo studio in a schema of its own, and its bookings' places before any reflow.
-fn demo(test: &str) -> Option<(PgSchema, Places)> {
-    let pg = PgSchema::new(test)?;
-    let init = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["init", "--db", &pg.url(), "--demo"]).output().unwrap();
+/// A demo studio in a PostgreSQL schema of its own, and its bookings' places before any reflow.
+fn demo(test: &str) -> Option<(TestDb, Places)> {
+    let db = TestDb::postgres(test)?;
+    let init = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["init", "--db", db.db_arg(), "--demo"]).output().unwrap();
     assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
-    let before = places(&pg);
-    Some((pg, before))
+    let before = places(&db);
+    Some((db, before))
 }
 
 /// `serve --http` on the schema with a short lease, and `extra` flags.
-fn server(pg: &PgSchema, extra: &[&str]) -> HttpServer {
+fn server(db: &TestDb, extra: &[&str]) -> HttpServer {
     let mut flags = vec!["--task-lease", LEASE];
     flags.extend_from_slice(extra);
-    http(Path::new(&pg.url()), &flags)
+    http(db.db_arg(), &flags)
 }
 
 fn start_september(s: &mut HttpServer) -> String {
@@ -64,39 +36,10 @@ fn start_september(s: &mut HttpServer) -> String {
     created["result"]["taskId"].as_str().unwrap().to_owned()
 }
 
-fn get(s: &mut HttpServer, id: &str) -> Value {
-    let answer = s.tasks_request("tasks/get", json!({"taskId": id}));
-    assert!(answer.get("error").is_none(), "{answer}");
-    answer["result"].clone()
-}
-
-/// Polls `s` until the task leaves `working`, for a minute at most.
-fn settle(s: &mut HttpServer, id: &str) -> Value {
-    let started = Instant::now();
-    loop {
-        let task = get(s, id);
-        if task["status"] != "working" || started.elapsed() > Duration::from_secs(60) {
-            return task;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// The moves were applied exactly once: same bookings, no clash, exactly the moved ones changed,
-/// one reflow applied.
-fn assert_applied_once(pg: &PgSchema, before: &Places, task: &Value) {
+/// The task completed, and its moves were applied exactly once.
+fn assert_completed_once(db: &TestDb, before: &Places, task: &Value) {
     assert_eq!(task["status"], "completed", "{task}");
-    let result = &task["result"];
-    let after = places(pg);
-    assert_eq!(after.len(), before.len(), "no booking appeared or vanished");
-    let changed: Vec<String> = after.keys().filter(|id| after[*id] != before[*id]).cloned().collect();
-    let mut moved: Vec<String> = result["structuredContent"]["moves"].as_array().unwrap().iter().map(|m| m["booking"].as_str().unwrap().to_owned()).collect();
-    moved.sort();
-    assert!(!moved.is_empty());
-    assert_eq!(changed, moved, "changed bookings = moved bookings");
-    assert_eq!(clashes(pg), 0, "no double booking anywhere");
-    let applied: i64 = pg.client().query_one("SELECT COUNT(*) FROM reflows WHERE applied = 1", &[]).unwrap().get(0);
-    assert_eq!(applied, 1, "one reflow applied");
+    assert_applied_once(db, before, &task["result"]);
 }
 
 fn kill_9(s: HttpServer) {
@@ -116,7 +59,7 @@ fn a_task_created_on_one_server_is_polled_to_completion_on_the_others() {
     let (mut a, mut b, mut c) = (server(&pg, &[]), server(&pg, &[]), server(&pg, &[]));
     let id = start_september(&mut a);
     let on_b = settle(&mut b, &id);
-    assert_applied_once(&pg, &before, &on_b);
+    assert_completed_once(&pg, &before, &on_b);
     assert_eq!(get(&mut c, &id), on_b, "every server answers alike, from the database");
     assert_eq!(get(&mut a, &id), on_b);
 }
@@ -140,11 +83,9 @@ fn a_server_killed_mid_solve_is_replaced_and_the_moves_are_applied_once_20_times
         std::thread::sleep(Duration::from_millis(wait));
         kill_9(a);
         let task = if run % 2 == 0 { settle(&mut b, &id) } else { settle(&mut c, &id) };
-        assert_applied_once(&pg, &before, &task);
-        let (holder, attempts): (Option<String>, i64) = {
-            let row = pg.client().query_one("SELECT claimed_by, attempts FROM tasks WHERE id = $1", &[&id]).unwrap();
-            (row.get(0), row.get(1))
-        };
+        assert_completed_once(&pg, &before, &task);
+        let attempts = pg.scalar(&format!("SELECT attempts FROM tasks WHERE id = '{id}'"));
+        let holder = pg.text(&format!("SELECT claimed_by FROM tasks WHERE id = '{id}'"));
         if attempts > 1 { taken_over += 1 } else { finished_first += 1 }
         eprintln!("run {run}: killed after {wait} ms; attempts {attempts}, last holder {holder:?}");
         assert_eq!(get(&mut c, &id), get(&mut b, &id));
@@ -158,7 +99,7 @@ fn a_cancel_on_one_server_stops_the_solve_on_another() {
     let Some((pg, before)) = demo("a_cancel_on_one_server_stops_the_solve_on_another") else { return };
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("a.log");
-    let mut a = crate::mcp_client::http_logged(Path::new(&pg.url()), &["--task-lease", LEASE, "--test-solve-delay-ms", "200"], &log);
+    let mut a = http_logged(pg.db_arg(), &["--task-lease", LEASE, "--test-solve-delay-ms", "200"], &log);
     let mut b = server(&pg, &[]);
     let id = start_september(&mut a);
     std::thread::sleep(Duration::from_millis(300));
@@ -170,8 +111,7 @@ fn a_cancel_on_one_server_stops_the_solve_on_another() {
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(places(&pg), before, "nothing was moved");
     assert_eq!(get(&mut a, &id)["status"], "cancelled");
-    let applied: i64 = pg.client().query_one("SELECT COUNT(*) FROM reflows WHERE applied = 1", &[]).unwrap().get(0);
-    assert_eq!(applied, 0);
+    assert_eq!(pg.scalar("SELECT COUNT(*) FROM reflows WHERE applied = 1"), 0);
     let said = std::fs::read_to_string(&log).unwrap();
     assert!(said.contains("cancelled or taken over elsewhere: stopping its solve"), "the first server stopped its solve: {said}");
 }
@@ -198,14 +138,14 @@ fn the_month_lock_approvals_and_expiry_hold_across_servers() {
     let ack = b.tasks_request("tasks/update", json!({"taskId": id, "inputResponses": {"approve": {"action": "accept", "content": {}}}}));
     assert!(ack.get("error").is_none(), "{ack}");
     let done = get(&mut a, &id);
-    assert_applied_once(&pg, &before, &done);
+    assert_completed_once(&pg, &before, &done);
 
     // A task created on the server with a 3 s time to live is deleted when it runs out, and then
     // unknown on every server.
     let october = b.tasks_request("tools/call", json!({"name": "reflow_month", "arguments": {"month": "2026-10", "offline_rooms": ["studio-b"], "dry_run": true}}));
     let short = october["result"]["taskId"].as_str().unwrap().to_owned();
     let started = Instant::now();
-    while pg.client().query_one("SELECT COUNT(*) FROM tasks WHERE id = $1", &[&short]).unwrap().get::<_, i64>(0) > 0 {
+    while pg.scalar(&format!("SELECT COUNT(*) FROM tasks WHERE id = '{short}'")) > 0 {
         assert!(started.elapsed() < Duration::from_secs(30), "the expired task was never swept");
         std::thread::sleep(Duration::from_millis(100));
     }

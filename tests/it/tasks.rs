@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 const REFLOW: &str = "reflow_month";
 
 /// Every booking's place: id -> (room, start, end, status).
-type Places = BTreeMap<String, (String, i64, i64, String)>;
+pub type Places = BTreeMap<String, (String, i64, i64, String)>;
 
 fn september(extra: Value) -> Value {
     let mut args = json!({"month": "2026-09", "offline_rooms": ["studio-b"]});
@@ -21,7 +21,7 @@ fn september(extra: Value) -> Value {
     json!({"name": REFLOW, "arguments": args})
 }
 
-fn places(db: &TestDb) -> Places {
+pub fn places(db: &TestDb) -> Places {
     let text = |cell: &Option<String>| cell.clone().unwrap();
     db.rows("SELECT id, room_id, start_at, end_at, status FROM bookings")
         .iter()
@@ -30,7 +30,7 @@ fn places(db: &TestDb) -> Places {
 }
 
 /// Pairs of active bookings that clash: a room (with its turnaround), a client or an engineer.
-fn clashes(db: &TestDb) -> i64 {
+pub fn clashes(db: &TestDb) -> i64 {
     db.scalar(
         "SELECT COUNT(*) FROM bookings a JOIN bookings b ON a.seq < b.seq
          JOIN rooms r ON r.id = a.room_id
@@ -57,14 +57,14 @@ fn start_task(s: &mut StdioServer, extra: Value) -> String {
     result["taskId"].as_str().unwrap().to_owned()
 }
 
-fn get(s: &mut impl Mcp, id: &str) -> Value {
+pub fn get(s: &mut impl Mcp, id: &str) -> Value {
     let answer = s.tasks_request("tasks/get", json!({"taskId": id}));
     assert!(answer.get("error").is_none(), "{answer}");
     answer["result"].clone()
 }
 
 /// Polls until the task leaves `working` (or 60 s pass).
-fn settle(s: &mut impl Mcp, id: &str) -> Value {
+pub fn settle(s: &mut impl Mcp, id: &str) -> Value {
     let started = Instant::now();
     loop {
         let task = get(s, id);
@@ -76,7 +76,7 @@ fn settle(s: &mut impl Mcp, id: &str) -> Value {
 }
 
 /// The moves were applied exactly once: same bookings, no clash, and exactly the moved ones changed.
-fn assert_applied_once(db: &TestDb, before: &Places, result: &Value) {
+pub fn assert_applied_once(db: &TestDb, before: &Places, result: &Value) {
     let after = places(db);
     assert_eq!(after.len(), before.len(), "no booking appeared or vanished");
     let changed: Vec<&String> = after.keys().filter(|id| after[*id] != before[*id]).collect();
