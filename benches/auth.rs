@@ -14,58 +14,20 @@
 #[allow(dead_code)]
 #[path = "../tests/it/support/issuer.rs"]
 mod issuer;
+#[path = "support/server.rs"]
+mod server;
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::net::TcpStream;
+use std::process::Command;
+use server::Server;
 use std::time::Instant;
 
 /// The budget the issue sets for what the check adds to a query's p99, in milliseconds.
 const BUDGET_P99_MS: f64 = 0.2;
 /// The public URL the OAuth server's tokens are for.
 const RESOURCE: &str = "http://studio.test/mcp";
-
-/// `studioflow serve --http 127.0.0.1:0` on the bench's database, killed when dropped.
-struct Server {
-    child: Child,
-    address: SocketAddr,
-}
-
-impl Server {
-    fn spawn(db: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
-            .args(["serve", "--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"])
-            .args(extra)
-            .env("RUST_LOG", "error")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawning studioflow serve");
-        // It says where it listens on stderr: "studioflow: serving MCP at http://ADDR/mcp".
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut said = String::new();
-        let address = loop {
-            let mut line = String::new();
-            assert!(stderr.read_line(&mut line).unwrap() > 0, "studioflow serve {extra:?} exited before listening: {said}");
-            said += &line;
-            if let Some(rest) = line.trim().strip_prefix("studioflow: serving MCP at http://") {
-                break rest.trim_end_matches("/mcp").parse().unwrap();
-            }
-        };
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        Server { child, address }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// One series: a keep-alive connection to a server, with the credential it sends, and its samples.
 struct Series {

@@ -10,11 +10,14 @@
 //! per setup in the read phase (default 4000). Run without `--bench` (as `cargo test --benches` does)
 //! it makes a quick smoke run.
 
+#[path = "support/server.rs"]
+mod server;
+
 use chrono::Duration;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+use server::Server;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use studioflow::domain::{ClientId, Person, Room, RoomId, Studio, StudioTz, WeeklyHours};
@@ -105,45 +108,6 @@ impl Drop for PgSchema {
         if let Ok(mut client) = postgres::Client::connect(&self.base, postgres::NoTls) {
             let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
         }
-    }
-}
-
-/// `studioflow serve --http 127.0.0.1:0` on a database, killed when dropped.
-struct Server {
-    child: Child,
-    address: SocketAddr,
-}
-
-impl Server {
-    fn spawn(db: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
-            .args(["serve", "--db", db, "--http", "127.0.0.1:0"])
-            .env("RUST_LOG", "error")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawning studioflow serve");
-        // It says where it listens on stderr: "studioflow: serving MCP at http://ADDR/mcp".
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut said = String::new();
-        let address = loop {
-            let mut line = String::new();
-            assert!(stderr.read_line(&mut line).unwrap() > 0, "studioflow serve exited before listening: {said}");
-            said += &line;
-            if let Some(rest) = line.trim().strip_prefix("studioflow: serving MCP at http://") {
-                break rest.trim_end_matches("/mcp").parse().unwrap();
-            }
-        };
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        Server { child, address }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -248,7 +212,7 @@ struct Figures {
 
 /// Runs one setup: `servers` processes on `db`, `clients` booking clients, then `clients` querying ones.
 fn run(db: &str, servers: usize, clients: usize, bookings: usize, queries: usize) -> Figures {
-    let servers: Vec<Server> = (0..servers).map(|_| Server::spawn(db)).collect();
+    let servers: Vec<Server> = (0..servers).map(|_| Server::spawn(db, &[])).collect();
     let each = bookings / clients;
     let days = (2 * each).div_ceil(24);
     // Warm-up, not measured: every server's pool opens connections and prepares its statements.
