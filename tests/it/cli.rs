@@ -289,3 +289,13 @@ on_both! {
         }
     }
 }
+
+/// A task lease outside 0.5 s to 10 min is refused before anything is opened.
+#[test]
+fn serve_refuses_a_task_lease_out_of_range() {
+    for lease in ["0.1", "601", "nan"] {
+        let out = studioflow(&["serve", "--db", "/nonexistent/dir/studio.db", "--task-lease", lease]);
+        assert_eq!(out.status.code(), Some(2), "--task-lease {lease}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--task-lease must be 0.5 to 600 seconds"), "{}", stderr(&out));
+    }
+}
