@@ -18,7 +18,7 @@ mod issuer;
 mod server;
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use server::Server;
@@ -70,25 +70,7 @@ impl Series {
     fn round_trip(&mut self, record: bool) -> String {
         let started = Instant::now();
         self.writer.write_all(&self.request).unwrap();
-        let mut status = String::new();
-        self.reader.read_line(&mut status).unwrap();
-        let mut length = None;
-        loop {
-            let mut line = String::new();
-            self.reader.read_line(&mut line).unwrap();
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse::<usize>().ok();
-            }
-        }
-        let length = length.unwrap_or_else(|| panic!("{}: an answer without Content-Length: {status}", self.name));
-        let mut body = vec![0; length];
-        self.reader.read_exact(&mut body).unwrap();
+        let (status, body) = server::read_answer(&mut self.reader);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let body = String::from_utf8(body).unwrap();
         assert!(status.starts_with("HTTP/1.1 200"), "{}: {status}{body}", self.name);

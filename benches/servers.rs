@@ -15,7 +15,7 @@ mod server;
 
 use chrono::Duration;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use server::Server;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -148,24 +148,7 @@ impl Connection {
         );
         let started = Instant::now();
         self.writer.write_all(request.as_bytes()).unwrap();
-        let mut status = String::new();
-        self.reader.read_line(&mut status).unwrap();
-        let mut length = None;
-        loop {
-            let mut line = String::new();
-            self.reader.read_line(&mut line).unwrap();
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse::<usize>().ok();
-            }
-        }
-        let mut answer = vec![0; length.unwrap_or_else(|| panic!("{tool}: an answer without Content-Length: {status}"))];
-        self.reader.read_exact(&mut answer).unwrap();
+        let (status, answer) = server::read_answer(&mut self.reader);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let answer: Value = serde_json::from_slice(&answer).unwrap();
         assert!(status.starts_with("HTTP/1.1 200") && answer.get("error").is_none(), "{tool}: {status}{answer}");

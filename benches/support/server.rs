@@ -1,5 +1,6 @@
 //! `studioflow serve --http 127.0.0.1:0` for the benches: started on a database (a file or a
-//! PostgreSQL URL) with extra flags, its address read from its first line, killed when dropped.
+//! PostgreSQL URL) with extra flags, its address read from its first line, killed when dropped;
+//! and the reading of one HTTP/1.1 answer on a keep-alive connection.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
@@ -43,4 +44,27 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Reads one HTTP/1.1 answer that has a Content-Length: its status line and its body.
+pub fn read_answer(reader: &mut impl BufRead) -> (String, Vec<u8>) {
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length.unwrap_or_else(|| panic!("an answer without Content-Length: {status}"))];
+    reader.read_exact(&mut body).unwrap();
+    (status, body)
 }
