@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Barrier;
 use studioflow::domain::{BookingId, EngineerId, Status};
-use studioflow::store::{CancelScope, Target};
+use studioflow::store::{CancelScope, Store, Target};
 
 /// `studioflow serve --http 127.0.0.1:0` on the schema; `--db` takes the URL like a path.
 fn serve(schema: &PgSchema) -> HttpServer {
@@ -265,4 +265,39 @@ fn the_history_is_in_commit_order_across_servers() {
     sorted.sort();
     assert_eq!(ids, sorted, "events out of the bookings' order");
     assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), ids.len());
+}
+
+/// `sslmode=require`: the connection is encrypted and the server's certificate and name are
+/// verified (the platform's roots and the URL's `sslrootcert`). Run where the test server has TLS
+/// on with a certificate for `localhost` (Debian's default); said to be skipped otherwise.
+#[test]
+fn sslmode_require_encrypts_and_verifies_the_servers_name() {
+    let Some(schema) = PgSchema::new("sslmode_require_encrypts_and_verifies_the_servers_name") else { return };
+    let mut client = schema.client();
+    let ssl: String = client.query_one("SHOW ssl", &[]).unwrap().get(0);
+    let cert: String = client.query_one("SHOW ssl_cert_file", &[]).unwrap().get(0);
+    let url = schema.url();
+    if ssl != "on" || !url.contains("@127.0.0.1") || std::fs::metadata(&cert).is_err() {
+        eprintln!("skipped: the test server has no TLS with a readable certificate, or is not at 127.0.0.1 (ssl {ssl}, {cert})");
+        return;
+    }
+    let by_name = url.replace("@127.0.0.1", "@localhost");
+    let tls = format!("{by_name}&sslmode=require&sslrootcert={cert}&application_name=studioflow-tls-test");
+    let store = Store::open(Target::parse(&tls)).unwrap();
+    let encrypted: bool = client
+        .query_one("SELECT bool_and(s.ssl) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'studioflow-tls-test'", &[])
+        .unwrap()
+        .get(0);
+    assert!(encrypted, "the store's connection is encrypted");
+    drop(store);
+
+    // The certificate names localhost: reached as 127.0.0.1, the name does not match.
+    let by_address = format!("{url}&sslmode=require&sslrootcert={cert}");
+    let Err(refused) = Store::open(Target::parse(&by_address)) else { panic!("a certificate for another name was accepted") };
+    assert!(refused.to_string().contains("not valid for name \"127.0.0.1\""), "{refused}");
+    // A root certificate is read only for a verified connection, and must be there.
+    let Err(plain) = Store::open(Target::parse(&format!("{by_name}&sslrootcert={cert}"))) else { panic!("sslrootcert without sslmode=require") };
+    assert!(plain.to_string().contains("add sslmode=require"), "{plain}");
+    let Err(missing) = Store::open(Target::parse(&format!("{by_name}&sslmode=require&sslrootcert=/nonexistent/ca.pem"))) else { panic!("a missing root file") };
+    assert!(missing.to_string().contains("/nonexistent/ca.pem"), "{missing}");
 }

@@ -15,6 +15,8 @@ use super::{Refusal, Result, Value};
 use postgres::types::{IsNull, ToSql, Type};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 pub use postgres::{Error, Statement};
 
@@ -42,16 +44,23 @@ impl Drop for Conn {
 
 impl Conn {
     pub fn connect(url: &str) -> Result<Conn> {
+        // sslrootcert is libpq's, not the crate's: it is taken out before the crate reads the URL.
+        let (url, root) = take_parameter(url, "sslrootcert");
         let config: postgres::Config = url.parse().map_err(|e| super::Error::Setup(format!("{e}: the PostgreSQL URL looks like postgres://USER@HOST:PORT/DATABASE")))?;
-        if config.get_ssl_mode() == postgres::config::SslMode::Require {
-            return Err(super::Error::Setup(
-                "studioflow does not speak TLS to PostgreSQL yet: reach the database on loopback or a private network with \
-                 sslmode=disable (or through a local TLS tunnel), and drop sslmode=require from the URL"
-                    .into(),
-            ));
-        }
+        let tls = match config.get_ssl_mode() {
+            postgres::config::SslMode::Require => {
+                Some(Tls(crate::tls::verifying_client(root.as_deref().map(std::path::Path::new)).map_err(super::Error::Setup)?))
+            }
+            _ if root.is_some() => {
+                return Err(super::Error::Setup("sslrootcert is read only with sslmode=require: add sslmode=require to the URL".into()));
+            }
+            _ => None,
+        };
         let client = off_runtime(|| -> Result<postgres::Client> {
-            let mut client = config.connect(postgres::NoTls)?;
+            let mut client = match tls {
+                Some(tls) => config.connect(tls)?,
+                None => config.connect(postgres::NoTls)?,
+            };
             // The schema the URL names (search_path) must exist: a missing one would only show at
             // the first CREATE TABLE, as "no schema has been selected".
             let schema: Option<String> = client.query_one("SELECT current_schema()", &[])?.get(0);
@@ -169,6 +178,104 @@ fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         Err(_) => f(),
         Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
         Ok(_) => std::thread::scope(|scope| scope.spawn(f).join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
+    }
+}
+
+/// `url` without its query parameter `name`, and that parameter's value (percent-decoded).
+fn take_parameter(url: &str, name: &str) -> (String, Option<String>) {
+    let Some((base, query)) = url.split_once('?') else { return (url.to_owned(), None) };
+    let mut value = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| match pair.split_once('=') {
+            Some((key, found)) if key == name => {
+                value = Some(percent_decoded(found));
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    let url = if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) };
+    (url, value)
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|b| (*b as char).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (byte, ..) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// TLS for `sslmode=require`, with rustls: the server's certificate and host name are verified
+/// against the platform's roots and the URL's `sslrootcert` (stricter than libpq's `require`,
+/// which only encrypts). Channel binding is not offered.
+struct Tls(std::sync::Arc<rustls::ClientConfig>);
+
+impl postgres::tls::MakeTlsConnect<postgres::Socket> for Tls {
+    type Stream = TlsStream;
+    type TlsConnect = TlsConnect;
+    type Error = std::io::Error;
+
+    fn make_tls_connect(&mut self, host: &str) -> std::io::Result<TlsConnect> {
+        let name = rustls_pki_types::ServerName::try_from(host.to_owned())
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{host:?} is not a host name TLS can verify")))?;
+        Ok(TlsConnect { config: self.0.clone(), name })
+    }
+}
+
+struct TlsConnect {
+    config: std::sync::Arc<rustls::ClientConfig>,
+    name: rustls_pki_types::ServerName<'static>,
+}
+
+impl postgres::tls::TlsConnect<postgres::Socket> for TlsConnect {
+    type Stream = TlsStream;
+    type Error = std::io::Error;
+    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<TlsStream>> + Send>>;
+
+    fn connect(self, socket: postgres::Socket) -> Self::Future {
+        Box::pin(async move { tokio_rustls::TlsConnector::from(self.config).connect(self.name, socket).await.map(TlsStream) })
+    }
+}
+
+struct TlsStream(tokio_rustls::client::TlsStream<postgres::Socket>);
+
+impl tokio::io::AsyncRead for TlsStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for TlsStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
+    }
+}
+
+impl postgres::tls::TlsStream for TlsStream {
+    fn channel_binding(&self) -> postgres::tls::ChannelBinding {
+        postgres::tls::ChannelBinding::none()
     }
 }
 
@@ -299,6 +406,17 @@ pub fn refusal(e: &Error) -> Option<Refusal> {
 #[cfg(test)]
 mod tests {
     use super::rewrite;
+
+    #[test]
+    fn sslrootcert_is_taken_out_of_the_url_and_decoded() {
+        use super::take_parameter;
+        assert_eq!(take_parameter("postgres://h/db", "sslrootcert"), ("postgres://h/db".into(), None));
+        assert_eq!(
+            take_parameter("postgres://h/db?sslmode=require&sslrootcert=%2Fetc%2Fca.pem&user=a", "sslrootcert"),
+            ("postgres://h/db?sslmode=require&user=a".into(), Some("/etc/ca.pem".into()))
+        );
+        assert_eq!(take_parameter("postgres://h/db?sslrootcert=/ca.pem", "sslrootcert"), ("postgres://h/db".into(), Some("/ca.pem".into())));
+    }
 
     #[test]
     fn parameters_are_numbered_as_postgresql_numbers_them() {
