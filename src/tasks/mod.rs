@@ -508,22 +508,20 @@ impl Tasks {
     }
 
     fn sweep_with(&self, store: &mut crate::store::Store, now: i64) -> Result<usize, StoreError> {
-        {
-            for status in [TaskStatus::Working, TaskStatus::InputRequired] {
-                for task in store.tasks_in(status)?.into_iter().filter(|t| t.expired(now)) {
-                    self.stop(&task.id);
-                    let change = TaskChange::Cancelled { message: "Expired: its time to live ran out; nothing was moved.".into() };
-                    store.write_with(|w| w.change_task(&task.id, &[status], &change, now))?;
-                }
+        for status in [TaskStatus::Working, TaskStatus::InputRequired] {
+            for task in store.tasks_in(status)?.into_iter().filter(|t| t.expired(now)) {
+                self.stop(&task.id);
+                let change = TaskChange::Cancelled { message: "Expired: its time to live ran out; nothing was moved.".into() };
+                store.write_with(|w| w.change_task(&task.id, &[status], &change, now))?;
             }
-            let deleted = store.delete_expired_tasks(now)?;
-            // Unapplied plans (dry runs) expire like tasks, after the same time to live.
-            let plans = store.delete_expired_plans(chrono::Utc::now(), self.config.ttl)?;
-            if plans > 0 {
-                tracing::info!(deleted = plans, "deleted expired unapplied reflow plans");
-            }
-            Ok(deleted)
         }
+        let deleted = store.delete_expired_tasks(now)?;
+        // Unapplied plans (dry runs) expire like tasks, after the same time to live.
+        let plans = store.delete_expired_plans(chrono::Utc::now(), self.config.ttl)?;
+        if plans > 0 {
+            tracing::info!(deleted = plans, "deleted expired unapplied reflow plans");
+        }
+        Ok(deleted)
     }
 
     /// Moves a task from one of `from` to a new state, if it is still in one of them.
@@ -561,7 +559,11 @@ impl Tasks {
                 tracing::error!(task_id = %id, error = %message, "task failed");
                 let _ = tasks.change_leased(&id, &lease, &TaskChange::Failed { message: format!("Failed: {message}") });
             }
-            tasks.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+            // This run's entry only: the task may have been claimed again here meanwhile.
+            let mut live = tasks.live.lock().unwrap_or_else(|e| e.into_inner());
+            if live.get(&id).is_some_and(|run| run.lease.token == lease.token) {
+                live.remove(&id);
+            }
         };
         // Without a thread the work cannot start; the task stays `working` for a server to claim.
         std::thread::Builder::new().name("task-runner".to_owned()).spawn(run).map_err(|e| {
