@@ -140,8 +140,8 @@ impl Conn {
     /// `BEGIN`, then the studio's writer lock (held to COMMIT or ROLLBACK, or until the
     /// connection dies), keyed by the schema so that studios sharing a database run side by side.
     pub fn begin_write(&self) -> Result<()> {
-        self.execute_batch("BEGIN")?;
-        if let Err(e) = self.execute("SELECT pg_advisory_xact_lock(?1, hashtext(current_schema()))::text", &[Value::Int(WRITER_LOCK.into())]) {
+        // One round trip for both: a writer holds the lock for every round trip it makes.
+        if let Err(e) = self.execute_batch(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext(current_schema()))")) {
             let _ = self.execute_batch("ROLLBACK");
             return Err(e);
         }
