@@ -51,6 +51,17 @@ impl Pool {
         Ok(Pool { target, inner })
     }
 
+    /// A connection of its own, outside the pool, for point reads made inline on an async
+    /// worker (the HTTP gate's token checks), where the backend allows that: an SQLite file read
+    /// takes microseconds and never waits for a writer in WAL mode. `None` on PostgreSQL, whose
+    /// client must not run on an async worker: read through the pool on a blocking thread there.
+    pub fn inline_reader(&self) -> Result<Option<Store>> {
+        match &self.target {
+            Target::File(_) => Store::open(&self.target).map(Some),
+            Target::Postgres(_) => Ok(None),
+        }
+    }
+
     /// The database the pool connects to.
     pub fn target(&self) -> &Target {
         &self.target

@@ -13,7 +13,7 @@
 
 use crate::auth::jwt::{Rejection, Verifier};
 use crate::auth::{Need, Principal, Scope, Scopes, TOOL_SCOPES};
-use crate::store::{Pool, Store, Target, TokenCheck};
+use crate::store::{Pool, Store, TokenCheck};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use reqwest::Url;
@@ -55,11 +55,10 @@ pub struct AuthConfig {
 /// The checks, shared by every request.
 pub struct Gate {
     pool: Arc<Pool>,
-    /// On SQLite, a connection of its own for API token checks, read inline: a point read by the
-    /// secret's hash takes microseconds and, in WAL mode, never waits for a writer, while a hop
-    /// to a blocking thread costs more than the whole check at the tail (BENCHMARKS.md). On
-    /// PostgreSQL (`None`) the check is a network round trip, and its client must not run on an
-    /// async worker: it goes through the pool on a blocking thread.
+    /// A connection of its own for API token checks, read inline where the store allows it
+    /// ([`Pool::inline_reader`]): a point read by the secret's hash, while a hop to a blocking
+    /// thread costs more than the whole check at the tail (BENCHMARKS.md). `None`: the check goes
+    /// through the pool on a blocking thread.
     tokens: Option<Mutex<Store>>,
     resource: String,
     verifier: Option<Verifier>,
@@ -123,10 +122,7 @@ impl Gate {
         if let Some(issuer) = &config.issuer {
             metadata["authorization_servers"] = json!([issuer]);
         }
-        let tokens = match pool.target() {
-            Target::File(_) => Some(Mutex::new(Store::open(pool.target()).map_err(|e| format!("opening {} for token checks: {e}", pool.target()))?)),
-            Target::Postgres(_) => None,
-        };
+        let tokens = pool.inline_reader().map_err(|e| format!("opening {} for token checks: {e}", pool.target()))?.map(Mutex::new);
         Ok(Gate {
             pool,
             tokens,
