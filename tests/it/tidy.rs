@@ -91,6 +91,14 @@ fn only_the_store_speaks_sql() {
 }
 
 #[test]
+fn above_the_store_nothing_knows_which_backend_it_runs_on() {
+    // Tasks, reflows, calendars and MCP work alike on SQLite and PostgreSQL; only the store (and the
+    // commands, which read `--db`) may tell the backends apart.
+    let found = offenders(&src_files(), &["src/store/", "src/commands/", "src/main.rs"], &["Backend::", "Target::Postgres", "Target::File", ".backend()"]);
+    assert!(found.is_empty(), "the backend named above the store (ARCHITECTURE.md, the store):\n{}", found.join("\n"));
+}
+
+#[test]
 fn each_database_crate_is_named_by_one_file() {
     // The store's SQL is one text for both backends: the crates are met only in the layer's halves.
     let sqlite = offenders(&src_files(), &["src/store/db/sqlite.rs"], &["rusqlite"]);
