@@ -280,11 +280,18 @@ pub fn version(conn: &Connection) -> Result<i64, MigrationError> {
     })
 }
 
-/// Runs the migrations after the database's version, up to `target`, and returns the version
-/// found. Each step re-reads the version inside its write transaction, so two processes opening
-/// one new database at once never run a migration twice.
+/// Runs the migrations after the database's version, up to `target`, and returns the version the
+/// database is at then. A database already there is only read: no write lock is taken to open
+/// it. Each step re-reads the version inside its write transaction, so two processes opening one
+/// new database at once never run a migration twice.
 pub fn migrate_to(conn: &Connection, target: i64) -> Result<i64, MigrationError> {
     let found = version(conn)?;
+    if found > LATEST {
+        return Err(MigrationError::Newer { found, latest: LATEST });
+    }
+    if found >= target.min(LATEST) {
+        return Ok(found);
+    }
     let postgres = postgres_migrations();
     loop {
         let tx = match conn.backend() {
@@ -304,7 +311,7 @@ pub fn migrate_to(conn: &Connection, target: i64) -> Result<i64, MigrationError>
             return Err(MigrationError::Newer { found: version, latest: LATEST });
         }
         if version >= target.min(LATEST) {
-            return Ok(found);
+            return Ok(version);
         }
         match conn.backend() {
             Backend::Sqlite => {

@@ -218,8 +218,7 @@ impl Store {
     }
 
     fn with_connection(conn: Connection, version: i64) -> Result<Store> {
-        migrations::migrate_to(&conn, version)?;
-        let version = migrations::version(&conn)?;
+        let version = migrations::migrate_to(&conn, version)?;
         let mut store = Store { conn, version, studio: None, rooms: Default::default() };
         store.studio = store.load_studio()?;
         Ok(store)
