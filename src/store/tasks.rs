@@ -150,6 +150,12 @@ pub enum TaskChange {
 const COLUMNS: &str = "id, kind, request, month, status, status_message, created_ms, updated_ms, ttl_ms, \
      poll_interval_ms, reflow_id, refusal, failure, owner";
 
+/// What a claim sets: the new lease (`?1` its token, `?2` its length in ms, `?3` the server) and
+/// one more attempt.
+fn claiming(backend: db::Backend) -> String {
+    format!("lease_token = ?1, lease_expires_ms = {} + ?2, claimed_by = ?3, attempts = attempts + 1", database_now_ms(backend))
+}
+
 /// The database's clock in unix milliseconds: leases are timed by the one clock every server
 /// shares, not by each server's own.
 fn database_now_ms(backend: db::Backend) -> &'static str {
@@ -222,8 +228,9 @@ impl Store {
         let backend = self.backend();
         let now = database_now_ms(backend);
         let skip_locked = if backend == db::Backend::Postgres { "FOR UPDATE SKIP LOCKED" } else { "" };
+        let claiming = claiming(backend);
         let sql = format!(
-            "UPDATE tasks SET lease_token = ?1, lease_expires_ms = {now} + ?2, claimed_by = ?3, attempts = attempts + 1 \
+            "UPDATE tasks SET {claiming} \
              WHERE id = (SELECT id FROM tasks WHERE status = 'working' AND (lease_expires_ms IS NULL OR lease_expires_ms <= {now}) \
                          ORDER BY created_ms, id LIMIT 1 {skip_locked}) \
                AND status = 'working' AND (lease_expires_ms IS NULL OR lease_expires_ms <= {now}) \
@@ -245,11 +252,7 @@ impl Store {
             };
             for id in held {
                 let new = lease()?;
-                let now = database_now_ms(self.backend());
-                let sql = format!(
-                    "UPDATE tasks SET lease_token = ?1, lease_expires_ms = {now} + ?2, claimed_by = ?3, attempts = attempts + 1 \
-                     WHERE id = ?4 AND status = 'working' AND claimed_by = ?5"
-                );
+                let sql = format!("UPDATE tasks SET {} WHERE id = ?4 AND status = 'working' AND claimed_by = ?5", claiming(self.backend()));
                 if self.conn().execute(&sql, params![new.token, new.ms, new.server, id, server])? == 1 {
                     taken.push((id, new));
                 }
