@@ -5,7 +5,7 @@
 //! was skipped and passes (the SQLite store's own rules are tested in store.rs).
 
 use crate::mcp_client::{http, meta, HttpServer};
-use crate::support::{at, session, small_studio_at, PgSchema};
+use crate::support::{at, session, small_studio, PgSchema};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -36,7 +36,7 @@ fn count(client: &mut postgres::Client, sql: &str) -> i64 {
 #[test]
 fn a_thousand_concurrent_bookings_of_one_slot_over_three_servers_leave_exactly_one() {
     let Some(schema) = PgSchema::new("a_thousand_concurrent_bookings_of_one_slot_over_three_servers_leave_exactly_one") else { return };
-    drop(small_studio_at(Target::parse(&schema.url())));
+    drop(small_studio(Target::parse(&schema.url())));
     let servers = [serve(&schema), serve(&schema), serve(&schema)];
     const CALLS: usize = 1_000;
 
@@ -126,7 +126,7 @@ fn refused(result: Result<u64, postgres::Error>) -> (String, String) {
 #[test]
 fn a_raw_sql_insert_of_an_overlapping_booking_is_rejected_by_the_database() {
     let Some(schema) = PgSchema::new("a_raw_sql_insert_of_an_overlapping_booking_is_rejected_by_the_database") else { return };
-    let mut store = small_studio_at(Target::parse(&schema.url()));
+    let mut store = small_studio(Target::parse(&schema.url()));
     // A: live (15-minute turnaround), c1 with e1, 10:00-11:00.
     let a = store
         .write_with(|w| w.create_booking(&studioflow::domain::Session { engineer: Some(EngineerId::new("e1")), ..session("live", "c1", "2026-09-07T10:00", 60) }))
@@ -183,7 +183,7 @@ fn a_raw_sql_insert_of_an_overlapping_booking_is_rejected_by_the_database() {
 #[test]
 fn the_history_is_in_commit_order_across_servers() {
     let Some(schema) = PgSchema::new("the_history_is_in_commit_order_across_servers") else { return };
-    drop(small_studio_at(Target::parse(&schema.url())));
+    drop(small_studio(Target::parse(&schema.url())));
     let servers = [serve(&schema), serve(&schema)];
     const WRITERS: usize = 8;
     const EACH: usize = 15;

@@ -382,10 +382,3 @@ pub fn session(room: &str, client: &str, start: &str, minutes: i64) -> Session {
         pinned: false,
     }
 }
-
-// Several servers on one PostgreSQL schema (tests/it/servers.rs).
-
-/// [`small_studio`], by the name tests/it/servers.rs knows it by.
-pub fn small_studio_at(target: impl Into<Target>) -> Store {
-    small_studio(target)
-}

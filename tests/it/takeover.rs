@@ -16,9 +16,7 @@ const LEASE: &str = "1";
 /// A demo studio in a PostgreSQL schema of its own, and its bookings' places before any reflow.
 fn demo(test: &str) -> Option<(TestDb, Places)> {
     let db = TestDb::postgres(test)?;
-    let init = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["init", "--db", db.db_arg(), "--demo"]).output().unwrap();
-    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
-    let before = places(&db);
+    let before = crate::tasks::demo(&db);
     Some((db, before))
 }
 

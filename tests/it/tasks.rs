@@ -41,7 +41,7 @@ pub fn clashes(db: &TestDb) -> i64 {
 }
 
 /// The demo studio, written into `db` by the server; its bookings' places before any reflow.
-fn demo(db: &TestDb) -> Places {
+pub fn demo(db: &TestDb) -> Places {
     assert!(stdio(db, &["--demo"]).close());
     places(db)
 }
