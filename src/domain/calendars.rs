@@ -19,6 +19,10 @@ impl CalendarOf {
 
     /// A calendar from its kind (singular `room` or plural `rooms`) and id.
     pub fn new(kind: &str, id: &str) -> Option<CalendarOf> {
+        // An id that breaks the rule of ids names nothing (and is never sent to a database).
+        if super::TextKind::Id.clean(id).ok()? != id {
+            return None;
+        }
         match kind {
             "room" | "rooms" => Some(CalendarOf::Room(RoomId::new(id))),
             "client" | "clients" => Some(CalendarOf::Client(ClientId::new(id))),

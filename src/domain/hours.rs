@@ -2,6 +2,7 @@
 //! so a rehearsal room can open at 10:00 and close at 01:00 the next morning. Spans are written as
 //! `mon-fri 10:00-01:00`; a close at or before the open means past midnight.
 
+use super::text::MAX_LIST;
 use super::time::{Pick, StudioTz};
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, Utc, Weekday};
 use std::fmt;
@@ -74,7 +75,28 @@ impl WeeklyHours {
     }
 
     /// Reads lines such as `mon-fri 10:00-01:00`, `sat,sun 12:00-22:00` or `mon-sun 00:00-24:00`.
+    /// An opening that closes at the time it opens (`mon 10:00-10:00`) is refused as ambiguous:
+    /// a whole day is written `00:00-24:00`.
     pub fn parse(lines: &[impl AsRef<str>]) -> Result<Self, String> {
+        if lines.len() > MAX_LIST {
+            return Err(format!("{} lines of opening hours: give at most {MAX_LIST}", lines.len()));
+        }
+        for line in lines {
+            let line = line.as_ref().trim();
+            if let Some((opens, closes)) = line.split_once(' ').and_then(|(_, times)| times.trim().split_once('-'))
+                && opens.trim() == closes.trim()
+            {
+                return Err(format!(
+                    "the opening {line:?} closes when it opens: for a whole day write 00:00-24:00, else give the closing time"
+                ));
+            }
+        }
+        WeeklyHours::read(lines)
+    }
+
+    /// [`WeeklyHours::parse`] without its rules for new input, for hours already stored (which
+    /// [`WeeklyHours::to_lines`] wrote, a 24-hour opening from 10:00 as `10:00-10:00`).
+    pub fn read(lines: &[impl AsRef<str>]) -> Result<Self, String> {
         let mut spans = Vec::new();
         for line in lines {
             let line = line.as_ref().trim();
@@ -196,5 +218,12 @@ mod tests {
         assert!(WeeklyHours::parse(&["mon 10:00-02:00", "tue 01:00-03:00"]).is_err());
         assert!(WeeklyHours::parse(&["sun 20:00-02:00", "mon 01:00-03:00"]).is_err());
         assert!(WeeklyHours::parse(&["mon-sun 00:00-24:00"]).is_ok());
+        let same = WeeklyHours::parse(&["mon 10:00-10:00"]).unwrap_err();
+        assert!(same.contains("closes when it opens: for a whole day write 00:00-24:00"), "{same}");
+        assert!(WeeklyHours::parse(&["mon 00:00-00:00"]).is_err());
+        assert!(WeeklyHours::parse(&vec!["mon 10:00-12:00"; 51]).is_err());
+        // A 24-hour opening from 10:00, stored before the rule, still reads back.
+        let stored = WeeklyHours::read(&["mon 10:00-10:00"]).unwrap();
+        assert_eq!(stored.spans()[0].length, Duration::days(1));
     }
 }

@@ -7,6 +7,7 @@ mod ids;
 mod refusal;
 mod series;
 mod slots;
+mod text;
 mod time;
 
 pub use calendars::CalendarOf;
@@ -15,6 +16,7 @@ pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
 pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
 pub use slots::{align_up, free_windows, Span};
+pub use text::{check_list, plausible_email, Email, Id, Line, List, Name, Notes, Tag, TextFault, TextKind, MAX_LIST};
 pub use time::{Pick, StudioTz, TimeError, Zoned, YEARS};
 
 use chrono::{DateTime, Duration, Utc};
@@ -52,6 +54,9 @@ impl Studio {
         now + self.horizon
     }
 }
+
+/// The most people a room may hold or a session may bring: a studio's rooms are not stadiums.
+pub const MAX_PEOPLE: u32 = 1000;
 
 /// A bookable room.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,28 +117,30 @@ impl Default for Profile {
     }
 }
 
-/// Whether `email` looks like an address a person could mean: one `@` with something before it,
-/// and a dotted domain after it, no spaces. Not an RFC 5322 parser, on purpose.
-pub fn plausible_email(email: &str) -> bool {
-    let Some((local, domain)) = email.split_once('@') else { return false };
-    !local.is_empty()
-        && !domain.contains('@')
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !email.chars().any(char::is_whitespace)
-        && email.len() <= 254
-}
-
-/// A readable id made from a name: "Amara Osei" becomes "amara-osei". Empty when the name has no
-/// letter or digit to keep.
+/// A readable id made from a name: "Amara Osei" becomes "amara-osei", "Zoë Björk" "zoe-bjork"
+/// (accents go; a few letters that do not decompose are spelt out). Empty when the name has no
+/// letter or digit of the Latin alphabet to keep: the caller then asks for an id.
 pub fn slug_from(name: &str) -> String {
+    use unicode_normalization::{char::is_combining_mark, UnicodeNormalization};
     let mut out = String::new();
-    for c in name.trim().chars().flat_map(char::to_lowercase) {
+    let mut push = |c: char| {
         if c.is_ascii_alphanumeric() {
             out.push(c);
         } else if !out.is_empty() && !out.ends_with('-') {
             out.push('-');
+        }
+    };
+    for c in name.trim().nfkd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase) {
+        match c {
+            'ø' => push('o'),
+            'æ' => "ae".chars().for_each(&mut push),
+            'œ' => "oe".chars().for_each(&mut push),
+            'ß' => "ss".chars().for_each(&mut push),
+            'þ' => "th".chars().for_each(&mut push),
+            'đ' | 'ð' => push('d'),
+            'ł' => push('l'),
+            'ı' => push('i'),
+            c => push(c),
         }
     }
     let mut out: String = out.trim_end_matches('-').chars().take(56).collect();

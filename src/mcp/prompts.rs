@@ -6,7 +6,7 @@
 
 use super::resources::{calendar_uri, CLIENT_CALENDAR, ENGINEER_CALENDAR, REFLOW_PLAN, ROOM_CALENDAR};
 use super::tools::Ctx;
-use crate::domain::{CalendarOf, ClientId, RoomId};
+use crate::domain::{CalendarOf, ClientId, RoomId, TextKind};
 use crate::reflow::Month;
 use crate::store::{Store, StoreError};
 use rmcp::model::{
@@ -95,6 +95,14 @@ pub fn get(ctx: &Ctx, name: &str, arguments: &HashMap<String, String>) -> Result
     let unknown = unknown_names(arguments);
     if !unknown.is_empty() {
         return Err(bad(format!("the prompt {name} has no argument {}: prompts/list shows its arguments", unknown.join(", "))));
+    }
+    // Every argument keeps the rule of its kind of text before anything reads it: ids are ids,
+    // the rest (times, a reason, a list of features, a month) one line each.
+    for (argument, value) in arguments {
+        let kind = if ["room", "client"].contains(&argument.as_str()) { TextKind::Id } else { TextKind::Line };
+        if !value.trim().is_empty() {
+            kind.clean(value).map_err(|fault| bad(format!("{argument}: {fault}")))?;
+        }
     }
     let args = Args(arguments);
     ctx.pool.with(|store| match name {

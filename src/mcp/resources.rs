@@ -6,7 +6,7 @@
 
 use super::tools::Ctx;
 use super::wire;
-use crate::domain::{CalendarOf, ClientId, EngineerId, RoomId};
+use crate::domain::{CalendarOf, Id};
 use crate::ics::{self, IcsError};
 use rmcp::model::{
     CacheScope, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceContents,
@@ -138,15 +138,11 @@ fn parse(uri: &str) -> Option<Named> {
         if id.is_empty() || id.contains('/') {
             return None;
         }
-        return match kind {
-            "rooms" => Some(Named::Calendar(CalendarOf::Room(RoomId::new(id)))),
-            "clients" => Some(Named::Calendar(CalendarOf::Client(ClientId::new(id)))),
-            "engineers" => Some(Named::Calendar(CalendarOf::Engineer(EngineerId::new(id)))),
-            _ => None,
-        };
+        return CalendarOf::new(kind, id).filter(|_| kind.ends_with('s')).map(Named::Calendar);
     }
     let id = uri.strip_prefix(REFLOW_PREFIX)?.strip_suffix(".json")?;
-    (!id.is_empty() && !id.contains('/')).then(|| Named::Reflow(id.to_owned()))
+    let id = Id::parse(id).ok().filter(|parsed| parsed.as_str() == id && !id.contains('/'))?;
+    Some(Named::Reflow(id.into_string()))
 }
 
 /// The error for a URI that names nothing: -32002 with the URI in `data`, which rmcp sends as

@@ -2,10 +2,59 @@
 //! from these types. Each answer type is built by hand from domain types, so that a change inside
 //! the project never changes the wire by accident.
 
-use crate::domain::{Booking, OfflineWindow, Room, StudioTz};
+use crate::domain::{Booking, Email, Id, Line, List, Name, Notes, OfflineWindow, Room, StudioTz, Tag, MAX_LIST};
+use schemars::{json_schema, Schema, SchemaGenerator};
+use std::borrow::Cow;
 use crate::store::{Event, MoveRecord, PersonRecord, ReflowRecord};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+// ---- the text rules, as schemas -------------------------------------------------------------
+
+/// Each kind of text from outside (`domain::TextKind`) as a JSON schema: a string with its length,
+/// so that a client sees the limit before the server refuses it.
+macro_rules! text_schema {
+    ($($name:ident: $min:expr),* $(,)?) => {$(
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                let mut schema = json_schema!({"type": "string", "maxLength": $name::KIND.max_chars()});
+                if $min > 0 {
+                    schema.insert("minLength".into(), $min.into());
+                }
+                schema
+            }
+        }
+    )*};
+}
+
+text_schema!(Id: 1, Name: 1, Line: 0, Notes: 0, Email: 0, Tag: 1);
+
+impl<T: JsonSchema> JsonSchema for List<T> {
+    fn schema_name() -> Cow<'static, str> {
+        format!("List_of_{}", T::schema_name()).into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "array", "items": generator.subschema_for::<T>(), "maxItems": MAX_LIST})
+    }
+}
+
+/// A field that may be left out (no change), null (take it off) or given: `Some(None)` is null.
+fn nullable<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
 
 // ---- arguments ------------------------------------------------------------------------------
 
@@ -17,23 +66,23 @@ pub struct NoArgs {}
 #[serde(deny_unknown_fields)]
 pub struct QueryBookingsArgs {
     /// Keep bookings that end after this time: RFC 3339 with an offset, or local studio time (2026-09-07T10:00).
-    pub from: Option<String>,
+    pub from: Option<Line>,
     /// Keep bookings that start before this time; same forms as `from`.
-    pub to: Option<String>,
+    pub to: Option<Line>,
     /// Only this room (its id, e.g. "studio-a").
-    pub room: Option<String>,
+    pub room: Option<Id>,
     /// Only this client.
-    pub client: Option<String>,
+    pub client: Option<Id>,
     /// Only this engineer.
-    pub engineer: Option<String>,
+    pub engineer: Option<Id>,
     /// Only this recurring series.
-    pub series: Option<String>,
+    pub series: Option<Id>,
     /// Only this status. Without it, confirmed and tentative bookings are listed, not cancelled ones.
     pub status: Option<StatusArg>,
     /// Bookings per page, 1 to 500 (default 50).
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page, to read the next one.
-    pub cursor: Option<String>,
+    pub cursor: Option<Id>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
@@ -48,29 +97,30 @@ pub enum StatusArg {
 #[serde(deny_unknown_fields)]
 pub struct IdArgs {
     /// The booking's id, e.g. "bk_00017".
-    pub id: String,
+    pub id: Id,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindFreeSlotsArgs {
     /// Start of the search: RFC 3339 with an offset, or local studio time.
-    pub from: String,
+    pub from: Line,
     /// End of the search: at most 31 days after `from`, counted on the studio's wall clock.
-    pub to: String,
+    pub to: Line,
     /// How long the session lasts, 15 to 1440 minutes.
     pub duration_minutes: u32,
     /// How many people come (default 1); only rooms that hold them are searched.
+    #[schemars(range(min = 1, max = 1000))]
     pub party_size: Option<u32>,
     /// Features the room must have, e.g. ["drums", "vocal-booth"].
     #[serde(default)]
-    pub requires: Vec<String>,
+    pub requires: List<Tag>,
     /// Search only this room.
-    pub room: Option<String>,
+    pub room: Option<Id>,
     /// Leave out times when this client is already booked.
-    pub client: Option<String>,
+    pub client: Option<Id>,
     /// Leave out times when this engineer is already booked.
-    pub engineer: Option<String>,
+    pub engineer: Option<Id>,
     /// Most slots to return, 1 to 200 (default 20).
     pub limit: Option<u32>,
 }
@@ -79,43 +129,44 @@ pub struct FindFreeSlotsArgs {
 #[serde(deny_unknown_fields)]
 pub struct CreateBookingArgs {
     /// The room's id.
-    pub room: String,
+    pub room: Id,
     /// The client's id.
-    pub client: String,
+    pub client: Id,
     /// Start: RFC 3339 with an offset, or local studio time (2026-09-07T10:00); not before the
     /// studio's clock, nor beyond its booking horizon (two years ahead unless the studio sets another).
-    pub start: String,
+    pub start: Line,
     /// End; same forms as `start`. With `recurrence`, every session keeps this length.
-    pub end: String,
+    pub end: Line,
     /// The engineer's id, if one is needed.
-    pub engineer: Option<String>,
+    pub engineer: Option<Id>,
     /// How many people come (default 1).
+    #[schemars(range(min = 1, max = 1000))]
     pub party_size: Option<u32>,
     /// Features the session needs, e.g. ["drums"]; the room must have them all.
     #[serde(default)]
-    pub requires: Vec<String>,
+    pub requires: List<Tag>,
     /// An RFC 5545 RRULE for a recurring series, e.g. "FREQ=WEEKLY;COUNT=8". It needs COUNT or
     /// UNTIL; every session is booked, or none is. Every session must start within the booking
     /// horizon, and a COUNT is booked exactly or refused.
-    pub recurrence: Option<String>,
+    pub recurrence: Option<Line>,
     /// "confirmed" (default) or "tentative".
     pub status: Option<StatusArg>,
     /// Hold a tentative booking until this time (RFC 3339 or local studio time, at the latest its
     /// start): past it, the server releases the booking and the slot is free again. Confirm it
     /// with update_booking {status: "confirmed"}.
-    pub hold_until: Option<String>,
+    pub hold_until: Option<Line>,
     /// Staff notes, free text.
-    pub notes: Option<String>,
+    pub notes: Option<Notes>,
     /// A key of your choice: a retry with the same key and arguments returns the same booking(s)
     /// and books nothing twice.
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<Id>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CancelBookingArgs {
     /// The booking's id.
-    pub id: String,
+    pub id: Id,
     /// "occurrence" (default): this booking only; "following": this and every later session of its
     /// series; "series": every session of its series that has not started yet.
     pub scope: Option<ScopeArg>,
@@ -133,36 +184,36 @@ pub enum ScopeArg {
 #[serde(deny_unknown_fields)]
 pub struct MoveBookingArgs {
     /// The booking's id.
-    pub id: String,
+    pub id: Id,
     /// The new room (default: the same room).
-    pub room: Option<String>,
+    pub room: Option<Id>,
     /// The new start, within the same window as a new booking's; the booking keeps its length.
-    pub start: String,
+    pub start: Line,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetRoomOfflineArgs {
     /// The room's id.
-    pub room: String,
+    pub room: Id,
     /// When it goes out of use: RFC 3339 with an offset, or local studio time.
-    pub from: String,
+    pub from: Line,
     /// When it comes back: after the studio's clock, and no later than its booking horizon.
     /// A window that overlaps or touches another of the room's is merged with it.
-    pub to: String,
+    pub to: Line,
     /// Why, for the people who read the calendar (e.g. "desk replacement").
-    pub reason: String,
+    pub reason: Line,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListOfflineWindowsArgs {
     /// Only this room.
-    pub room: Option<String>,
+    pub room: Option<Id>,
     /// Keep windows that end after this time (default: now).
-    pub from: Option<String>,
+    pub from: Option<Line>,
     /// Keep windows that start before this time (default: a year after `from`).
-    pub to: Option<String>,
+    pub to: Option<Line>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -173,7 +224,7 @@ pub struct ReflowMonthArgs {
     pub month: String,
     /// The rooms whose bookings must move: their offline windows in the month are used, and a room
     /// with none is treated as offline the whole month.
-    pub offline_rooms: Vec<String>,
+    pub offline_rooms: List<Id>,
     /// How far a booking's start may shift within its day, 0 to 720 minutes (default 120).
     pub max_shift_minutes: Option<i64>,
     /// Plan and record the reflow without moving anything (default false).
@@ -189,7 +240,7 @@ pub struct ReflowMonthArgs {
 #[serde(deny_unknown_fields)]
 pub struct GetReflowArgs {
     /// The reflow's id, e.g. "rf_0001".
-    pub reflow_id: String,
+    pub reflow_id: Id,
 }
 
 // ---- answers --------------------------------------------------------------------------------
@@ -471,56 +522,56 @@ pub fn stored_reflow(tz: &StudioTz, r: &ReflowRecord) -> StoredReflowOut {
 #[serde(deny_unknown_fields)]
 pub struct ListPeopleArgs {
     /// Part of an id or a name, any case (e.g. "osei").
-    pub query: Option<String>,
+    pub query: Option<Line>,
     /// Only active (true) or only inactive (false) people; both without it.
     pub active: Option<bool>,
     /// People per page, 1 to 500 (default 50).
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page, to read the next one.
-    pub cursor: Option<String>,
+    pub cursor: Option<Id>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateClientArgs {
     /// The client's name (a band, an artist, a podcast), e.g. "Amara Osei".
-    pub name: String,
+    pub name: Name,
     /// An email address, e.g. "amara@example.com".
-    pub email: Option<String>,
-    pub phone: Option<String>,
+    pub email: Option<Email>,
+    pub phone: Option<Line>,
     /// Free text for staff.
-    pub notes: Option<String>,
+    pub notes: Option<Notes>,
     /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name, e.g. "amara-osei".
-    pub id: Option<String>,
+    pub id: Option<Id>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateEngineerArgs {
     /// The engineer's name.
-    pub name: String,
-    pub email: Option<String>,
-    pub phone: Option<String>,
-    pub notes: Option<String>,
+    pub name: Name,
+    pub email: Option<Email>,
+    pub phone: Option<Line>,
+    pub notes: Option<Notes>,
     /// Free-text tags, e.g. ["mixing", "drums"].
     #[serde(default)]
-    pub skills: Vec<String>,
+    pub skills: List<Tag>,
     /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name.
-    pub id: Option<String>,
+    pub id: Option<Id>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateClientArgs {
     /// The client's id.
-    pub id: String,
-    pub name: Option<String>,
+    pub id: Id,
+    pub name: Option<Name>,
     /// A new email; "" clears it.
-    pub email: Option<String>,
+    pub email: Option<Email>,
     /// A new phone number; "" clears it.
-    pub phone: Option<String>,
+    pub phone: Option<Line>,
     /// New notes; "" clears them.
-    pub notes: Option<String>,
+    pub notes: Option<Notes>,
     /// false deactivates the client (they cannot be booked; their bookings stay), true reactivates.
     pub active: Option<bool>,
 }
@@ -529,16 +580,16 @@ pub struct UpdateClientArgs {
 #[serde(deny_unknown_fields)]
 pub struct UpdateEngineerArgs {
     /// The engineer's id.
-    pub id: String,
-    pub name: Option<String>,
+    pub id: Id,
+    pub name: Option<Name>,
     /// A new email; "" clears it.
-    pub email: Option<String>,
+    pub email: Option<Email>,
     /// A new phone number; "" clears it.
-    pub phone: Option<String>,
+    pub phone: Option<Line>,
     /// New notes; "" clears them.
-    pub notes: Option<String>,
+    pub notes: Option<Notes>,
     /// The new list of tags (replaces the old one).
-    pub skills: Option<Vec<String>>,
+    pub skills: Option<List<Tag>>,
     /// false deactivates the engineer (they cannot be booked; their bookings stay), true reactivates.
     pub active: Option<bool>,
 }
@@ -589,15 +640,16 @@ pub struct EngineerOut {
 #[serde(deny_unknown_fields)]
 pub struct CreateRoomArgs {
     /// The room's id (a-z, 0-9, '-', '_'), e.g. "studio-d".
-    pub id: String,
-    pub name: String,
+    pub id: Id,
+    pub name: Name,
     /// How many people it holds, at least 1.
+    #[schemars(range(min = 1, max = 1000))]
     pub capacity: u32,
     /// What it has, e.g. ["drums", "vocal-booth"].
     #[serde(default)]
-    pub features: Vec<String>,
+    pub features: List<Tag>,
     /// Weekly opening hours as list_rooms shows them, e.g. ["mon-fri 10:00-01:00", "sat 12:00-18:00"].
-    pub opening_hours: Vec<String>,
+    pub opening_hours: List<Line>,
     /// Turnaround kept free between two sessions, 0 to 240 minutes (default 0).
     pub buffer_minutes: Option<i64>,
 }
@@ -606,13 +658,14 @@ pub struct CreateRoomArgs {
 #[serde(deny_unknown_fields)]
 pub struct UpdateRoomArgs {
     /// The room's id.
-    pub id: String,
-    pub name: Option<String>,
+    pub id: Id,
+    pub name: Option<Name>,
+    #[schemars(range(min = 1, max = 1000))]
     pub capacity: Option<u32>,
     /// The new feature list (replaces the old one).
-    pub features: Option<Vec<String>>,
+    pub features: Option<List<Tag>>,
     /// The new weekly opening hours (replace the old ones).
-    pub opening_hours: Option<Vec<String>>,
+    pub opening_hours: Option<List<Line>>,
     pub buffer_minutes: Option<i64>,
     /// false retires the room: it cannot be booked, and its future bookings are displaced.
     pub active: Option<bool>,
@@ -667,20 +720,22 @@ pub struct ReturnOut {
 #[serde(deny_unknown_fields)]
 pub struct UpdateBookingArgs {
     /// The booking's id.
-    pub id: String,
-    /// The engineer's id; "" takes the engineer off.
-    pub engineer: Option<String>,
+    pub id: Id,
+    /// The engineer's id; null takes the engineer off.
+    #[serde(default, deserialize_with = "nullable")]
+    pub engineer: Option<Option<Id>>,
+    #[schemars(range(min = 1, max = 1000))]
     pub party_size: Option<u32>,
     /// What the session needs (replaces the old list).
-    pub requires: Option<Vec<String>>,
+    pub requires: Option<List<Tag>>,
     /// Staff notes; "" clears them.
-    pub notes: Option<String>,
+    pub notes: Option<Notes>,
     /// "confirmed" (which ends a hold) or "tentative"; cancel with cancel_booking.
     pub status: Option<StatusArg>,
     /// Locked by staff: a reflow never moves a pinned booking.
     pub pinned: Option<bool>,
     /// Hold a tentative booking until this time; "" clears the hold.
-    pub hold_until: Option<String>,
+    pub hold_until: Option<Line>,
     /// "occurrence" (default): this booking; "following": this and every later session of its
     /// series; "series": every session of its series that has not started.
     pub scope: Option<ScopeArg>,
@@ -696,7 +751,7 @@ pub struct UpdatedOut {
 #[serde(deny_unknown_fields)]
 pub struct ReflowIdArgs {
     /// The reflow's id, e.g. "rf_0001".
-    pub reflow_id: String,
+    pub reflow_id: Id,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -722,11 +777,11 @@ pub enum EntityArg {
 pub struct ListChangesArgs {
     /// The `next_cursor` of an earlier answer: only changes committed after it. Without it, from
     /// the first change.
-    pub since: Option<String>,
+    pub since: Option<Id>,
     /// Only changes to this kind of thing.
     pub entity: Option<EntityArg>,
     /// Only changes to the thing with this id (a booking id, a room id, a window id...).
-    pub id: Option<String>,
+    pub id: Option<Id>,
     /// Changes per page, 1 to 1000 (default 100).
     pub limit: Option<u32>,
 }

@@ -129,6 +129,8 @@ impl Writer<'_> {
                 CalendarOf::Engineer(id) => StoreError::UnknownEngineer(id.clone()),
             });
         }
+        let label = label.map(|l| super::clean_text("label", crate::domain::TextKind::Line, l)).transpose()?.filter(|l| !l.is_empty());
+        let label = label.as_deref();
         self.conn().execute(
             "INSERT INTO feed_secrets (id, secret_hash, kind, target, label, created_at) VALUES (?, ?, ?, ?, ?, ?)",
             params![id, hash, of.kind(), of.id(), label, now.timestamp()],

@@ -6,8 +6,8 @@ use super::events::{self, Entity};
 use super::history::move_at;
 use super::read::{self, booking_from_row, BOOKING_COLUMNS};
 use super::write::{check, CancelScope};
-use super::{instant_at, to_json_list, Result, StoreError, Writer};
-use crate::domain::{normalize_features, Booking, BookingId, EngineerId, Move, OfflineWindow, RoomId, Session, Status};
+use super::{check_people, clean_list, clean_text, instant_at, to_json_list, Result, StoreError, Writer};
+use crate::domain::{normalize_features, Booking, BookingId, EngineerId, Move, OfflineWindow, RoomId, Session, Status, TextKind};
 use chrono::{DateTime, Duration, Utc};
 use super::db::{self, params, OptionalExtension};
 
@@ -45,8 +45,6 @@ pub struct WindowRemoved {
     pub still_displaced: Vec<Booking>,
 }
 
-const MAX_NOTES: usize = 2000;
-
 /// Refuses a hold that cannot be: only a tentative booking is held, until a time after now.
 pub(super) fn check_hold(now: DateTime<Utc>, status: Status, hold_until: Option<DateTime<Utc>>, start: DateTime<Utc>) -> Result<()> {
     let Some(until) = hold_until else { return Ok(()) };
@@ -65,13 +63,11 @@ pub(super) fn check_hold(now: DateTime<Utc>, status: Status, hold_until: Option<
     Ok(())
 }
 
-/// Notes as stored: trimmed, `None` when empty.
+/// Notes as stored: by the rule of notes, `None` when empty.
 pub(super) fn clean_notes(notes: Option<&str>) -> Result<Option<String>> {
-    let Some(notes) = notes.map(str::trim).filter(|n| !n.is_empty()) else { return Ok(None) };
-    if notes.chars().count() > MAX_NOTES {
-        return Err(StoreError::invalid("notes", format!("notes: at most {MAX_NOTES} characters")));
-    }
-    Ok(Some(notes.to_owned()))
+    let Some(notes) = notes else { return Ok(None) };
+    let notes = clean_text("notes", TextKind::Notes, notes)?;
+    Ok((!notes.is_empty()).then_some(notes))
 }
 
 impl super::Store {
@@ -120,9 +116,10 @@ impl Writer<'_> {
         if edit.status == Some(Status::Cancelled) {
             return Err(StoreError::invalid("status", "status: cancel a booking with cancel_booking"));
         }
-        if edit.party_size == Some(0) {
-            return Err(StoreError::invalid("party_size", "party_size must be at least 1"));
+        if let Some(party) = edit.party_size {
+            check_people("party_size", party)?;
         }
+        let requires = edit.requires.as_deref().map(|r| clean_list("requires", TextKind::Tag, r)).transpose()?;
         let notes = match &edit.notes {
             Some(n) => Some(clean_notes(n.as_deref())?),
             None => None,
@@ -135,7 +132,7 @@ impl Writer<'_> {
             let session = Session {
                 engineer: edit.engineer.clone().unwrap_or_else(|| before.engineer.clone()),
                 party_size: edit.party_size.unwrap_or(before.party_size),
-                requires: normalize_features(edit.requires.clone().unwrap_or_else(|| before.requires.clone())),
+                requires: normalize_features(requires.clone().unwrap_or_else(|| before.requires.clone())),
                 status: edit.status.unwrap_or(before.status),
                 pinned: edit.pinned.unwrap_or(before.pinned),
                 ..before.session.clone()

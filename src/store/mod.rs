@@ -31,7 +31,8 @@ pub use tokens::{ApiToken, TokenCheck, TokenStatus, TOKEN_PREFIX};
 pub use write::{CancelScope, Writer};
 
 use crate::domain::{
-    Actor, BookingId, ClientId, EngineerId, Refusal, RoomId, SeriesError, SeriesId, Studio, StudioTz, TimeError,
+    check_list, Actor, BookingId, ClientId, EngineerId, Refusal, RoomId, SeriesError, SeriesId, Studio, StudioTz, TextKind, TimeError,
+    MAX_PEOPLE,
 };
 use chrono::{DateTime, Duration, Utc};
 use db::{Connection, OptionalExtension};
@@ -160,7 +161,29 @@ impl StoreError {
     pub fn invalid(field: &'static str, message: impl Into<String>) -> StoreError {
         StoreError::Invalid { field, message: message.into() }
     }
+}
 
+/// `text` as the store keeps it, by its kind's rule (the one rule every text from outside keeps,
+/// whichever path it came by), or bad input in `field`.
+pub(crate) fn clean_text(field: &'static str, kind: TextKind, text: &str) -> Result<String> {
+    kind.clean(text).map_err(|fault| StoreError::invalid(field, format!("{field}: {fault}")))
+}
+
+/// A list from outside, each item by `kind`'s rule, refused past [`crate::domain::MAX_LIST`] items.
+pub(crate) fn clean_list(field: &'static str, kind: TextKind, items: &[String]) -> Result<Vec<String>> {
+    check_list(items).map_err(|fault| StoreError::invalid(field, format!("{field}: {fault}")))?;
+    items.iter().map(|item| clean_text(field, kind, item)).collect()
+}
+
+/// A count of people (a room's capacity, a session's party) within what a studio can mean.
+pub(crate) fn check_people(field: &'static str, n: u32) -> Result<()> {
+    if !(1..=MAX_PEOPLE).contains(&n) {
+        return Err(StoreError::invalid(field, format!("{field} must be 1 to {MAX_PEOPLE}")));
+    }
+    Ok(())
+}
+
+impl StoreError {
     /// Whether the failure is ours (the database, its contents, a task gone meanwhile) rather
     /// than something the caller asked for and can change.
     pub fn is_ours(&self) -> bool {

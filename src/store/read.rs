@@ -223,7 +223,7 @@ pub(super) fn rooms(conn: &Connection, only: Option<&RoomId>) -> Result<Vec<Room
     let mut out = Vec::new();
     for row in rows {
         let ((id, name, capacity), (features, hours, buffer, active)) = row?;
-        let hours = WeeklyHours::parse(&json_list(&hours)?).map_err(|e| StoreError::Corrupt(format!("hours of {id}: {e}")))?;
+        let hours = WeeklyHours::read(&json_list(&hours)?).map_err(|e| StoreError::Corrupt(format!("hours of {id}: {e}")))?;
         out.push(Room { id: RoomId(id), name, capacity, features: json_list(&features)?, hours, buffer: Duration::minutes(buffer), active });
     }
     Ok(out)

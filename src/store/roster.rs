@@ -5,9 +5,9 @@
 
 use super::events::{self, Entity};
 use super::read::{self, booking_from_row, BOOKING_COLUMNS};
-use super::{json_list, to_json_list, Result, Store, StoreError, Writer};
+use super::{check_people, clean_list, clean_text, json_list, to_json_list, Result, Store, StoreError, Writer};
 use crate::domain::{
-    is_slug, normalize_features, plausible_email, slug_from, Booking, Profile, Room, RoomId, WeeklyHours,
+    is_slug, normalize_features, slug_from, Booking, Profile, Room, RoomId, TextKind, WeeklyHours,
 };
 use chrono::Duration;
 use super::db::{self, params, Connection, OptionalExtension};
@@ -99,8 +99,6 @@ pub struct RoomChange {
     pub displaced: Vec<Booking>,
 }
 
-const MAX_TEXT: usize = 500;
-
 /// A person's row: id, name, (email, phone, notes), skills as JSON, active.
 type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool);
 
@@ -141,24 +139,22 @@ impl Store {
     }
 }
 
-/// A trimmed text, `None` when empty; refused past [`MAX_TEXT`] characters.
-fn optional_text(field: &'static str, text: &str) -> Result<Option<String>> {
-    let text = text.trim();
-    if text.chars().count() > MAX_TEXT {
-        return Err(StoreError::invalid(field, format!("{field}: at most {MAX_TEXT} characters")));
-    }
-    Ok((!text.is_empty()).then(|| text.to_owned()))
+/// A text of `kind` as the roster keeps it: by the rule, `None` when empty.
+fn optional_text(field: &'static str, kind: TextKind, text: &str) -> Result<Option<String>> {
+    let text = clean_text(field, kind, text)?;
+    Ok((!text.is_empty()).then_some(text))
 }
 
-fn check_profile(p: &Profile) -> Result<()> {
-    if let Some(email) = &p.email
-        && !plausible_email(email) {
-            return Err(StoreError::invalid("email", format!("email {email:?} does not look like an address: write it as name@example.com")));
-        }
-    if let Some(bad) = p.skills.iter().find(|s| s.trim().is_empty() || s.chars().count() > 64) {
-        return Err(StoreError::invalid("skills", format!("skills: {bad:?} is not a tag: use 1 to 64 characters, e.g. \"mixing\"")));
-    }
-    Ok(())
+/// A profile from outside, by the rules of its fields.
+fn clean_profile(p: &Profile) -> Result<Profile> {
+    let optional = |field, kind, text: &Option<String>| text.as_deref().map(|t| optional_text(field, kind, t)).transpose().map(Option::flatten);
+    Ok(Profile {
+        email: optional("email", TextKind::Email, &p.email)?,
+        phone: optional("phone", TextKind::Line, &p.phone)?,
+        notes: optional("notes", TextKind::Notes, &p.notes)?,
+        skills: clean_list("skills", TextKind::Tag, &p.skills)?,
+        active: p.active,
+    })
 }
 
 fn person_fields(p: &PersonRecord, kind: PersonKind) -> serde_json::Map<String, serde_json::Value> {
@@ -180,21 +176,9 @@ impl Writer<'_> {
     /// `amara-osei-2`, ...).
     pub fn create_person(&mut self, kind: PersonKind, id: Option<&str>, name: &str, profile: Profile) -> Result<PersonRecord> {
         let word = kind.word();
-        let name = name.trim();
-        if name.is_empty() {
-            return Err(StoreError::invalid("name", format!("name: give the {word} a name")));
-        }
-        if name.chars().count() > 200 {
-            return Err(StoreError::invalid("name", "name: at most 200 characters"));
-        }
-        let profile = Profile {
-            email: profile.email.as_deref().map(|t| optional_text("email", t)).transpose()?.flatten(),
-            phone: profile.phone.as_deref().map(|t| optional_text("phone", t)).transpose()?.flatten(),
-            notes: profile.notes.as_deref().map(|t| optional_text("notes", t)).transpose()?.flatten(),
-            skills: profile.skills.iter().map(|s| s.trim().to_owned()).collect(),
-            active: true,
-        };
-        check_profile(&profile)?;
+        let name = clean_text("name", TextKind::Name, name)?;
+        let name = name.as_str();
+        let profile = clean_profile(&Profile { active: true, ..profile })?;
         let id = match id.map(str::trim) {
             Some(id) if !is_slug(id) => {
                 return Err(StoreError::invalid("id", format!("id {id:?}: use 1 to 64 of a-z, 0-9, '-' and '_', e.g. \"amara-osei\"")));
@@ -204,10 +188,13 @@ impl Writer<'_> {
             }
             Some(id) => id.to_owned(),
             None => {
-                let base = match slug_from(name) {
-                    s if s.is_empty() => word.to_owned(),
-                    s => s,
-                };
+                let base = slug_from(name);
+                if base.is_empty() {
+                    return Err(StoreError::invalid(
+                        "id",
+                        format!("id: the name {name:?} has no letter a-z or digit to make an id from: give the {word} an id, e.g. \"id\": \"{word}-1\""),
+                    ));
+                }
                 let mut candidate = base.clone();
                 let mut n = 1;
                 while read::exists(self.conn(), kind.table(), &candidate)? {
@@ -240,31 +227,26 @@ impl Writer<'_> {
         let before = person(self.conn(), kind, id)?.ok_or_else(unknown)?;
         let mut after = before.clone();
         if let Some(name) = &edit.name {
-            let name = name.trim();
-            if name.is_empty() || name.chars().count() > 200 {
-                return Err(StoreError::invalid("name", format!("name: give the {} a name of 1 to 200 characters", kind.word())));
-            }
-            after.name = name.to_owned();
+            after.name = clean_text("name", TextKind::Name, name)?;
         }
         if let Some(email) = &edit.email {
-            after.profile.email = optional_text("email", email)?;
+            after.profile.email = optional_text("email", TextKind::Email, email)?;
         }
         if let Some(phone) = &edit.phone {
-            after.profile.phone = optional_text("phone", phone)?;
+            after.profile.phone = optional_text("phone", TextKind::Line, phone)?;
         }
         if let Some(notes) = &edit.notes {
-            after.profile.notes = optional_text("notes", notes)?;
+            after.profile.notes = optional_text("notes", TextKind::Notes, notes)?;
         }
         if let Some(skills) = &edit.skills {
             if kind == PersonKind::Client {
                 return Err(StoreError::invalid("skills", "skills: only engineers have skills"));
             }
-            after.profile.skills = skills.iter().map(|s| s.trim().to_owned()).collect();
+            after.profile.skills = clean_list("skills", TextKind::Tag, skills)?;
         }
         if let Some(active) = edit.active {
             after.profile.active = active;
         }
-        check_profile(&after.profile)?;
         let p = &after.profile;
         self.tx.execute(
             &format!("UPDATE {} SET name = ?, email = ?, phone = ?, notes = ?, active = ? WHERE id = ?", kind.table()),
@@ -304,19 +286,14 @@ impl Writer<'_> {
         let mut room = before.clone();
         let invalid = |field: &'static str, what: &str| Err(StoreError::invalid(field, format!("{field}: {what}")));
         if let Some(name) = &edit.name {
-            if name.trim().is_empty() {
-                return invalid("name", "give the room a name");
-            }
-            room.name = name.trim().to_owned();
+            room.name = clean_text("name", TextKind::Name, name)?;
         }
         if let Some(capacity) = edit.capacity {
-            if capacity == 0 {
-                return invalid("capacity", "a room holds at least 1 person");
-            }
+            check_people("capacity", capacity)?;
             room.capacity = capacity;
         }
         if let Some(features) = &edit.features {
-            let features = normalize_features(features.clone());
+            let features = normalize_features(clean_list("features", TextKind::Tag, features)?);
             if let Some(bad) = features.iter().find(|f| !is_slug(f)) {
                 return invalid("features", &format!("{bad:?} is not a slug such as \"vocal-booth\""));
             }

@@ -3,20 +3,19 @@
 //! without [`Writer::commit`] rolls everything back, so a refused series leaves no session behind.
 
 use super::read::{self, booking_from_row, MAX_BOOKING, BOOKING_COLUMNS};
-use super::{to_json_list, Result, StoreError};
+use super::{check_people, clean_list, clean_text, to_json_list, Result, StoreError};
 use super::edits;
 use super::events::{self, Entity};
 use crate::domain::{
     expand_series, is_slug, normalize_features, overlaps, Actor, Booking, BookingId, BufferNote, Client,
-    Engineer, Move, Session, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio, MAX_HORIZON_DAYS,
+    Engineer, Move, Session, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio, TextKind, MAX_HORIZON_DAYS, MAX_LIST,
 };
 use chrono::{DateTime, Duration, Utc};
 use super::db::{self, params, Connection, OptionalExtension, Transaction};
 
 /// The longest offline window, merged or not.
 const MAX_WINDOW: Duration = Duration::days(366);
-/// The longest reason of one offline window request, and of a merged window's reasons together.
-const MAX_REASON: usize = 200;
+/// The longest reasons of a merged window together (one request's is a [`TextKind::Line`]).
 const MAX_MERGED_REASON: usize = 1000;
 
 /// Which sessions a cancellation takes.
@@ -152,9 +151,7 @@ impl<'c> Writer<'c> {
 
     /// Creates or replaces the studio's settings.
     pub fn set_studio(&mut self, studio: &Studio) -> Result<()> {
-        if studio.name.trim().is_empty() {
-            return Err(StoreError::invalid("name", "the studio needs a name"));
-        }
+        let name = clean_text("name", TextKind::Name, &studio.name)?;
         if !(1..=MAX_HORIZON_DAYS).contains(&studio.horizon.num_days()) {
             return Err(StoreError::invalid("horizon_days", format!("the booking horizon must be 1 to {MAX_HORIZON_DAYS} days")));
         }
@@ -162,14 +159,14 @@ impl<'c> Writer<'c> {
             "INSERT INTO studio (id, name, timezone, notice_minutes, clock, horizon_days) VALUES (1, ?1, ?2, ?3, ?4, ?5) \
              ON CONFLICT (id) DO UPDATE SET name = ?1, timezone = ?2, notice_minutes = ?3, clock = ?4, horizon_days = ?5",
             params![
-                studio.name,
+                name,
                 studio.tz.name(),
                 studio.notice.num_minutes(),
                 studio.clock.map(|c| c.timestamp()),
                 studio.horizon.num_days()
             ],
         )?;
-        self.studio = Some(studio.clone());
+        self.studio = Some(Studio { name, ..studio.clone() });
         Ok(())
     }
 
@@ -181,16 +178,16 @@ impl<'c> Writer<'c> {
         if room.id.as_str().starts_with(crate::domain::DISPLACED_ROOM_PREFIX) {
             return invalid(format!("ids starting with {:?} are kept for displaced bookings in a reflow: choose another id", crate::domain::DISPLACED_ROOM_PREFIX));
         }
-        if room.name.trim().is_empty() {
-            return invalid("give it a name".into());
-        }
-        if room.capacity == 0 {
-            return invalid("its capacity must be at least 1".into());
+        let name = clean_text("name", TextKind::Name, &room.name)?;
+        check_people("capacity", room.capacity)?;
+        let features = clean_list("features", TextKind::Tag, &room.features)?;
+        if room.hours.spans().len() > 7 * MAX_LIST {
+            return invalid(format!("give at most {} opening hours", 7 * MAX_LIST));
         }
         if room.buffer < Duration::zero() || room.buffer > Duration::hours(4) {
             return invalid("its turnaround buffer must be 0 to 240 minutes".into());
         }
-        if let Some(bad) = room.features.iter().find(|f| !is_slug(f)) {
+        if let Some(bad) = features.iter().find(|f| !is_slug(f)) {
             return invalid(format!("feature {bad:?} is not a slug such as \"vocal-booth\""));
         }
         if read::exists(&self.tx, "rooms", room.id.as_str())? {
@@ -200,9 +197,9 @@ impl<'c> Writer<'c> {
             "INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes, active) VALUES (?, ?, ?, ?, ?, ?, ?)",
             params![
                 room.id.as_str(),
-                room.name,
+                name,
                 room.capacity,
-                to_json_list(&normalize_features(room.features.clone())),
+                to_json_list(&normalize_features(features)),
                 to_json_list(&room.hours.to_lines()),
                 room.buffer.num_minutes(),
                 room.active
@@ -221,9 +218,10 @@ impl<'c> Writer<'c> {
     }
 
     fn add_person(&mut self, table: &str, what: &str, id: &str, name: &str) -> Result<()> {
-        if !is_slug(id) || name.trim().is_empty() {
-            return Err(StoreError::invalid("id", format!("{what} {id:?}: give a slug id (a-z, 0-9, '-', '_') and a name")));
+        if !is_slug(id) {
+            return Err(StoreError::invalid("id", format!("{what} {id:?}: give a slug id (a-z, 0-9, '-', '_')")));
         }
+        let name = &clean_text("name", TextKind::Name, name)?;
         if read::exists(&self.tx, table, id)? {
             return Err(StoreError::invalid("id", format!("a {what} with id {id:?} already exists")));
         }
@@ -241,7 +239,7 @@ impl<'c> Writer<'c> {
 
     /// [`Writer::create_booking`] with staff notes and, for a tentative booking, a hold.
     pub fn create_booking_with(&mut self, new: &Session, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<Booking> {
-        let new = normalized(new);
+        let new = normalized(new)?;
         self.check_window(new.start)?;
         edits::check_hold(self.now(), new.status, hold_until, new.start)?;
         let notes = edits::clean_notes(notes)?;
@@ -265,7 +263,8 @@ impl<'c> Writer<'c> {
         notes: Option<&str>,
         hold_until: Option<DateTime<Utc>>,
     ) -> Result<(Series, Vec<Booking>)> {
-        let template = normalized(template);
+        let template = normalized(template)?;
+        let rrule = &clean_text("recurrence", TextKind::Line, rrule)?;
         edits::check_hold(self.now(), template.status, hold_until, template.start)?;
         let notes = edits::clean_notes(notes)?;
         let tz = self.studio()?.tz;
@@ -417,11 +416,8 @@ impl<'c> Writer<'c> {
         if to > horizon {
             return Err(Refusal::WindowBeyondHorizon { to: studio.tz.zoned(to), horizon: studio.tz.zoned(horizon) }.into());
         }
-        let reason = reason.trim();
-        let reason = if reason.is_empty() { "offline" } else { reason };
-        if reason.chars().count() > MAX_REASON {
-            return Err(StoreError::invalid("reason", format!("reason: say why in at most {MAX_REASON} characters")));
-        }
+        let reason = clean_text("reason", TextKind::Line, reason)?;
+        let reason = if reason.is_empty() { "offline" } else { reason.as_str() };
 
         let touching = {
             let mut stmt = self.tx.prepare_cached(
@@ -523,8 +519,12 @@ impl<'c> Writer<'c> {
     }
 }
 
-fn normalized(new: &Session) -> Session {
-    Session { requires: normalize_features(new.requires.clone()), ..new.clone() }
+/// A new session as it comes from outside, by the rules of outside values: a party a studio can
+/// mean, and a list of needs of tags, as the store keeps them (sorted, without duplicates).
+fn normalized(new: &Session) -> Result<Session> {
+    check_people("party_size", new.party_size)?;
+    let requires = clean_list("requires", TextKind::Tag, &new.requires)?;
+    Ok(Session { requires: normalize_features(requires), ..new.clone() })
 }
 
 fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {
@@ -562,9 +562,6 @@ pub(super) fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &Sessi
     }
     if new.end - new.start > MAX_BOOKING {
         return Err(StoreError::invalid("end", "a booking may last at most 24 hours: split it"));
-    }
-    if new.party_size == 0 {
-        return Err(StoreError::invalid("party_size", "party_size must be at least 1"));
     }
     if new.status == Status::Cancelled {
         return Err(StoreError::invalid("status", "a new booking is confirmed or tentative, not cancelled"));

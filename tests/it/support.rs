@@ -270,6 +270,44 @@ impl TestDb {
         }
     }
 
+    /// The studio's tables, by name.
+    pub fn tables(&self) -> Vec<String> {
+        let sql = match self.backend {
+            Backend::Sqlite(_) => "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+            Backend::Postgres(_) => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename",
+        };
+        self.rows(sql).into_iter().map(|row| row[0].clone().unwrap()).collect()
+    }
+
+    /// Every row of every table, each as text, sorted: what "the database did not change" means.
+    pub fn dump(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+        self.tables()
+            .into_iter()
+            .map(|table| {
+                // On PostgreSQL a row reads as one text (its columns include ranges, which the
+                // raw reader does not know).
+                let sql = match self.backend {
+                    Backend::Sqlite(_) => format!("SELECT * FROM \"{table}\""),
+                    Backend::Postgres(_) => format!("SELECT CAST(t AS TEXT) FROM \"{table}\" t"),
+                };
+                let mut rows: Vec<String> = self
+                    .rows(&sql)
+                    .into_iter()
+                    .map(|row| row.into_iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join("|"))
+                    .collect();
+                rows.sort();
+                (table, rows)
+            })
+            .collect()
+    }
+
+    /// How many rows each table holds, in one query: a cheap check that nothing was written.
+    pub fn counts(&self) -> String {
+        let tables = self.tables();
+        let counts: Vec<String> = tables.iter().map(|t| format!("CAST((SELECT COUNT(*) FROM \"{t}\") AS TEXT)")).collect();
+        self.text(&format!("SELECT {}", counts.join(" || ',' || "))).unwrap_or_default()
+    }
+
     /// Sets the recorded schema version, as a newer studioflow would have left it.
     pub fn set_schema_version(&self, version: i64) {
         match self.backend {

@@ -5,7 +5,7 @@
 use super::super::wire::{self, *};
 use super::{plural, room_id, status, time, Call, ToolError};
 use crate::calendar::{self, SlotQuery};
-use crate::domain::{BookingId, ClientId, EngineerId, SeriesId, Session, Status};
+use crate::domain::{BookingId, ClientId, EngineerId, List, SeriesId, Session, Status, MAX_PEOPLE};
 use crate::store::{BookingEdit, BookingQuery, CancelScope, StoreError};
 use chrono::Duration;
 
@@ -104,8 +104,8 @@ pub fn find_free_slots(ctx: &Call<'_>, a: FindFreeSlotsArgs) -> Result<(SlotsOut
         return Err(ToolError::Fix("limit must be 1 to 200".into()));
     }
     let party_size = a.party_size.unwrap_or(1);
-    if party_size == 0 {
-        return Err(ToolError::Fix("party_size must be at least 1".into()));
+    if !(1..=MAX_PEOPLE).contains(&party_size) {
+        return Err(ToolError::Fix(format!("party_size must be 1 to {MAX_PEOPLE}")));
     }
     ctx.with(|store| {
         let tz = store.studio()?.tz;
@@ -115,7 +115,7 @@ pub fn find_free_slots(ctx: &Call<'_>, a: FindFreeSlotsArgs) -> Result<(SlotsOut
             to,
             length: Duration::minutes(a.duration_minutes.into()),
             party_size,
-            requires: crate::domain::normalize_features(a.requires.clone()),
+            requires: crate::domain::normalize_features(a.requires.strings()),
             room: a.room.as_deref().map(room_id),
             client: a.client.as_deref().map(|c| ClientId::new(c.trim())),
             engineer: a.engineer.as_deref().map(|e| EngineerId::new(e.trim())),
@@ -134,10 +134,6 @@ pub fn find_free_slots(ctx: &Call<'_>, a: FindFreeSlotsArgs) -> Result<(SlotsOut
 }
 
 pub fn create_booking(ctx: &Call<'_>, a: CreateBookingArgs) -> Result<(CreatedOut, String), ToolError> {
-    if let Some(key) = &a.idempotency_key
-        && (key.is_empty() || key.len() > 200) {
-            return Err(ToolError::Fix("idempotency_key must be 1 to 200 characters".into()));
-        }
     let request = serde_json::to_string(&a).map_err(|e| ToolError::Internal(e.to_string()))?;
     ctx.with(|store| {
         let tz = store.studio()?.tz;
@@ -150,7 +146,7 @@ pub fn create_booking(ctx: &Call<'_>, a: CreateBookingArgs) -> Result<(CreatedOu
             start,
             end,
             party_size: a.party_size.unwrap_or(1),
-            requires: a.requires.clone(),
+            requires: a.requires.strings(),
             status: a.status.map_or(Status::Confirmed, status),
             pinned: false,
         };
@@ -235,10 +231,10 @@ pub fn update_booking(ctx: &Call<'_>, a: UpdateBookingArgs) -> Result<(UpdatedOu
         let tz = store.studio()?.tz;
         let blank = |t: &str| t.trim().is_empty();
         let edit = BookingEdit {
-            engineer: a.engineer.as_deref().map(|e| (!blank(e)).then(|| EngineerId::new(e.trim()))),
+            engineer: a.engineer.as_ref().map(|e| e.as_deref().map(EngineerId::new)),
             party_size: a.party_size,
-            requires: a.requires.clone(),
-            notes: a.notes.as_deref().map(|n| (!blank(n)).then(|| n.to_owned())),
+            requires: a.requires.as_ref().map(List::strings),
+            notes: a.notes.as_deref().map(|n| (!n.is_empty()).then(|| n.to_owned())),
             status: a.status.map(status),
             pinned: a.pinned,
             hold_until: match a.hold_until.as_deref() {

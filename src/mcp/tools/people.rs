@@ -3,7 +3,7 @@
 
 use super::super::wire::{self, *};
 use super::{plural, Call, ToolError};
-use crate::domain::Profile;
+use crate::domain::{List, Profile};
 use crate::store::{PersonEdit, PersonKind, PersonQuery, PersonRecord};
 
 /// Person cursors are versioned and opaque: the last id of the page, in hex.
@@ -56,20 +56,31 @@ fn create(ctx: &Call<'_>, kind: PersonKind, id: Option<&str>, name: &str, profil
 }
 
 pub fn create_client(ctx: &Call<'_>, a: CreateClientArgs) -> Result<(ClientOut, String), ToolError> {
-    let profile = Profile { email: a.email, phone: a.phone, notes: a.notes, ..Profile::default() };
+    let profile = Profile { email: a.email.map(String::from), phone: a.phone.map(String::from), notes: a.notes.map(String::from), ..Profile::default() };
     let p = create(ctx, PersonKind::Client, a.id.as_deref(), &a.name, profile)?;
     let summary = format!("Added client {} ({}): book them with create_booking {{\"client\": \"{}\"}}.", p.name, p.id, p.id);
     Ok((ClientOut { client: wire::person(&p, false), future_bookings: Vec::new() }, summary))
 }
 
 pub fn create_engineer(ctx: &Call<'_>, a: CreateEngineerArgs) -> Result<(EngineerOut, String), ToolError> {
-    let profile = Profile { email: a.email, phone: a.phone, notes: a.notes, skills: a.skills, ..Profile::default() };
+    let profile = Profile {
+        email: a.email.map(String::from),
+        phone: a.phone.map(String::from),
+        notes: a.notes.map(String::from),
+        skills: a.skills.strings(),
+        ..Profile::default()
+    };
     let p = create(ctx, PersonKind::Engineer, a.id.as_deref(), &a.name, profile)?;
     let summary = format!("Added engineer {} ({}).", p.name, p.id);
     Ok((EngineerOut { engineer: wire::person(&p, true), future_bookings: Vec::new() }, summary))
 }
 
 fn update(ctx: &Call<'_>, kind: PersonKind, id: &str, edit: PersonEdit) -> Result<(PersonRecord, Vec<BookingOut>, String), ToolError> {
+    let PersonEdit { name, email, phone, notes, skills, active } = &edit;
+    if name.is_none() && email.is_none() && phone.is_none() && notes.is_none() && skills.is_none() && active.is_none() {
+        let fields = if kind == PersonKind::Engineer { "name, email, phone, notes, skills or active" } else { "name, email, phone, notes or active" };
+        return Err(ToolError::Fix(format!("give at least one field to change: {fields}")));
+    }
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let (p, future) = store.write_as(&ctx.actor(), |w| w.update_person(kind, id.trim(), &edit))?;
@@ -89,13 +100,27 @@ fn update(ctx: &Call<'_>, kind: PersonKind, id: &str, edit: PersonEdit) -> Resul
 }
 
 pub fn update_client(ctx: &Call<'_>, a: UpdateClientArgs) -> Result<(ClientOut, String), ToolError> {
-    let edit = PersonEdit { name: a.name, email: a.email, phone: a.phone, notes: a.notes, skills: None, active: a.active };
+    let edit = PersonEdit {
+        name: a.name.map(String::from),
+        email: a.email.map(String::from),
+        phone: a.phone.map(String::from),
+        notes: a.notes.map(String::from),
+        skills: None,
+        active: a.active,
+    };
     let (p, future_bookings, summary) = update(ctx, PersonKind::Client, &a.id, edit)?;
     Ok((ClientOut { client: wire::person(&p, false), future_bookings }, summary))
 }
 
 pub fn update_engineer(ctx: &Call<'_>, a: UpdateEngineerArgs) -> Result<(EngineerOut, String), ToolError> {
-    let edit = PersonEdit { name: a.name, email: a.email, phone: a.phone, notes: a.notes, skills: a.skills, active: a.active };
+    let edit = PersonEdit {
+        name: a.name.map(String::from),
+        email: a.email.map(String::from),
+        phone: a.phone.map(String::from),
+        notes: a.notes.map(String::from),
+        skills: a.skills.as_ref().map(List::strings),
+        active: a.active,
+    };
     let (p, future_bookings, summary) = update(ctx, PersonKind::Engineer, &a.id, edit)?;
     Ok((EngineerOut { engineer: wire::person(&p, true), future_bookings }, summary))
 }

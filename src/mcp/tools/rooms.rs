@@ -5,7 +5,7 @@
 use super::super::wire::{self, *};
 use super::{plural, room_id, time, Call, ToolError};
 use crate::calendar;
-use crate::domain::{Room, WeeklyHours};
+use crate::domain::{Line, List, Room, WeeklyHours};
 use crate::store::{RoomEdit, StoreError};
 use chrono::{Duration, Utc};
 
@@ -90,7 +90,7 @@ pub fn list_offline_windows(ctx: &Call<'_>, a: ListOfflineWindowsArgs) -> Result
     })
 }
 
-fn hours(lines: &[String]) -> Result<WeeklyHours, ToolError> {
+fn hours(lines: &[Line]) -> Result<WeeklyHours, ToolError> {
     if lines.is_empty() {
         return Err(ToolError::Fix("opening_hours: give at least one line, e.g. [\"mon-fri 10:00-22:00\"]".into()));
     }
@@ -107,9 +107,9 @@ fn buffer(minutes: i64) -> Result<Duration, ToolError> {
 pub fn create_room(ctx: &Call<'_>, a: CreateRoomArgs) -> Result<(RoomChangedOut, String), ToolError> {
     let room = Room {
         id: room_id(&a.id),
-        name: a.name.trim().to_owned(),
+        name: a.name.into_string(),
         capacity: a.capacity,
-        features: crate::domain::normalize_features(a.features),
+        features: crate::domain::normalize_features(a.features.strings()),
         hours: hours(&a.opening_hours)?,
         buffer: buffer(a.buffer_minutes.unwrap_or(0))?,
         active: true,
@@ -125,13 +125,19 @@ pub fn create_room(ctx: &Call<'_>, a: CreateRoomArgs) -> Result<(RoomChangedOut,
 
 pub fn update_room(ctx: &Call<'_>, a: UpdateRoomArgs) -> Result<(RoomChangedOut, String), ToolError> {
     let edit = RoomEdit {
-        name: a.name,
+        name: a.name.map(String::from),
         capacity: a.capacity,
-        features: a.features,
+        features: a.features.as_ref().map(List::strings),
         hours: a.opening_hours.as_deref().map(hours).transpose()?,
         buffer: a.buffer_minutes.map(buffer).transpose()?,
         active: a.active,
     };
+    let RoomEdit { name, capacity, features, hours, buffer, active } = &edit;
+    if name.is_none() && capacity.is_none() && features.is_none() && hours.is_none() && buffer.is_none() && active.is_none() {
+        return Err(ToolError::Fix(
+            "give at least one field to change: name, capacity, features, opening_hours, buffer_minutes or active".into(),
+        ));
+    }
     let id = room_id(&a.id);
     ctx.with(|store| {
         let studio = store.studio()?.clone();
