@@ -217,6 +217,6 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
         }
         Ok(())
     })
-    .context("loading the demo studio")?;
+    .context("loading the studio")?;
     Ok(loaded)
 }

@@ -178,9 +178,14 @@ impl<'c> Writer<'c> {
         if room.id.as_str().starts_with(crate::domain::DISPLACED_ROOM_PREFIX) {
             return invalid(format!("ids starting with {:?} are kept for displaced bookings in a reflow: choose another id", crate::domain::DISPLACED_ROOM_PREFIX));
         }
-        let name = clean_text("name", TextKind::Name, &room.name)?;
-        check_people("capacity", room.capacity)?;
-        let features = clean_list("features", TextKind::Tag, &room.features)?;
+        // A studio file names many rooms: each refusal says which.
+        let of_room = |e: StoreError| match e {
+            StoreError::Invalid { field, message } => StoreError::invalid(field, format!("room {:?}: {message}", room.id.as_str())),
+            other => other,
+        };
+        let name = clean_text("name", TextKind::Name, &room.name).map_err(of_room)?;
+        check_people("capacity", room.capacity).map_err(of_room)?;
+        let features = clean_list("features", TextKind::Tag, &room.features).map_err(of_room)?;
         if room.hours.spans().len() > 7 * MAX_LIST {
             return invalid(format!("give at most {} opening hours", 7 * MAX_LIST));
         }
@@ -221,7 +226,8 @@ impl<'c> Writer<'c> {
         if !is_slug(id) {
             return Err(StoreError::invalid("id", format!("{what} {id:?}: give a slug id (a-z, 0-9, '-', '_')")));
         }
-        let name = &clean_text("name", TextKind::Name, name)?;
+        let name = &clean_text("name", TextKind::Name, name)
+            .map_err(|e| StoreError::invalid("name", format!("{what} {id:?}: {e}")))?;
         if read::exists(&self.tx, table, id)? {
             return Err(StoreError::invalid("id", format!("a {what} with id {id:?} already exists")));
         }

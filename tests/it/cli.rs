@@ -299,3 +299,22 @@ fn serve_refuses_a_task_lease_out_of_range() {
         assert!(stderr(&out).contains("--task-lease must be 0.5 to 600 seconds"), "{}", stderr(&out));
     }
 }
+
+/// Issue 21: a studio file keeps the rule of text like the tools: a control character in a room's
+/// or a client's name is refused naming the room or the client, and nothing is loaded.
+#[test]
+fn issue_21_a_studio_file_with_control_characters_in_a_name_is_refused_naming_it() {
+    for (from, to, expected) in [
+        ("name = \"Studio A (live room)\"", "name = \"Studio\\u001b[2JA\"", "room \"studio-a\": name: holds a control character (U+001B, character 7)"),
+        ("name = \"The Velvet Static\"", "name = \"Evil\\r\\nBEGIN:VEVENT\"", "client \"client-001\": name: holds a line break (U+000D, character 5)"),
+    ] {
+        let db = temp_db();
+        let studio = db.path.with_extension("toml");
+        assert!(studioflow::demo::STUDIO_TOML.contains(from), "{from}");
+        std::fs::write(&studio, studioflow::demo::STUDIO_TOML.replacen(from, to, 1)).unwrap();
+        let out = studioflow(&["init", "--db", db.path.to_str().unwrap(), "--studio", studio.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(expected), "{}", stderr(&out));
+        assert!(!db.path.exists(), "nothing is loaded");
+    }
+}

@@ -139,3 +139,25 @@ fn a_2025_11_25_client_gets_a_reflow_task_over_stateless_http() {
     let quick = legacy(8, "tools/call", json!({"name": "list_rooms", "arguments": {}, "task": {}}));
     assert_eq!(quick["error"]["code"], -32602, "{quick}");
 }
+
+/// Issue 21: a prompt's arguments keep the rule of text (the `room_outage` prompt took a 100 KB
+/// reason), and a resource URI whose id breaks the rule of ids names nothing.
+#[test]
+fn issue_21_prompt_arguments_and_resource_ids_keep_the_rule_of_text() {
+    let db = temp_db();
+    let mut s = stdio(&db.path, &["--demo"]);
+    let outage = |reason: String, room: &str| json!({"name": "room_outage", "arguments": {"room": room, "from": "2026-10-06T00:00", "to": "2026-10-07T00:00", "reason": reason}});
+    let long = s.request("prompts/get", outage("r".repeat(100 * 1024), "studio-a"));
+    assert_eq!(long["error"]["code"], -32602, "{long}");
+    assert!(long["error"]["message"].as_str().unwrap().contains("reason: is 102400 characters long: a line of text is at most 200"), "{long}");
+    let escape = s.request("prompts/get", outage("new \u{1b}[2Jfloor".into(), "studio-a"));
+    assert!(escape["error"]["message"].as_str().unwrap().contains("reason: holds a control character (U+001B, character 5)"), "{escape}");
+    let nul = s.request("prompts/get", outage("x".into(), "studio-a\u{0}"));
+    assert!(nul["error"]["message"].as_str().unwrap().contains("room: holds a control character (U+0000"), "{nul}");
+    let fine = s.request("prompts/get", outage("new floor".into(), "studio-a"));
+    assert!(fine["result"]["messages"][0]["content"]["text"].as_str().unwrap().contains("(new floor)"), "{fine}");
+    for uri in ["studioflow://calendars/rooms/studio-a%00.ics", "studioflow://calendars/rooms/studio a.ics", "studioflow://calendars/rooms/studio-a\u{0}.ics", "studioflow://reflows/rf\u{1b}.json"] {
+        let missing = s.request("resources/read", json!({"uri": uri}));
+        assert_eq!(missing["error"]["code"], -32602, "{uri}: {missing}");
+    }
+}
