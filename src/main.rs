@@ -105,6 +105,11 @@ enum Command {
         #[command(subcommand)]
         action: TokenCommand,
     },
+    /// The studio's durable tasks, whoever owns them: list them, cancel one.
+    Task {
+        #[command(subcommand)]
+        action: TaskCommand,
+    },
     /// Serve the studio's tools over MCP: stdio by default, or Streamable HTTP at /mcp with --http.
     Serve(ServeArgs),
     /// Ask a studioflow server for month reflows as durable tasks, and follow them to their end,
@@ -219,6 +224,26 @@ enum TokenCommand {
         #[arg(long, env = "STUDIOFLOW_DB")]
         db: Target,
         /// The token's id (tok_...), from `token list`.
+        id: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum TaskCommand {
+    /// List every task of the studio, whoever owns it: id, status, month, owner, created and
+    /// status message.
+    List {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: Target,
+        /// Print a JSON array, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a live task, whoever owns it: nothing of it is applied, and its month is free again.
+    Cancel {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: Target,
+        /// The task's id (tsk_...), from `task list`.
         id: String,
     },
 }
@@ -440,6 +465,10 @@ fn main() -> ExitCode {
             }
             TokenCommand::List { db, json } => commands::token(&db, commands::TokenAction::List { json }),
             TokenCommand::Revoke { db, id } => commands::token(&db, commands::TokenAction::Revoke { id }),
+        },
+        Command::Task { action } => match action {
+            TaskCommand::List { db, json } => commands::task(&db, commands::TaskAction::List { json }),
+            TaskCommand::Cancel { db, id } => commands::task(&db, commands::TaskAction::Cancel { id }),
         },
         Command::Serve(args) => commands::serve(args.config()),
     };

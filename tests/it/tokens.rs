@@ -76,7 +76,7 @@ on_both! {
         assert!(matches!(store.authenticate_token(&secret, expires).unwrap(), TokenCheck::Expired(t) if t.id == token.id));
         assert_eq!(store.tokens().unwrap()[0].status(expires), TokenStatus::Expired);
 
-        let revoked = store.write_with(|w| w.revoke_token(&token.id, now + Duration::hours(1))).unwrap();
+        let (revoked, _) = store.write_with(|w| w.revoke_token(&token.id, now + Duration::hours(1))).unwrap();
         assert_eq!(revoked.revoked, Some(now + Duration::hours(1)));
         assert!(matches!(store.authenticate_token(&secret, now + Duration::hours(2)).unwrap(), TokenCheck::Revoked(t) if t.revoked == revoked.revoked));
         assert!(matches!(store.authenticate_token(&secret, expires + Duration::days(1)).unwrap(), TokenCheck::Revoked(_)), "revoked wins over expired");
