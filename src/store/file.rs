@@ -19,7 +19,7 @@ pub fn explain(path: &Path, sqlite: &str) -> String {
     };
     let user = this_user();
     if !dir.is_dir() {
-        return format!("cannot open the database {shown}: the directory {} does not exist; create it, or give --db a path in a directory that exists", dir.display());
+        return format!("the directory of the database {shown}, {}, does not exist: create it, or give --db a path in a directory that exists", dir.display());
     }
     let exists = path.exists();
     if exists {
@@ -44,8 +44,8 @@ pub fn explain(path: &Path, sqlite: &str) -> String {
             missing_companion = true;
         } else if writable(companion).is_err() {
             return format!(
-                "{} (SQLite's write-ahead log beside the database) cannot be written by the user running studioflow ({user}): another user left it; \
-                 make it writable for this user, or, with no studioflow running on {shown}, remove it",
+                "{} (SQLite's write-ahead log beside the database) cannot be written by the user running studioflow ({user}): \
+                 make it writable for this user, or, with no studioflow running on {shown}, remove it (SQLite makes it again)",
                 companion.display()
             );
         }
@@ -101,7 +101,7 @@ mod tests {
     #[test]
     fn a_missing_directory_is_named() {
         let text = explain(Path::new("/nonexistent-studioflow-dir/studio.db"), "unable to open database file");
-        assert!(text.contains("the directory /nonexistent-studioflow-dir does not exist"), "{text}");
+        assert!(text.contains("/nonexistent-studioflow-dir, does not exist: create it"), "{text}");
     }
 
     #[test]
