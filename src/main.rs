@@ -320,7 +320,8 @@ struct AuthArgs {
     /// HTTP with authentication: requests per minute per principal (bursts of a quarter of it).
     #[arg(long, value_name = "PER_MINUTE", default_value_t = 600)]
     rate_limit: u32,
-    /// HTTP with authentication: failed authentications per minute per source address.
+    /// HTTP with authentication: failed authentications per source address answered 401 in any
+    /// minute; past them, that address's failing requests get 429 (valid credentials are still served).
     #[arg(long, value_name = "PER_MINUTE", default_value_t = 20)]
     auth_failure_limit: u32,
     /// Least seconds between two fetches of the issuer's keys (an unknown key id asks for one).

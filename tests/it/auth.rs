@@ -1,10 +1,10 @@
 //! Remote access on the real binary over HTTP: start-up refuses a network address without
 //! authentication; the protected resource metadata; 401, 403 and 429 with their headers; API
 //! tokens created, used, revoked and expired; scopes decided before a tool runs; tasks owned by
-//! the principal that created them; the history naming the principal. The tests that keep
-//! something in the database (tokens, their last use, task owners, the history) run on both
-//! backends; the HTTP edge's own rules (start-up flags, metadata, 401, rate limits, OAuth, logs)
-//! run once, on SQLite.
+//! the principal that created them, and cancelled when its token is revoked; the history naming
+//! the principal. The tests that keep something in the database (tokens, their last use, task
+//! owners, revocations, the history) run on both backends; the HTTP edge's own rules (start-up
+//! flags, metadata, 401, rate limits, OAuth, logs) run once, on SQLite.
 
 use crate::mcp_client::{http, meta, stdio, Answer, HttpServer, Mcp};
 use crate::support::{on_both, temp_db, TestDb};

@@ -1,7 +1,7 @@
-//! The real `studioflow` binary on real files: init, export-instance, solve, demo, calendar and
-//! token, with the exit codes and messages a person sees. The commands that read or write a
-//! studio run on both backends (`--db` a file, then a PostgreSQL URL); reading a studio file and
-//! solving an instance file touch no database and run once.
+//! The real `studioflow` binary on real files: init, export-instance, solve, demo, calendar, token
+//! and task, with the exit codes and messages a person sees. The commands that read or write a
+//! studio run on both backends (`--db` a file, then a PostgreSQL URL); reading a studio file,
+//! solving an instance file and a database file the user cannot write run once.
 
 use crate::support::{on_both, small_studio, temp_db, TestDb};
 use studioflow::store::TokenCheck;
