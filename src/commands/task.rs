@@ -5,7 +5,7 @@
 
 use super::{open_existing, CommandResult, OPERATOR};
 use crate::domain::Actor;
-use crate::store::{Target, TaskRecord};
+use crate::store::{Target, TaskRecord, TaskStatus};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::json;
 use std::collections::HashMap;
@@ -88,10 +88,18 @@ pub fn task(db: &Target, action: TaskAction) -> CommandResult {
         }
         TaskAction::Cancel { id } => {
             let now_ms = Utc::now().timestamp_millis();
-            let task = store.write_as(&Actor::new(OPERATOR, "task cancel"), |w| w.cancel_task(&id, CANCELLED, now_ms))?;
-            let month = task.month.as_deref().map_or_else(String::new, |m| format!(", reflow of {m}"));
-            writeln!(out, "Cancelled {} (owned by {}{month}): nothing of it is applied, and its month is free again.", task.id, owner_text(&task, &names))?;
-            eprintln!("A solve under way stops when its server next renews the task's lease (within a third of --task-lease).");
+            let was = store.write_as(&Actor::new(OPERATOR, "task cancel"), |w| w.cancel_task(&id, CANCELLED, now_ms))?;
+            let month = was.month.as_deref().map_or_else(String::new, |m| format!(", reflow of {m}"));
+            writeln!(
+                out,
+                "Cancelled {} ({}, owned by {}{month}): nothing of it is applied, and its month is free again.",
+                was.id,
+                was.status.as_str(),
+                owner_text(&was, &names)
+            )?;
+            if was.status == TaskStatus::Working {
+                eprintln!("Its solve stops when its server next reports progress or renews the task's lease (within a third of --task-lease).");
+            }
         }
     }
     Ok(())

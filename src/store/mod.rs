@@ -60,7 +60,7 @@ pub struct Store {
     /// search needs them, so they are read again only after someone has written. (PostgreSQL has
     /// no such counter: there the rooms are read each time, a fraction of a millisecond.)
     rooms: std::cell::RefCell<Option<(i64, Vec<crate::domain::Room>)>>,
-    /// The SQLite file, to say why it cannot be written when SQLite refuses to ([`Store::explained`]).
+    /// The SQLite file, to say why it cannot be written when SQLite refuses to (`explained`).
     file: Option<std::path::PathBuf>,
 }
 
@@ -148,8 +148,8 @@ impl From<db::Error> for StoreError {
     fn from(e: db::Error) -> StoreError {
         match e.refusal() {
             Some(db::Refusal::Overlap(constraint)) => StoreError::Overlap { constraint },
-            // Without the file's path (a connection does not know it) the store's
-            // [`Store::explained`] words it better where it can.
+            // A connection does not know its file's path: where the store does (opening, and
+            // `write_as`), `explained` says what is in the way instead.
             Some(db::Refusal::FileAccess) => StoreError::Unwritable {
                 why: format!(
                     "the database file cannot be opened or written ({e}): make it, and the directory it is in (SQLite creates FILE-wal and FILE-shm there), writable for the user running studioflow"

@@ -402,7 +402,7 @@ impl Writer<'_> {
 
 impl Writer<'_> {
     /// Cancels a live (working or waiting) task, whoever owns it, and records it in the history as
-    /// this transaction's actor's; returns the task as it now stands. `message` is its new status
+    /// this transaction's actor's; returns the task as it was. `message` is its new status
     /// message. An id never issued, or a task already finished, is refused, naming it.
     pub fn cancel_task(&mut self, id: &str, message: &str, now_ms: i64) -> Result<TaskRecord> {
         let id = id.trim();
@@ -416,7 +416,7 @@ impl Writer<'_> {
             ));
         }
         self.cancel_live(&task, message, now_ms)?;
-        self.task(id)?.ok_or_else(|| StoreError::Corrupt(format!("task {id} vanished while it was cancelled")))
+        Ok(task)
     }
 
     /// Cancels every live task of the principal `owner` (its credential was revoked), each

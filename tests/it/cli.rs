@@ -359,7 +359,7 @@ on_both! {
         // The operator cancels the agent's task, which MCP would not show them.
         let cancelled = studioflow(&["task", "cancel", "--db", path, &agent_task]);
         assert!(cancelled.status.success(), "{}", stderr(&cancelled));
-        assert!(stdout(&cancelled).contains(&format!("Cancelled {agent_task} (owned by token:{token} (agent), reflow of 2026-09)")), "{}", stdout(&cancelled));
+        assert!(stdout(&cancelled).contains(&format!("Cancelled {agent_task} (input_required, owned by token:{token} (agent), reflow of 2026-09)")), "{}", stdout(&cancelled));
         assert_eq!(crate::tasks::get(&mut server, &agent_task)["status"], "cancelled", "its owner sees it cancelled");
         let event = db.rows(&format!("SELECT who, via, action, after FROM events WHERE entity = 'task' AND entity_id = '{agent_task}'"));
         assert_eq!(event.len(), 1);
