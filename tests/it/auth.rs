@@ -136,6 +136,7 @@ fn failed_authentications_from_one_source_are_limited_without_locking_out_valid_
     assert_eq!(statuses[..20], [401; 20], "{statuses:?}");
     assert_eq!(statuses[20..], [429; 5], "the 21st failure of the minute and after: {statuses:?}");
     let wait: u64 = answers[20].header("retry-after").unwrap().parse().unwrap();
+    eprintln!("25 wrong tokens: {statuses:?}; Retry-After {wait} s");
     assert!((50..=60).contains(&wait), "Retry-After {wait}: until the first failure is a minute old");
     // A valid token from the same address is served, at once and again.
     for _ in 0..3 {
