@@ -105,6 +105,11 @@ enum Command {
         #[command(subcommand)]
         action: TokenCommand,
     },
+    /// The studio's durable tasks, whoever owns them: list them, cancel one.
+    Task {
+        #[command(subcommand)]
+        action: TaskCommand,
+    },
     /// Serve the studio's tools over MCP: stdio by default, or Streamable HTTP at /mcp with --http.
     Serve(ServeArgs),
     /// Ask a studioflow server for month reflows as durable tasks, and follow them to their end,
@@ -223,6 +228,26 @@ enum TokenCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum TaskCommand {
+    /// List every task of the studio, whoever owns it: id, status, month, owner, created and
+    /// status message.
+    List {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: Target,
+        /// Print a JSON array, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a live task, whoever owns it: nothing of it is applied, and its month is free again.
+    Cancel {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: Target,
+        /// The task's id (tsk_...), from `task list`.
+        id: String,
+    },
+}
+
 #[derive(clap::Args)]
 struct ServeArgs {
     /// The database: a file (created with an empty schema if missing), or a postgres:// URL.
@@ -295,7 +320,8 @@ struct AuthArgs {
     /// HTTP with authentication: requests per minute per principal (bursts of a quarter of it).
     #[arg(long, value_name = "PER_MINUTE", default_value_t = 600)]
     rate_limit: u32,
-    /// HTTP with authentication: failed authentications per minute per source address.
+    /// HTTP with authentication: failed authentications per source address answered 401 in any
+    /// minute; past them, that address's failing requests get 429 (valid credentials are still served).
     #[arg(long, value_name = "PER_MINUTE", default_value_t = 20)]
     auth_failure_limit: u32,
     /// Least seconds between two fetches of the issuer's keys (an unknown key id asks for one).
@@ -440,6 +466,10 @@ fn main() -> ExitCode {
             }
             TokenCommand::List { db, json } => commands::token(&db, commands::TokenAction::List { json }),
             TokenCommand::Revoke { db, id } => commands::token(&db, commands::TokenAction::Revoke { id }),
+        },
+        Command::Task { action } => match action {
+            TaskCommand::List { db, json } => commands::task(&db, commands::TaskAction::List { json }),
+            TaskCommand::Cancel { db, id } => commands::task(&db, commands::TaskAction::Cancel { id }),
         },
         Command::Serve(args) => commands::serve(args.config()),
     };

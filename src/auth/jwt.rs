@@ -225,11 +225,25 @@ impl KeySet {
 struct Claims {
     #[serde(default)]
     sub: Option<String>,
+    /// The scopes granted (RFC 9068 section 2.2.3): space-separated.
     #[serde(default)]
     scope: Option<String>,
-    /// Some issuers give scopes as `scp`, a list (or a string like `scope`).
+    /// Some issuers give scopes as `scp`, a list (or a string like `scope`): read only when the
+    /// token has no `scope`.
     #[serde(default)]
     scp: Option<ScopeList>,
+}
+
+/// The scopes a token grants: its `scope` (RFC 9068), or, only when it has none, its `scp`.
+/// Never the two together: a token whose `scope` says `studio:read` is read-only whatever else
+/// it carries.
+fn granted(claims: &Claims) -> Scopes {
+    match (&claims.scope, &claims.scp) {
+        (Some(scope), _) => Scopes::from_claim(scope),
+        (None, Some(ScopeList::Text(text))) => Scopes::from_claim(text),
+        (None, Some(ScopeList::List(names))) => names.iter().filter_map(|n| Scope::parse(n)).collect(),
+        (None, None) => Scopes::NONE,
+    }
 }
 
 #[derive(Deserialize)]
@@ -328,13 +342,8 @@ impl Verifier {
         };
         let data = jsonwebtoken::decode::<Claims>(token, &key.decoding, validation).map_err(|e| self.reason(e))?;
         let claims = data.claims;
+        let scopes = granted(&claims);
         let subject = claims.sub.filter(|s| !s.is_empty()).ok_or_else(|| Rejection::Invalid("the token has no sub claim".into()))?;
-        let from_scp = match &claims.scp {
-            Some(ScopeList::Text(text)) => Scopes::from_claim(text),
-            Some(ScopeList::List(names)) => names.iter().filter_map(|n| Scope::parse(n)).collect(),
-            None => Scopes::NONE,
-        };
-        let scopes = Scopes::from_claim(claims.scope.as_deref().unwrap_or_default()).iter().chain(from_scp.iter()).collect();
         Ok(Principal::oauth(&subject, scopes))
     }
 

@@ -127,7 +127,12 @@ pub struct Principal {
 impl Principal {
     /// The holder of an API token.
     pub fn token(id: &str, name: &str, scopes: Scopes) -> Principal {
-        Principal { id: format!("token:{id}"), name: name.to_owned(), scopes }
+        Principal { id: Principal::token_id(id), name: name.to_owned(), scopes }
+    }
+
+    /// The principal id of the holder of API token `id`: the owner its tasks record.
+    pub fn token_id(id: &str) -> String {
+        format!("token:{id}")
     }
 
     /// The subject of an OAuth access token.

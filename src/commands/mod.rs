@@ -1,5 +1,5 @@
 //! The command-line commands, as library functions that `main` calls, one file each: `init`,
-//! `export-instance`, `solve`, `demo`, `report`, `serve`, `calendar` and `feed`, and `token`.
+//! `export-instance`, `solve`, `demo`, `report`, `serve`, `calendar` and `feed`, `token` and `task`.
 //! They print for people (stdout for results, stderr for progress) and sort failures into the
 //! caller's fault and ours, which `main` turns into exit codes.
 
@@ -10,6 +10,7 @@ mod init;
 mod report;
 mod serve;
 mod solve;
+mod task;
 mod token;
 
 pub use calendar::{calendar, feed, FeedAction};
@@ -19,6 +20,7 @@ pub use init::init;
 pub use report::report;
 pub use serve::{serve, AuthFlags, ServeConfig};
 pub use solve::solve;
+pub use task::{task, TaskAction};
 pub use token::{token, TokenAction};
 
 use crate::domain::RoomId;
@@ -27,6 +29,9 @@ use crate::reflow::{Month, ReflowRequest};
 use crate::store::{Store, Target};
 use anyhow::{anyhow, Context};
 use std::path::Path;
+
+/// Who the history records for what an operator does with a command (`token`, `task`).
+const OPERATOR: &str = "operator";
 
 /// A failed command: the input was wrong (exit 2), or the work failed (exit 1).
 #[derive(Debug)]

@@ -1,11 +1,13 @@
 //! `studioflow token`: the API tokens remote clients send as `Authorization: Bearer <secret>`.
 //! Create prints the secret once (stdout, alone, so a script can capture it); list shows
-//! everything but secrets, which are not stored; revoke ends one. How the server checks them is
-//! the HTTP front's business.
+//! everything but secrets, which are not stored; revoke ends one, and cancels the tasks it
+//! started that are still live. Both are recorded in the history as the operator's. How the
+//! server checks tokens is the HTTP front's business.
 
 use crate::store::Target;
 use super::{open_existing, CommandResult};
 use crate::auth::Scopes;
+use crate::domain::Actor;
 use crate::store::ApiToken;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde_json::json;
@@ -50,7 +52,7 @@ pub fn token(db: &Target, action: TokenAction) -> CommandResult {
     match action {
         TokenAction::Create { name, scopes, expires_days } => {
             let expires = expires_days.map(|days| now + Duration::days(days.into()));
-            let (token, secret) = store.write_with(|w| w.create_token(&name, scopes, expires, now))?;
+            let (token, secret) = store.write_as(&Actor::new(super::OPERATOR, "token create"), |w| w.create_token(&name, scopes, expires, now))?;
             let until = token.expires.map_or_else(|| "it works until revoked".to_owned(), |at| format!("it expires {}", when(Some(at))));
             eprintln!("Created token {} ({:?}) with scopes {}; {until}.", token.id, token.name, token.scopes.joined(", "));
             eprintln!("Its secret is printed once, now, and cannot be shown again: a client sends it as the header `Authorization: Bearer <secret>`.");
@@ -74,8 +76,12 @@ pub fn token(db: &Target, action: TokenAction) -> CommandResult {
             }
         }
         TokenAction::Revoke { id } => {
-            let token = store.write_with(|w| w.revoke_token(&id, now))?;
+            let (token, cancelled) = store.write_as(&Actor::new(super::OPERATOR, "token revoke"), |w| w.revoke_token(&id, now))?;
             writeln!(out, "Revoked {} ({:?}): it no longer works.", token.id, token.name)?;
+            for task in &cancelled {
+                let month = task.month.as_deref().unwrap_or("-");
+                writeln!(out, "Cancelled its task {} ({}, reflow of {month}): the month is free again.", task.id, task.status.as_str())?;
+            }
         }
     }
     Ok(())

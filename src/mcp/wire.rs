@@ -796,7 +796,8 @@ pub struct EventOut {
     pub who: String,
     /// Through what: a tool, a command, a reflow ("reflow rf_0001"), "hold expiry".
     pub via: String,
-    /// "booking", "room", "client", "engineer", "offline_window" or "reflow".
+    /// "booking", "room", "client", "engineer", "offline_window" or "reflow"; the operator's
+    /// "token" (created, revoked) and "task" (cancelled from outside MCP).
     pub entity: String,
     pub id: String,
     /// What happened: "created", "updated", "moved", "cancelled", "displaced", ...

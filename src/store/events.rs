@@ -1,5 +1,7 @@
-//! The history: one event per change to a booking, room, client, engineer or offline window,
-//! written by the [`Writer`](super::Writer) in the same transaction as the change. Events are
+//! The history: one event per change to a booking, room, client, engineer or offline window, per
+//! reflow applied or undone, and per API token created or revoked and task cancelled by the
+//! operator (or by a revocation), written by the [`Writer`](super::Writer) in the same
+//! transaction as the change. Events are
 //! numbered in commit order (writers are serialised by `BEGIN IMMEDIATE`), so a reader that
 //! resumes after the last number it saw misses and repeats nothing. An event keeps only the
 //! fields that changed, before and after, as JSON.
@@ -19,10 +21,23 @@ pub enum Entity {
     Engineer,
     OfflineWindow,
     Reflow,
+    /// An API token, created or revoked (never its secret).
+    Token,
+    /// A task cancelled from outside MCP: by the operator, or by revoking its owner's token.
+    Task,
 }
 
 impl Entity {
-    pub const ALL: [Entity; 6] = [Entity::Booking, Entity::Room, Entity::Client, Entity::Engineer, Entity::OfflineWindow, Entity::Reflow];
+    pub const ALL: [Entity; 8] = [
+        Entity::Booking,
+        Entity::Room,
+        Entity::Client,
+        Entity::Engineer,
+        Entity::OfflineWindow,
+        Entity::Reflow,
+        Entity::Token,
+        Entity::Task,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -32,6 +47,8 @@ impl Entity {
             Entity::Engineer => "engineer",
             Entity::OfflineWindow => "offline_window",
             Entity::Reflow => "reflow",
+            Entity::Token => "token",
+            Entity::Task => "task",
         }
     }
 

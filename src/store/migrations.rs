@@ -253,6 +253,30 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE tasks ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX tasks_claimable ON tasks (lease_expires_ms) WHERE status = 'working';
     "#,
+    // 10: the operator's own acts in the history. Creating and revoking an API token, and
+    // cancelling a task (by `studioflow task cancel`, or because its owner's token was revoked),
+    // are events too: the entity check gains 'token' and 'task'. SQLite cannot change a CHECK in
+    // place, so the table is rebuilt with its rows and numbers (events are never deleted, so the
+    // largest seq copied is where AUTOINCREMENT goes on; a rename carries sqlite_sequence along).
+    r#"
+    CREATE TABLE events_new (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         INTEGER NOT NULL,
+        real_at    INTEGER NOT NULL,
+        who        TEXT    NOT NULL,
+        via        TEXT    NOT NULL,
+        entity     TEXT    NOT NULL CHECK (entity IN ('booking', 'room', 'client', 'engineer', 'offline_window', 'reflow', 'token', 'task')),
+        entity_id  TEXT    NOT NULL,
+        action     TEXT    NOT NULL,
+        before     TEXT,
+        after      TEXT
+    );
+    INSERT INTO events_new (seq, at, real_at, who, via, entity, entity_id, action, before, after)
+        SELECT seq, at, real_at, who, via, entity, entity_id, action, before, after FROM events ORDER BY seq;
+    DROP TABLE events;
+    ALTER TABLE events_new RENAME TO events;
+    CREATE INDEX events_entity ON events (entity, entity_id, seq);
+    "#,
 ];
 
 /// The schema version this build writes.

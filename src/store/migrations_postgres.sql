@@ -305,3 +305,9 @@ ALTER TABLE bookings ADD CONSTRAINT bookings_no_engineer_overlap
     EXCLUDE USING gist (engineer_id WITH =, int8range(start_at, end_at) WITH &&)
     WHERE (engineer_id IS NOT NULL AND status <> 'cancelled' AND displaced = 0 AND in_offline = 0)
     DEFERRABLE INITIALLY DEFERRED;
+
+-- ===== 10: tokens and tasks in the history
+-- SQLite rebuilds the table to widen its CHECK; here the column's check is replaced in place.
+ALTER TABLE events DROP CONSTRAINT events_entity_check;
+ALTER TABLE events ADD CONSTRAINT events_entity_check
+    CHECK (entity IN ('booking', 'room', 'client', 'engineer', 'offline_window', 'reflow', 'token', 'task'));

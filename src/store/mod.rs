@@ -8,6 +8,7 @@ pub mod db;
 mod edits;
 mod events;
 mod calendars;
+mod file;
 mod history;
 mod migrations;
 mod pool;
@@ -60,6 +61,8 @@ pub struct Store {
     /// search needs them, so they are read again only after someone has written. (PostgreSQL has
     /// no such counter: there the rooms are read each time, a fraction of a millisecond.)
     rooms: std::cell::RefCell<Option<(i64, Vec<crate::domain::Room>)>>,
+    /// The SQLite file, to say why it cannot be written when SQLite refuses to (`explained`).
+    file: Option<std::path::PathBuf>,
 }
 
 /// What went wrong in the store: a refusal the caller can act on, bad input, or a database failure.
@@ -104,6 +107,10 @@ pub enum StoreError {
     /// A stored row this build cannot read; the message names the row.
     #[error("the database holds a value this studioflow cannot read: {0}")]
     Corrupt(String),
+    /// SQLite could not open or write the database file: the message says why (the file, its
+    /// directory, a read-only file system) and what to change.
+    #[error("{why}")]
+    Unwritable { why: String, sqlite: String },
     /// No connection could be had from the pool in time.
     #[error("no database connection: {0}")]
     Pool(String),
@@ -142,6 +149,14 @@ impl From<db::Error> for StoreError {
     fn from(e: db::Error) -> StoreError {
         match e.refusal() {
             Some(db::Refusal::Overlap(constraint)) => StoreError::Overlap { constraint },
+            // A connection does not know its file's path: where the store does (opening, and
+            // `write_as`), `explained` says what is in the way instead.
+            Some(db::Refusal::FileAccess) => StoreError::Unwritable {
+                why: format!(
+                    "the database file cannot be opened or written ({e}): make it, and the directory it is in (SQLite creates FILE-wal and FILE-shm there), writable for the user running studioflow"
+                ),
+                sqlite: e.to_string(),
+            },
             _ => StoreError::Database(e),
         }
     }
@@ -190,7 +205,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::Database(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::Pool(_) | StoreError::TaskGone
-                | StoreError::NoRandomness(_)
+                | StoreError::NoRandomness(_) | StoreError::Unwritable { .. }
         )
     }
 
@@ -219,12 +234,17 @@ impl Store {
                 Target::File(path) => Connection::open_sqlite(path, BUSY_TIMEOUT),
                 Target::Postgres(url) => Connection::connect_postgres(url),
             };
-            match conn.map_err(StoreError::from).and_then(|conn| Store::with_connection(conn, version)) {
+            let opened = conn.map_err(StoreError::from).and_then(|conn| Store::with_connection(conn, version));
+            match opened {
                 Err(e) if e.is_busy() && attempt < 50 => {
                     attempt += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20 * attempt.min(10)));
                 }
-                other => return other,
+                Ok(mut store) => {
+                    store.file = target.file().map(std::path::Path::to_path_buf);
+                    return Ok(store);
+                }
+                Err(e) => return Err(explained(target.file(), e)),
             }
         }
     }
@@ -242,7 +262,7 @@ impl Store {
 
     fn with_connection(conn: Connection, version: i64) -> Result<Store> {
         let version = migrations::migrate_to(&conn, version)?;
-        let mut store = Store { conn, version, studio: None, rooms: Default::default() };
+        let mut store = Store { conn, version, studio: None, rooms: Default::default(), file: None };
         store.studio = store.load_studio()?;
         Ok(store)
     }
@@ -285,11 +305,15 @@ impl Store {
     /// Runs `f` in one write transaction as `actor` and commits it if `f` succeeds; every change
     /// it makes is recorded in the history as theirs, in the same transaction.
     pub fn write_as<T>(&mut self, actor: &Actor, f: impl FnOnce(&mut Writer<'_>) -> Result<T>) -> Result<T> {
-        let mut writer = self.write_by(actor)?;
-        let value = f(&mut writer)?;
-        let studio = writer.commit()?;
-        self.studio = studio;
-        Ok(value)
+        let file = self.file.clone();
+        let written = (|| {
+            let mut writer = self.write_by(actor)?;
+            let value = f(&mut writer)?;
+            let studio = writer.commit()?;
+            self.studio = studio;
+            Ok(value)
+        })();
+        written.map_err(|e| explained(file.as_deref(), e))
     }
 
     fn load_studio(&self) -> Result<Option<Studio>> {
@@ -326,6 +350,20 @@ impl Store {
 
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
+    }
+}
+
+/// A refusal to open or write an SQLite file, told with why and what to change when the file is
+/// known (`file.rs`); any other error as it is.
+fn explained(file: Option<&std::path::Path>, e: StoreError) -> StoreError {
+    let sqlite = match &e {
+        StoreError::Unwritable { sqlite, .. } => sqlite.clone(),
+        StoreError::Migration(MigrationError::Database(db)) if db.refusal() == Some(db::Refusal::FileAccess) => db.to_string(),
+        _ => return e,
+    };
+    match file {
+        Some(path) => StoreError::Unwritable { why: file::explain(path, &sqlite), sqlite },
+        None => e,
     }
 }
 

@@ -8,9 +8,15 @@
 //! that lost the lease (it paused past the expiry, or the task was cancelled elsewhere) changes
 //! nothing. A lease that runs out (its server died) is claimed by another server, once:
 //! PostgreSQL's `FOR UPDATE SKIP LOCKED` keeps concurrent claimers off each other's rows.
+//!
+//! Outside MCP, a live task is cancelled by the operator ([`Writer::cancel_task`]) or because the
+//! API token that owns it was revoked ([`Writer::cancel_tasks_owned_by`]); both are recorded in
+//! the history, and a solve under way stops when its runner next renews its lease or reports.
 
+use super::events::{self, Entity};
 use super::{Result, Store, StoreError, Writer};
 use super::db::{self, params, Connection, OptionalExtension, Row};
+use serde_json::json;
 
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,6 +213,13 @@ impl Store {
         task_in(self.conn(), id)
     }
 
+    /// Every task of the studio, whoever owns it, oldest first (for the operator's `task list`).
+    pub fn tasks(&self) -> Result<Vec<TaskRecord>> {
+        let mut stmt = self.conn().prepare_cached(&format!("SELECT {READ} FROM tasks ORDER BY created_ms, id"))?;
+        let rows = stmt.query_map((), task_from_row)?;
+        Ok(rows.collect::<db::Result<_>>()?)
+    }
+
     /// Tasks still in `status`, oldest first (for resuming work after a restart).
     pub fn tasks_in(&self, status: TaskStatus) -> Result<Vec<TaskRecord>> {
         let mut stmt = self.conn().prepare_cached(&format!("SELECT {READ} FROM tasks WHERE status = ? ORDER BY created_ms, id"))?;
@@ -388,6 +401,54 @@ impl Writer<'_> {
 }
 
 impl Writer<'_> {
+    /// Cancels a live (working or waiting) task, whoever owns it, and records it in the history as
+    /// this transaction's actor's; returns the task as it was. `message` is its new status
+    /// message. An id never issued, or a task already finished, is refused, naming it.
+    pub fn cancel_task(&mut self, id: &str, message: &str, now_ms: i64) -> Result<TaskRecord> {
+        let id = id.trim();
+        let Some(task) = self.task(id)? else {
+            return Err(StoreError::invalid("id", format!("there is no task {id:?}: `studioflow task list` shows the tasks' ids")));
+        };
+        if task.status.is_final() {
+            return Err(StoreError::invalid(
+                "id",
+                format!("task {id} has already ended ({}): there is nothing to cancel; `studioflow task list` shows which are live", task.status.as_str()),
+            ));
+        }
+        self.cancel_live(&task, message, now_ms)?;
+        Ok(task)
+    }
+
+    /// Cancels every live task of the principal `owner` (its credential was revoked), each
+    /// recorded in the history; returns the tasks it cancelled, as they were.
+    pub fn cancel_tasks_owned_by(&mut self, owner: &str, message: &str, now_ms: i64) -> Result<Vec<TaskRecord>> {
+        let live: Vec<TaskRecord> = {
+            let sql = format!("SELECT {READ} FROM tasks WHERE owner = ? AND status IN ('working', 'input_required') ORDER BY created_ms, id");
+            let mut stmt = self.conn().prepare_cached(&sql)?;
+            stmt.query_map([owner], task_from_row)?.collect::<db::Result<_>>()?
+        };
+        let mut cancelled = Vec::with_capacity(live.len());
+        for task in live {
+            if self.cancel_live(&task, message, now_ms)? {
+                cancelled.push(task);
+            }
+        }
+        Ok(cancelled)
+    }
+
+    /// Moves a live task to `cancelled` (its lease ends with it, so a runner anywhere stops at its
+    /// next renewal or report) and records the change; false if it had ended meanwhile.
+    fn cancel_live(&mut self, task: &TaskRecord, message: &str, now_ms: i64) -> Result<bool> {
+        let live = [TaskStatus::Working, TaskStatus::InputRequired];
+        if !self.change_task(&task.id, &live, &TaskChange::Cancelled { message: message.to_owned() }, now_ms)? {
+            return Ok(false);
+        }
+        let before = events::fields([("status", json!(task.status.as_str())), ("status_message", json!(task.status_message))]);
+        let after = events::fields([("status", json!(TaskStatus::Cancelled.as_str())), ("status_message", json!(message))]);
+        self.event(Entity::Task, &task.id, "cancelled", events::diff(Some(before), Some(after)))?;
+        Ok(true)
+    }
+
     /// The live (working or waiting) task of a month, as this transaction sees it.
     pub fn live_task(&self, month: &str) -> Result<Option<LiveTask>> {
         Ok(self

@@ -2,12 +2,16 @@
 //! expiry, and revoked by time. As for calendar feeds, only a secret's SHA-256 is stored
 //! (`auth::secret`): [`Writer::create_token`] returns the secret once, and nothing reads it back.
 //! The HTTP front calls [`Store::authenticate_token`] on every request; which scope a request
-//! needs is `auth`'s business, not this file's.
+//! needs is `auth`'s business, not this file's. Creating and revoking a token are recorded in the
+//! history; a revocation also cancels the token's live tasks, in the same transaction, so that no
+//! month stays locked by a task whose owner can no longer reach it.
 
-use super::{instant_at, instant_or_null_at, Result, Store, StoreError, Writer};
-use crate::auth::{secret, Scopes};
-use chrono::{DateTime, Duration, SubsecRound, Utc};
+use super::events::{self, Entity};
+use super::{instant_at, instant_or_null_at, Result, Store, StoreError, TaskRecord, Writer};
+use crate::auth::{secret, Principal, Scopes};
+use chrono::{DateTime, Duration, SecondsFormat, SubsecRound, Utc};
 use super::db::{self, params, Connection, OptionalExtension};
+use serde_json::json;
 use std::fmt;
 
 /// How every secret starts: a leaked one is recognisable (to secret scanners, in logs), and told
@@ -108,18 +112,15 @@ fn token_by(conn: &Connection, key: &str, value: &str) -> Result<Option<ApiToken
 
 /// A name as it is stored: trimmed, 1 to [`MAX_NAME`] characters, printable.
 fn token_name(name: &str) -> Result<String> {
-    let name = name.trim();
-    let count = name.chars().count();
+    let count = name.trim().chars().count();
     if count == 0 || count > MAX_NAME {
         return Err(StoreError::invalid(
             "name",
             format!("a token's name is 1 to {MAX_NAME} characters (this one has {count}): name who or what will use it, e.g. \"mixing-agent\""),
         ));
     }
-    if name.chars().any(char::is_control) {
-        return Err(StoreError::invalid("name", "a token's name cannot hold control characters (tabs, newlines): write it on one line"));
-    }
-    Ok(name.to_owned())
+    // The rule of names: one line, no control or bidirectional characters.
+    super::clean_text("name", crate::domain::TextKind::Name, name)
 }
 
 impl Store {
@@ -216,6 +217,12 @@ impl Writer<'_> {
             "INSERT INTO api_tokens (id, name, secret_hash, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
             params![token.id, token.name, secret::hash(&secret), scopes.joined(" "), now.timestamp(), expires.map(|at| at.timestamp())],
         )?;
+        let fields = events::fields([
+            ("name", json!(token.name)),
+            ("scopes", json!(token.scopes.iter().map(|s| s.name()).collect::<Vec<_>>())),
+            ("expires", json!(token.expires.map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true)))),
+        ]);
+        self.event(Entity::Token, &token.id, "created", events::diff(None, Some(fields)))?;
         Ok((token, secret))
     }
 
@@ -225,8 +232,11 @@ impl Writer<'_> {
         Ok(self.conn().query_row(sql, [name], |row| row.get(0))?)
     }
 
-    /// Revokes a live token, from `now` on, and returns it as revoked.
-    pub fn revoke_token(&mut self, id: &str, now: DateTime<Utc>) -> Result<ApiToken> {
+    /// Revokes a live token, from `now` on, and cancels its live tasks (their months are free at
+    /// once, and a solve under way stops at its runner's next lease renewal or report); returns
+    /// the token as revoked and the tasks it cancelled. The history records the revocation and
+    /// each cancelled task.
+    pub fn revoke_token(&mut self, id: &str, now: DateTime<Utc>) -> Result<(ApiToken, Vec<TaskRecord>)> {
         let id = id.trim();
         let Some(mut token) = token_by(self.conn(), "id", id)? else {
             return Err(StoreError::invalid("id", format!("there is no token {id:?}: `studioflow token list` shows the tokens' ids")));
@@ -237,8 +247,19 @@ impl Writer<'_> {
                 format!("token {id} ({:?}) was already revoked at {}: `studioflow token list` shows which are active", token.name, at.format("%Y-%m-%d %H:%M UTC")),
             ));
         }
+        let was = token.status(now);
         self.conn().execute("UPDATE api_tokens SET revoked_at = ? WHERE id = ?", params![now.timestamp(), id])?;
         token.revoked = Some(now.trunc_subsecs(0));
-        Ok(token)
+        let message = format!("Cancelled: the API token that started it, {id} ({:?}), was revoked; nothing was moved.", token.name);
+        let cancelled = self.cancel_tasks_owned_by(&Principal::token_id(id), &message, now.timestamp_millis())?;
+        // A cancelled task's id opens nothing any more (a finished task never changes, and only
+        // its owner may read it), so the history may name it.
+        let before = events::fields([("status", json!(was.to_string()))]);
+        let after = events::fields([
+            ("status", json!(TokenStatus::Revoked.to_string())),
+            ("tasks_cancelled", json!(cancelled.iter().map(|t| t.id.as_str()).collect::<Vec<_>>())),
+        ]);
+        self.event(Entity::Token, id, "revoked", events::diff(Some(before), Some(after)))?;
+        Ok((token, cancelled))
     }
 }

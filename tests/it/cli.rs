@@ -1,7 +1,7 @@
-//! The real `studioflow` binary on real files: init, export-instance, solve, demo, calendar and
-//! token, with the exit codes and messages a person sees. The commands that read or write a
-//! studio run on both backends (`--db` a file, then a PostgreSQL URL); reading a studio file and
-//! solving an instance file touch no database and run once.
+//! The real `studioflow` binary on real files: init, export-instance, solve, demo, calendar, token
+//! and task, with the exit codes and messages a person sees. The commands that read or write a
+//! studio run on both backends (`--db` a file, then a PostgreSQL URL); reading a studio file,
+//! solving an instance file and a database file the user cannot write run once.
 
 use crate::support::{on_both, small_studio, temp_db, TestDb};
 use studioflow::store::TokenCheck;
@@ -257,7 +257,9 @@ on_both! {
             (create("agent", "studio:read", &["--expires", "soon"]), "invalid value 'soon' for '--expires <DAYS>'"),
             (create("", "studio:read", &[]), "a token's name is 1 to 64 characters"),
             (create("   ", "studio:read", &[]), "a token's name is 1 to 64 characters"),
-            (create("two\nlines", "studio:read", &[]), "control characters"),
+            (create(&"n".repeat(65), "studio:read", &[]), "a token's name is 1 to 64 characters"),
+            (create("two\nlines", "studio:read", &[]), "name: holds a line break (U+000A, character 4)"),
+            (create("agent\u{202e}", "studio:read", &[]), "name: holds a bidirectional formatting character"),
             (studioflow(&["token", "revoke", "--db", path, "tok_nothere"]), "`studioflow token list` shows"),
         ] {
             assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -317,4 +319,184 @@ fn issue_21_a_studio_file_with_control_characters_in_a_name_is_refused_naming_it
         assert!(stderr(&out).contains(expected), "{}", stderr(&out));
         assert!(!db.path.exists(), "nothing is loaded");
     }
+}
+
+/// The `task` tests' studio: the demo, with the local user's finished dry run of October (on
+/// stdio) and an agent's reflow of September waiting for approval (over HTTP, as a token);
+/// returns the HTTP server (the agent's bearer set), the local task's id and the agent's.
+fn studio_with_two_tasks(db: &TestDb) -> (crate::mcp_client::HttpServer, String, String) {
+    use crate::mcp_client::{http, stdio, Mcp};
+    use crate::tasks::settle;
+    use serde_json::json;
+    assert!(studioflow(&["init", "--db", db.db_arg(), "--demo"]).status.success());
+    let mut local = stdio(db, &["--solver-time-limit", "1"]);
+    let created = local.tasks_request("tools/call", json!({"name": "reflow_month", "arguments": {"month": "2026-10", "offline_rooms": ["studio-b"], "dry_run": true}}));
+    let local_task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    assert_eq!(settle(&mut local, &local_task)["status"], "completed");
+    drop(local);
+    let mut server = http(db, &["--require-auth"]);
+    server.bearer = Some(crate::auth::create_token(db, "agent", "studio:read,reflow:apply"));
+    let agent_task = start_september_with_approval(&mut server);
+    assert_eq!(settle(&mut server, &agent_task)["status"], "input_required");
+    (server, local_task, agent_task)
+}
+
+/// `reflow_month` of September as a task that asks before applying; its id.
+fn start_september_with_approval(server: &mut impl crate::mcp_client::Mcp) -> String {
+    let arguments = serde_json::json!({"month": "2026-09", "offline_rooms": ["studio-b"], "require_approval": true});
+    let created = server.tasks_request("tools/call", serde_json::json!({"name": "reflow_month", "arguments": arguments}));
+    created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned()
+}
+
+on_both! {
+    /// Issue 21 item 4: `task list` shows every task of the studio, whoever owns it (MCP shows a
+    /// task to its owner alone); `task cancel` cancels any live one, recorded in the history as
+    /// the operator's, and its month is free again.
+    fn task_list_and_cancel_see_every_task_whoever_owns_it(db) {
+        let path = db.db_arg();
+        let none = db.another();
+        assert!(studioflow(&["init", "--db", none.db_arg(), "--demo"]).status.success());
+        let empty = studioflow(&["task", "list", "--db", none.db_arg()]);
+        assert!(empty.status.success() && stdout(&empty).is_empty(), "{}", stdout(&empty));
+        assert!(stderr(&empty).contains("No tasks"), "{}", stderr(&empty));
+
+        let (mut server, local_task, agent_task) = studio_with_two_tasks(db);
+        let token = db.text("SELECT id FROM api_tokens").unwrap();
+        let list = studioflow(&["task", "list", "--db", path]);
+        assert!(list.status.success(), "{}", stderr(&list));
+        let lines: Vec<Vec<String>> = stdout(&list).lines().map(|l| l.split('\t').map(str::to_owned).collect()).collect();
+        assert_eq!(lines.len(), 3, "a header and two tasks, oldest first: {lines:?}");
+        assert_eq!(lines[0], ["ID", "STATUS", "MONTH", "OWNER", "CREATED", "MESSAGE"]);
+        assert_eq!(lines[1][..4], [local_task.clone(), "completed".into(), "2026-10".into(), "local".into()]);
+        assert_eq!(lines[2][..4], [agent_task.clone(), "input_required".into(), "2026-09".into(), format!("token:{token} (agent)")]);
+        assert!(lines[1][4].ends_with(" UTC") && lines[2][5].starts_with("Waiting for approval"), "{lines:?}");
+        let json = studioflow(&["task", "list", "--db", path, "--json"]);
+        let listed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(listed[1]["id"], agent_task.as_str());
+        assert_eq!((listed[1]["owner"].as_str(), listed[1]["owner_name"].as_str()), (Some(format!("token:{token}").as_str()), Some("agent")));
+        assert_eq!((listed[0]["owner"].is_null(), listed[0]["status"].as_str()), (true, Some("completed")));
+        assert!(listed[1]["created"].as_str().is_some_and(|t| t.ends_with('Z')) && listed[1]["expires"].is_string(), "{listed}");
+
+        // The operator cancels the agent's task, which MCP would not show them.
+        let cancelled = studioflow(&["task", "cancel", "--db", path, &agent_task]);
+        assert!(cancelled.status.success(), "{}", stderr(&cancelled));
+        assert!(stdout(&cancelled).contains(&format!("Cancelled {agent_task} (input_required, owned by token:{token} (agent), reflow of 2026-09)")), "{}", stdout(&cancelled));
+        assert_eq!(crate::tasks::get(&mut server, &agent_task)["status"], "cancelled", "its owner sees it cancelled");
+        let event = db.rows(&format!("SELECT who, via, action, after FROM events WHERE entity = 'task' AND entity_id = '{agent_task}'"));
+        assert_eq!(event.len(), 1);
+        assert_eq!(event[0][..3], [Some("operator".to_owned()), Some("task cancel".to_owned()), Some("cancelled".to_owned())]);
+        assert!(event[0][3].as_deref().unwrap().contains("Cancelled by the operator"), "{event:?}");
+        // Its month is free again.
+        let again = start_september_with_approval(&mut server);
+        assert_ne!(again, agent_task);
+
+        // A task that has ended is refused, saying so.
+        for (id, status) in [(&agent_task, "cancelled"), (&local_task, "completed")] {
+            let out = studioflow(&["task", "cancel", "--db", path, id]);
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            assert!(stderr(&out).contains(&format!("task {id} has already ended ({status})")), "{}", stderr(&out));
+        }
+    }
+
+    /// Issue 21 item 4: bad input to `task` exits 2 with what to change, and changes nothing.
+    fn task_bad_input_exits_2_and_says_what_to_change(db) {
+        let path = db.db_arg();
+        assert!(studioflow(&["init", "--db", path, "--demo"]).status.success());
+        let without_db = Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["task", "list"]).env_remove("STUDIOFLOW_DB").output().unwrap();
+        for (out, says) in [
+            (studioflow(&["task", "cancel", "--db", path, "tsk_nothere"]), "there is no task \"tsk_nothere\": `studioflow task list` shows the tasks' ids"),
+            (studioflow(&["task", "cancel", "--db", path, "  "]), "there is no task \"\""),
+            (studioflow(&["task", "cancel", "--db", path]), "the following required arguments were not provided"),
+            (studioflow(&["task", "cancel", "--db", path, "tsk_a", "tsk_b"]), "unexpected argument 'tsk_b'"),
+            (studioflow(&["task", "list", "--db", path, "--jsn"]), "unexpected argument '--jsn'"),
+            (studioflow(&["task", "stop", "--db", path]), "unrecognized subcommand 'stop'"),
+            (without_db, "--db <DB>"),
+        ] {
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            assert!(stderr(&out).contains(says), "expected {says:?} in {}", stderr(&out));
+            assert!(out.stdout.is_empty(), "{}", stdout(&out));
+        }
+        assert_eq!(db.scalar("SELECT COUNT(*) FROM events WHERE entity = 'task'"), 0, "nothing recorded");
+
+        // A database that is not there is not made.
+        let missing = db.file("missing.db");
+        let missing_path = missing.to_str().unwrap();
+        for args in [vec!["task", "list", "--db", missing_path], vec!["task", "cancel", "--db", missing_path, "tsk_x"]] {
+            let out = studioflow(&args);
+            assert_eq!(out.status.code(), Some(2));
+            assert!(stderr(&out).contains("does not exist") && stderr(&out).contains("studioflow init"), "{}", stderr(&out));
+            assert!(!missing.exists(), "{args:?} made a database");
+        }
+    }
+}
+
+/// Issue 21 item 6: a database the user cannot write gets a message that says so and what to do,
+/// not SQLite's "attempt to write a readonly database" or "unable to open database file". SQLite
+/// only (a file's permissions); chmod does not stop root, so as root the binary runs as `nobody`
+/// (setpriv), and as anyone else as itself.
+#[test]
+fn a_database_the_user_cannot_write_is_refused_saying_why_and_what_to_do() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid takes nothing and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root && Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: running as root without setpriv, chmod cannot stop this user from writing");
+        return;
+    }
+    let as_user = |args: &[&str]| -> Output {
+        let mut command = if root {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_studioflow")]);
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_studioflow"))
+        };
+        command.args(args).env("RUST_LOG", "warn").stdin(std::process::Stdio::null()).output().unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("studio.db");
+    let path = db.to_str().unwrap();
+    assert!(studioflow(&["init", "--db", path, "--demo"]).status.success());
+    let chmod = |p: &std::path::Path, mode: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+
+    // The file is read-only; its directory is not: reads work, a write says what to change.
+    chmod(dir.path(), 0o777);
+    chmod(&db, 0o444);
+    assert!(as_user(&["token", "list", "--db", path]).status.success(), "reading a read-only database works");
+    for args in [vec!["token", "create", "--db", path, "--name", "agent", "--scope", "studio:read"], vec!["serve", "--db", path]] {
+        let out = as_user(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        let said = stderr(&out);
+        assert!(said.contains(&format!("the database {path} is read-only for the user running studioflow (uid ")) && said.contains(&format!("chmod u+w {path}")), "{said}");
+        assert!(!said.contains("attempt to write a readonly database"), "{said}");
+    }
+
+    // Reading it left SQLite's shared-memory file, read-only like the database: it is named.
+    chmod(&db, 0o666);
+    let shm = format!("{path}-shm");
+    assert!(std::path::Path::new(&shm).exists(), "SQLite left no {shm}");
+    let out = as_user(&["token", "create", "--db", path, "--name", "agent", "--scope", "studio:read"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("{shm} (SQLite's write-ahead log beside the database) cannot be written")) && stderr(&out).contains("remove it"), "{}", stderr(&out));
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{path}{suffix}"));
+    }
+
+    // The file may be written, its directory not: SQLite cannot make its write-ahead log there.
+    chmod(dir.path(), 0o555);
+    let out = as_user(&["token", "create", "--db", path, "--name", "agent", "--scope", "studio:read"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains(&format!("the directory {} cannot be written", dir.path().display())) && said.contains(&format!("{path}-wal")), "{said}");
+    // A new database in that directory, and one in a directory that is not there.
+    let new = dir.path().join("new.db");
+    let out = as_user(&["serve", "--db", new.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot be written") && stderr(&out).contains("SQLite must create the database"), "{}", stderr(&out));
+    let nowhere = dir.path().join("not-there/studio.db");
+    let out = as_user(&["serve", "--db", nowhere.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not-there, does not exist: create it"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("unable to open database file"), "{}", stderr(&out));
+    chmod(dir.path(), 0o755);
 }

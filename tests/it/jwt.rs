@@ -55,8 +55,10 @@ async fn good_rs256_and_es256_tokens_name_their_subject_and_scopes() {
     assert_eq!(issuer.jwks_fetches(), 1, "the keys are fetched once and cached");
 }
 
+/// Issue 21 item 6: `scope` is the claim (RFC 9068); `scp` counts only when there is no `scope`,
+/// and the two are never united.
 #[tokio::test]
-async fn scopes_come_from_scope_or_an_scp_list_and_may_be_none() {
+async fn scopes_come_from_scope_or_else_an_scp_list_and_may_be_none() {
     let issuer = TestIssuer::start().await;
     let verifier = verifier(&issuer);
     let base = issuer.claims(RESOURCE, "bob", "");
@@ -65,8 +67,15 @@ async fn scopes_come_from_scope_or_an_scp_list_and_may_be_none() {
     assert_eq!(verifier.verify(&issuer.mint_rs256(&no_scope)).await, Ok(Principal::oauth("bob", Scopes::NONE)));
     let scp = with(no_scope, json!({"scp": ["reflow:apply", "other:thing"]}));
     assert_eq!(verifier.verify(&issuer.mint_rs256(&scp)).await.unwrap().scopes, scopes(&[Scope::ReflowApply]));
-    let both = with(base, json!({"scope": "studio:read", "scp": "studio:manage"}));
-    assert_eq!(verifier.verify(&issuer.mint_rs256(&both)).await.unwrap().scopes, scopes(&[Scope::StudioRead, Scope::StudioManage]));
+    let scp_text = with(base.clone(), json!({"scope": null, "scp": "studio:manage studio:read"}));
+    assert_eq!(verifier.verify(&issuer.mint_rs256(&scp_text)).await.unwrap().scopes, scopes(&[Scope::StudioRead, Scope::StudioManage]));
+    let both = with(base.clone(), json!({"scope": "studio:read", "scp": "studio:manage"}));
+    assert_eq!(verifier.verify(&issuer.mint_rs256(&both)).await.unwrap().scopes, scopes(&[Scope::StudioRead]), "scope wins; scp is not added");
+    let both = with(base.clone(), json!({"scope": "studio:read", "scp": ["bookings:write"]}));
+    assert_eq!(verifier.verify(&issuer.mint_rs256(&both)).await.unwrap().scopes, scopes(&[Scope::StudioRead]));
+    // An empty `scope` is a scope claim that grants nothing: `scp` does not stand in for it.
+    let empty = with(base, json!({"scope": "", "scp": ["bookings:write"]}));
+    assert_eq!(verifier.verify(&issuer.mint_rs256(&empty)).await.unwrap().scopes, Scopes::NONE);
 }
 
 #[tokio::test]

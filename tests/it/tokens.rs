@@ -76,7 +76,7 @@ on_both! {
         assert!(matches!(store.authenticate_token(&secret, expires).unwrap(), TokenCheck::Expired(t) if t.id == token.id));
         assert_eq!(store.tokens().unwrap()[0].status(expires), TokenStatus::Expired);
 
-        let revoked = store.write_with(|w| w.revoke_token(&token.id, now + Duration::hours(1))).unwrap();
+        let (revoked, _) = store.write_with(|w| w.revoke_token(&token.id, now + Duration::hours(1))).unwrap();
         assert_eq!(revoked.revoked, Some(now + Duration::hours(1)));
         assert!(matches!(store.authenticate_token(&secret, now + Duration::hours(2)).unwrap(), TokenCheck::Revoked(t) if t.revoked == revoked.revoked));
         assert!(matches!(store.authenticate_token(&secret, expires + Duration::days(1)).unwrap(), TokenCheck::Revoked(_)), "revoked wins over expired");
@@ -156,9 +156,14 @@ on_both! {
             let (field, message) = invalid(create(&mut store, name, None, now));
             assert!(field == "name" && message.contains("1 to 64 characters"), "{name:?}: {message}");
         }
-        for name in ["two\nlines", "tab\there", "bell\u{7}"] {
+        for (name, says) in [
+            ("two\nlines", "holds a line break (U+000A"),
+            ("tab\there", "holds a control character (U+0009"),
+            ("bell\u{7}", "holds a control character (U+0007"),
+            ("agent\u{202e}x", "holds a bidirectional formatting character (U+202E"),
+        ] {
             let (field, message) = invalid(create(&mut store, name, None, now));
-            assert!(field == "name" && message.contains("control characters"), "{name:?}: {message}");
+            assert!(field == "name" && message.contains(says), "{name:?}: {message}");
         }
         let (field, message) = invalid(store.write_with(|w| w.create_token("agent", Scopes::NONE, None, now)));
         assert!(field == "scopes" && message.contains("studio:read"), "{message}");

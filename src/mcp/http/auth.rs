@@ -5,7 +5,10 @@
 //!
 //! - 401 with `WWW-Authenticate: Bearer resource_metadata="…"` for a missing or bad credential
 //!   (with `error="invalid_token"` for a bad one), logged with its source, never with the token;
-//! - 429 with `Retry-After` for a source that failed too often, or a principal over its rate;
+//! - 429 with `Retry-After` for a principal over its rate, and for the failing (or credential-less)
+//!   requests of a source address past its failed authentications of the minute; a valid
+//!   credential from that address is still served, so one misconfigured client behind a shared
+//!   address (a studio's NAT) does not lock the others out;
 //! - 403 with `error="insufficient_scope"` and the `scope` needed, from `auth::needed`, once the
 //!   body is read.
 //!
@@ -18,7 +21,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use reqwest::Url;
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,7 +34,8 @@ pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 pub struct RateLimits {
     /// Requests per minute per principal, in bursts of up to a quarter of that.
     pub per_principal: u32,
-    /// Failed authentications per minute per source address, in bursts of up to a quarter.
+    /// Failed authentications per source address answered 401 in any minute; beyond them, the
+    /// source's failing requests get 429 until the oldest of them is a minute old.
     pub failures_per_source: u32,
 }
 
@@ -67,7 +71,7 @@ pub struct Gate {
     /// The path of the resource's own metadata (the path-suffixed form).
     suffixed_path: String,
     principals: Limiter,
-    failures: Limiter,
+    failures: Failures,
 }
 
 impl std::fmt::Debug for Gate {
@@ -132,7 +136,7 @@ impl Gate {
             metadata_url,
             suffixed_path: format!("{METADATA_PATH}{path}"),
             principals: Limiter::new(config.limits.per_principal),
-            failures: Limiter::new(config.limits.failures_per_source),
+            failures: Failures::new(config.limits.failures_per_source),
         })
     }
 
@@ -146,15 +150,16 @@ impl Gate {
         &self.suffixed_path
     }
 
-    /// Finds the principal a request's credential names, within the rates.
+    /// Finds the principal a request's credential names, within the rates. Every credential is
+    /// checked, even from a source past its failures: a valid one is served whatever others sent
+    /// from its address (guessing gains nothing from this: see [`Failures`]).
     pub async fn authenticate(&self, headers: &HeaderMap, source: Option<IpAddr>) -> Result<Principal, Refusal> {
         let source_key = source.map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
-        if let Some(wait) = self.failures.exhausted(&source_key) {
-            return Err(Refusal::TooMany(wait));
-        }
         let token = match bearer(headers) {
             Ok(Some(token)) => token,
-            Ok(None) => return Err(Refusal::Unauthenticated(None)),
+            // Asking without a credential (discovery) is no failure, but a source past its
+            // failures is told to wait rather than invited to try again at once.
+            Ok(None) => return Err(self.failures.waiting(&source_key).map_or(Refusal::Unauthenticated(None), Refusal::TooMany)),
             Err(why) => return Err(self.failed(&source_key, why)),
         };
         let principal = if token.starts_with(crate::store::TOKEN_PREFIX) {
@@ -181,12 +186,24 @@ impl Gate {
         }
     }
 
-    /// A failed authentication: logged with its source, and counted against it.
+    /// A failed authentication: counted against its source and logged with it (never with the
+    /// credential). Within the source's failures of the minute it is a 401; past them, a 429, and
+    /// only the first of those is logged, so a client failing in a loop cannot flood the log.
     fn failed(&self, source: &str, why: String) -> Refusal {
-        tracing::warn!(%source, %why, "refused a credential");
-        // The failure itself is what the source's budget counts; over it, the next try waits.
-        let _ = self.failures.take(source);
-        Refusal::Unauthenticated(Some(why))
+        match self.failures.fail(source) {
+            Failed::Counted => {
+                tracing::warn!(%source, %why, "refused a credential");
+                Refusal::Unauthenticated(Some(why))
+            }
+            Failed::OverLimit { wait, first } => {
+                if first {
+                    tracing::warn!(%source, %why, limit = self.failures.limit, "refused a credential; this source is past its failed authentications of the minute, so its failing requests get 429 (valid credentials from it are still served)");
+                } else {
+                    tracing::debug!(%source, %why, "refused a credential (past the failure limit)");
+                }
+                Refusal::TooMany(wait)
+            }
+        }
     }
 
     /// Checks an API token (inline on SQLite: [`Gate::tokens`]); its use is recorded (at most
@@ -318,6 +335,88 @@ fn split_url(url: &str) -> Option<(String, String)> {
     fits.then(|| (parsed.origin().ascii_serialization(), parsed.path().trim_end_matches('/').to_owned()))
 }
 
+/// Failed authentications by source address, in a sliding minute: the first `limit` of any
+/// minute are answered 401; past them a source's failing requests get 429 with the time until
+/// its oldest counted failure is a minute old. Only failures are counted and only failing (or
+/// credential-less) requests are refused: a valid credential is never held up by what others
+/// sent from its address.
+///
+/// This limit spares the log and the checks, not the secrets: a guess is checked like any
+/// credential, and guessing stays futile because an API token is 256 random bits (stored only as
+/// its SHA-256) and an access token must carry the issuer's signature.
+struct Failures {
+    limit: usize,
+    /// The instants of each source's counted failures within the last minute, oldest first, and
+    /// whether its being past the limit was logged. A std mutex: held only to update, never across I/O.
+    sources: Mutex<HashMap<String, Source>>,
+}
+
+#[derive(Default)]
+struct Source {
+    failures: VecDeque<Instant>,
+    /// Whether the 429 that follows the limit was logged, since the source last had room.
+    told: bool,
+}
+
+/// How a failure was taken.
+#[derive(Debug, PartialEq)]
+enum Failed {
+    /// Within the source's failures of the minute: answered 401.
+    Counted,
+    /// Past them: answered 429, to retry after `wait`; `first` for the first since it had room.
+    OverLimit { wait: Duration, first: bool },
+}
+
+/// The window failures are counted in.
+const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+
+impl Failures {
+    fn new(per_minute: u32) -> Failures {
+        Failures { limit: per_minute.max(1) as usize, sources: Mutex::new(HashMap::new()) }
+    }
+
+    /// Counts a failure of `source`, unless it is past its limit (then it says how long to wait,
+    /// and the failure is not counted: the wait runs from the failures that were answered).
+    fn fail(&self, source: &str) -> Failed {
+        let now = Instant::now();
+        let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        if sources.len() > 10_000 {
+            // Forget sources with no failure in the window: they are the same as new ones.
+            sources.retain(|_, s| s.failures.back().is_some_and(|at| now.duration_since(*at) < FAILURE_WINDOW));
+        }
+        let entry = sources.entry(source.to_owned()).or_default();
+        forget_old(&mut entry.failures, now);
+        if entry.failures.len() < self.limit {
+            entry.failures.push_back(now);
+            entry.told = false;
+            return Failed::Counted;
+        }
+        let first = !std::mem::replace(&mut entry.told, true);
+        Failed::OverLimit { wait: wait_for(&entry.failures, now), first }
+    }
+
+    /// How long `source` must wait, when it is past its failures of the minute; counts nothing.
+    fn waiting(&self, source: &str) -> Option<Duration> {
+        let now = Instant::now();
+        let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = sources.get_mut(source)?;
+        forget_old(&mut entry.failures, now);
+        (entry.failures.len() >= self.limit).then(|| wait_for(&entry.failures, now))
+    }
+}
+
+/// Drops the failures older than the window.
+fn forget_old(failures: &mut VecDeque<Instant>, now: Instant) {
+    while failures.front().is_some_and(|at| now.duration_since(*at) >= FAILURE_WINDOW) {
+        failures.pop_front();
+    }
+}
+
+/// How long until the oldest counted failure leaves the window.
+fn wait_for(failures: &VecDeque<Instant>, now: Instant) -> Duration {
+    failures.front().map_or(Duration::ZERO, |at| FAILURE_WINDOW.saturating_sub(now.duration_since(*at)))
+}
+
 /// Token buckets by key: `per_minute` tokens a minute, holding up to a quarter of that.
 struct Limiter {
     per_second: f64,
@@ -354,14 +453,6 @@ impl Limiter {
         } else {
             Err(Duration::from_secs_f64((1.0 - bucket.tokens) / self.per_second))
         }
-    }
-
-    /// How long `key` must wait before its next try, when its bucket is empty; takes nothing.
-    fn exhausted(&self, key: &str) -> Option<Duration> {
-        let buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        let bucket = buckets.get(key)?;
-        let tokens = (bucket.tokens + bucket.at.elapsed().as_secs_f64() * self.per_second).min(self.burst);
-        (tokens < 1.0).then(|| Duration::from_secs_f64((1.0 - tokens) / self.per_second))
     }
 }
 
@@ -409,8 +500,31 @@ mod tests {
         }
         let wait = limiter.take("a").unwrap_err();
         assert!(wait > Duration::from_millis(200) && wait <= Duration::from_millis(250), "{wait:?}");
-        assert!(limiter.exhausted("a").is_some());
         assert!(limiter.take("b").is_ok(), "keys have buckets of their own");
+    }
+
+    #[test]
+    fn failures_are_counted_in_a_sliding_minute_per_source() {
+        let failures = Failures::new(3);
+        assert_eq!(failures.waiting("a"), None);
+        for _ in 0..3 {
+            assert_eq!(failures.fail("a"), Failed::Counted);
+        }
+        let Failed::OverLimit { wait, first: true } = failures.fail("a") else { panic!("the 4th failure is over the limit") };
+        assert!(wait > Duration::from_secs(59) && wait <= FAILURE_WINDOW, "{wait:?}");
+        assert!(matches!(failures.fail("a"), Failed::OverLimit { first: false, .. }), "told once");
+        assert!(failures.waiting("a").is_some());
+        assert_eq!(failures.fail("b"), Failed::Counted, "sources are counted apart");
+        // A minute on, the old failures are forgotten.
+        {
+            let mut sources = failures.sources.lock().unwrap();
+            let a = sources.get_mut("a").unwrap();
+            for at in a.failures.iter_mut() {
+                *at -= FAILURE_WINDOW;
+            }
+        }
+        assert_eq!(failures.waiting("a"), None);
+        assert_eq!(failures.fail("a"), Failed::Counted);
     }
 
     #[test]

@@ -328,6 +328,9 @@ pub enum Refusal {
     Unique(Option<String>),
     /// An exclusion constraint (PostgreSQL's no-overlap rules), by name.
     Overlap(String),
+    /// SQLite could not open or write its file (SQLITE_READONLY, SQLITE_CANTOPEN): the store
+    /// explains why from the file system (`store/file.rs`).
+    FileAccess,
 }
 
 impl Error {

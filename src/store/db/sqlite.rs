@@ -109,6 +109,7 @@ pub fn refusal(e: &Error) -> Option<Refusal> {
         Error::SqliteFailure(failure, _) if UNIQUE.contains(&failure.extended_code) => Some(Refusal::Unique(None)),
         _ => match e.sqlite_error_code()? {
             rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => Some(Refusal::Busy),
+            rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen => Some(Refusal::FileAccess),
             _ => None,
         },
     }
