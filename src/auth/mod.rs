@@ -70,6 +70,11 @@ impl Scopes {
         self.0 == 0
     }
 
+    /// These scopes and `scope` together.
+    pub fn with(self, scope: Scope) -> Scopes {
+        Scopes(self.0 | scope.bit())
+    }
+
     pub fn iter(self) -> impl Iterator<Item = Scope> {
         Scope::ALL.into_iter().filter(move |s| self.contains(*s))
     }

@@ -1,6 +1,7 @@
 //! Streamable HTTP: one endpoint, `/mcp`, POST only and without sessions, on axum and hyper.
 //! Before the SDK's service sees a request, a front checks, in this order: `Host` and `Origin`
-//! (strictly, before any of the body is read: 400 or 403); with authentication on, the bearer
+//! (strictly, before any of the body is read: 400 or 403); a browser's CORS preflight is then
+//! answered (`cors.rs`), and every answer to an allowed origin names it; with authentication on, the bearer
 //! credential and the caller's rates (401, 429: `auth.rs`); the body's size (413) and the time it
 //! takes to arrive (408); the body as a JSON-RPC message (its error, as on stdio); and the scope
 //! the message needs (403). The principal travels on the request to the handlers. The SDK
@@ -11,6 +12,7 @@
 mod auth;
 mod authority;
 mod connections;
+mod cors;
 
 pub use auth::{AuthConfig, Gate, RateLimits};
 
@@ -19,6 +21,7 @@ use super::legacy::{Legacy, Route};
 use super::StudioServer;
 use crate::auth::Principal;
 use authority::Guard;
+use cors::Cors;
 use axum::body::{Body, Bytes};
 use axum::http::{header, Request, StatusCode};
 use axum::middleware::Next;
@@ -181,12 +184,33 @@ struct Front {
 }
 
 impl Front {
+    /// Whether `path` is a public document, readable from any origin without a credential.
+    fn is_public(&self, path: &str) -> bool {
+        self.gate.as_ref().is_some_and(|gate| path == auth::METADATA_PATH || path == gate.suffixed_metadata_path())
+    }
+
     async fn check(self: Arc<Self>, request: Request<Body>, next: Next) -> Response {
-        // Host and Origin first: a request from the wrong place is refused before its body is read.
-        if let Err((status, why)) = self.guard.check(request.headers()) {
+        // Host and Origin first: a request from the wrong place is refused before its body is read,
+        // and gets no CORS header. Public metadata is anyone's, at an allowed host.
+        let public = self.is_public(request.uri().path());
+        let checked = if public { self.guard.check_host(request.headers()) } else { self.guard.check(request.headers()) };
+        if let Err((status, why)) = checked {
             tracing::warn!(%status, %why, "refused an HTTP request");
             return (status, why).into_response();
         }
+        // A browser's preflight is answered before authentication; every other answer to an
+        // allowed origin names it, refusals included, so that a page can read the challenge.
+        let cors = Cors::of(request.headers(), public);
+        if let Some(answer) = cors.preflight(request.method(), request.headers()) {
+            return answer;
+        }
+        let mut response = self.admit(request, next).await;
+        cors.apply(&mut response);
+        response
+    }
+
+    /// Everything after Host, Origin and CORS: who is calling, the body, the message.
+    async fn admit(&self, request: Request<Body>, next: Next) -> Response {
         // Then who is calling, for the MCP endpoint (the metadata is open; a feed's URL is its secret).
         let principal = match (&self.gate, request.uri().path() == ENDPOINT) {
             (Some(gate), true) => {

@@ -217,7 +217,7 @@ on_both! {
             let answer = with_bearer(&server, &message, &reader);
             assert_eq!(answer.status, 403, "{message}: {}", answer.body);
             let challenge = answer.header("www-authenticate").unwrap_or_default();
-            assert!(challenge.contains("error=\"insufficient_scope\"") && challenge.contains(&format!("scope=\"{scope}\"")), "{challenge}");
+            assert!(challenge.contains("error=\"insufficient_scope\"") && challenge.contains(&format!("scope=\"studio:read {scope}\"")), "{challenge}");
             assert!(challenge.contains("resource_metadata="), "{challenge}");
         }
         assert_eq!(count(), before, "a forbidden call changed the bookings");
@@ -487,7 +487,8 @@ fn oauth_access_tokens_are_checked_over_http() {
     // A scope the token lacks: 403 naming it.
     let answer = with_bearer(&server, &call("set_room_offline", json!({})), &issuer.mint_es256(&good));
     assert_eq!(answer.status, 403);
-    assert!(answer.header("www-authenticate").unwrap_or_default().contains("scope=\"studio:manage\""));
+    // The scope to ask for: what the token has, and what the call needs.
+    assert!(answer.header("www-authenticate").unwrap_or_default().contains("scope=\"studio:read bookings:write studio:manage\""));
     // The history names the token's subject.
     let free = json_body(&with_bearer(&server, &call("find_free_slots", json!({"from": "2026-10-14T10:00", "to": "2026-10-14T20:00", "duration_minutes": 60})), &issuer.mint_es256(&good)));
     let slot = free["result"]["structuredContent"]["slots"][0].clone();
@@ -527,7 +528,7 @@ fn an_access_tokens_scope_claim_is_not_widened_by_scp() {
     let booking = json!({"room": slot["room"], "client": "client-001", "start": slot["start"], "end": slot["end"]});
     let answer = with_bearer(&server, &call("create_booking", booking.clone()), &read_only);
     assert_eq!(answer.status, 403, "{}", answer.body);
-    assert!(answer.header("www-authenticate").unwrap_or_default().contains("scope=\"bookings:write\""));
+    assert!(answer.header("www-authenticate").unwrap_or_default().contains("scope=\"studio:read bookings:write\""));
     assert_eq!(with_bearer(&server, &call("list_rooms", json!({})), &read_only).status, 200, "it still reads");
     assert_eq!(db.scalar("SELECT COUNT(*) FROM events WHERE who = 'agent@example.com'"), 0, "nothing was written");
 

@@ -8,6 +8,7 @@ mod bad_inputs;
 mod calendars;
 mod cli;
 mod client;
+mod cors;
 mod front;
 mod inputs;
 mod interop;

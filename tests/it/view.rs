@@ -15,7 +15,7 @@ use studioflow::view;
 
 // ---- Chromium -------------------------------------------------------------------------------
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     ["chromium", "chromium-browser", "google-chrome"]
         .iter()

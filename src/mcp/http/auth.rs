@@ -84,8 +84,8 @@ impl std::fmt::Debug for Gate {
 pub enum Refusal {
     /// 401: no credential, or one that does not check out (the reason).
     Unauthenticated(Option<String>),
-    /// 403: the principal lacks the scope.
-    Forbidden(Scope),
+    /// 403: the principal lacks the scope `needed`; `held` are the scopes it has.
+    Forbidden { needed: Scope, held: Scopes },
     /// 429: over a rate, come back after this long.
     TooMany(Duration),
     /// 503: the issuer's keys could not be had.
@@ -246,7 +246,7 @@ impl Gate {
             Need::Scope(scope) if principal.scopes.contains(scope) => Ok(()),
             Need::Scope(scope) => {
                 tracing::info!(principal = %principal.name, %method, scope = scope.name(), "refused: a scope is missing");
-                Err(Refusal::Forbidden(scope))
+                Err(Refusal::Forbidden { needed: scope, held: principal.scopes })
             }
         }
     }
@@ -265,12 +265,16 @@ impl Gate {
                 Some(format!("Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{metadata}\"", quoted(&why))),
                 json!({"error": "invalid_token", "error_description": why}),
             ),
-            Refusal::Forbidden(scope) => {
-                let why = format!("this request needs the scope {scope}");
+            Refusal::Forbidden { needed, held } => {
+                // The scope to ask for is the whole set the request needs with what the token
+                // already has (RFC 6750 allows it): a client that re-authorizes with exactly the
+                // named scopes (the TypeScript SDK 1.x) then keeps the ones it had, and converges.
+                let scope = held.with(needed).joined(" ");
+                let why = format!("this request needs the scope {needed}");
                 (
                     StatusCode::FORBIDDEN,
                     Some(format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\", error_description=\"{why}\", resource_metadata=\"{metadata}\"")),
-                    json!({"error": "insufficient_scope", "scope": scope.name(), "error_description": why}),
+                    json!({"error": "insufficient_scope", "scope": scope, "error_description": why}),
                 )
             }
             Refusal::TooMany(wait) => {

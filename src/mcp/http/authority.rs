@@ -124,6 +124,13 @@ impl Guard {
 
     /// Checks a request's `Host` and `Origin` headers.
     pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        self.check_host(headers)?;
+        self.check_origin(headers)
+    }
+
+    /// Checks a request's `Host` header alone: public documents (the resource's metadata) may be
+    /// read from any origin, but only at a host this server answers to.
+    pub fn check_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let mut hosts = headers.get_all(header::HOST).iter();
         let (Some(host), None) = (hosts.next(), hosts.next()) else {
             return Err((StatusCode::BAD_REQUEST, "a request needs exactly one Host header".into()));
@@ -137,6 +144,10 @@ impl Guard {
         if !host_allowed {
             return Err((StatusCode::FORBIDDEN, format!("Host {:?} is not allowed (see serve --allow-host)", host.host)));
         }
+        Ok(())
+    }
+
+    fn check_origin(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let mut origins = headers.get_all(header::ORIGIN).iter();
         match (origins.next(), origins.next()) {
             (None, _) => Ok(()),
