@@ -177,8 +177,9 @@ enum FeedCommand {
         /// A note for the list, e.g. who it was given to.
         #[arg(long)]
         label: Option<String>,
-        /// Where `serve --http` is reached, to print a whole URL.
-        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        /// The public URL where `serve --http` is reached (the origin of its `--resource`), to print
+        /// a whole URL, e.g. https://studio.example.com or http://127.0.0.1:8080.
+        #[arg(long, env = "STUDIOFLOW_PUBLIC_URL", value_parser = base_url)]
         base_url: String,
     },
     /// List feeds (never their secrets).
@@ -193,6 +194,18 @@ enum FeedCommand {
         /// The feed's id (fd_...), from `feed list`.
         id: String,
     },
+}
+
+/// A public base URL: `http://` or `https://`, a host, maybe a port and a path; no query.
+fn base_url(text: &str) -> Result<String, String> {
+    let text = text.trim().trim_end_matches('/');
+    let rest = text.strip_prefix("https://").or_else(|| text.strip_prefix("http://"));
+    match rest {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') && !rest.contains(['?', '#']) && !rest.chars().any(|c| c.is_whitespace() || c.is_control()) => {
+            Ok(text.to_owned())
+        }
+        _ => Err(format!("{text:?} is not a base URL such as https://studio.example.com or http://127.0.0.1:8080")),
+    }
 }
 
 #[derive(Subcommand)]

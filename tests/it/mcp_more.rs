@@ -161,3 +161,47 @@ fn issue_21_prompt_arguments_and_resource_ids_keep_the_rule_of_text() {
         assert_eq!(missing["error"]["code"], -32602, "{uri}: {missing}");
     }
 }
+
+/// Issue 22: a feed answers with an ETag that changes exactly when the calendar does, and a poll
+/// that sends it back gets 304 with no body; `feed create` needs the public URL.
+#[test]
+fn issue_22_feeds_answer_conditional_requests_with_304() {
+    let db = temp_db();
+    let server = http(&db.path, &["--demo"]);
+    // Changes come from another process on the same file, as from another agent.
+    let mut writer = stdio(&db.path, &[]);
+    let cli = |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_studioflow")).args(args).env_remove("STUDIOFLOW_PUBLIC_URL").output().unwrap();
+    let path = db.path.to_str().unwrap();
+    let missing = cli(&["feed", "create", "--db", path, "--room", "studio-b"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--base-url"), "{}", String::from_utf8_lossy(&missing.stderr));
+    let bad = cli(&["feed", "create", "--db", path, "--room", "studio-b", "--base-url", "studio.example.com"]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a base URL such as https://studio.example.com"), "{}", String::from_utf8_lossy(&bad.stderr));
+    let base = format!("http://{}", server.address);
+    let created = cli(&["feed", "create", "--db", path, "--room", "studio-b", "--base-url", &base]);
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let url = String::from_utf8(created.stdout).unwrap().trim().to_owned();
+    let target = url.strip_prefix(&base).unwrap().to_owned();
+
+    let get = |headers: &[(&str, &str)]| server.raw_at("GET", &target, headers, "");
+    let first = get(&[]);
+    assert_eq!(first.status, 200);
+    let etag = first.header("etag").unwrap_or_else(|| panic!("no ETag: {}", first.head)).to_owned();
+    assert!(etag.starts_with('"') && etag.ends_with('"') && etag.len() == 34, "{etag}");
+    assert!(first.body.len() > 10_000, "the room's calendar");
+    assert_eq!(get(&[]).header("etag"), Some(etag.as_str()), "the same calendar, the same validator");
+    let not_modified = get(&[("If-None-Match", &etag)]);
+    assert_eq!((not_modified.status, not_modified.body.as_str()), (304, ""), "{}", not_modified.head);
+    assert_eq!(not_modified.header("etag"), Some(etag.as_str()));
+    assert_eq!(get(&[("If-None-Match", &format!("\"x\", W/{etag}"))]).status, 304, "a list, and the weak form");
+    assert_eq!(get(&[("If-None-Match", "\"something-else\"")]).status, 200);
+
+    // A booking in studio-b moves: the calendar changed, so the old validator gets it all.
+    let booking = writer.ok("query_bookings", json!({"room": "studio-b", "from": "2026-10-05T00:00", "limit": 1}))["bookings"][0].clone();
+    let start = booking["start"].as_str().unwrap();
+    let later = chrono::DateTime::parse_from_rfc3339(start).unwrap() + chrono::Duration::minutes(15);
+    let moved = writer.call("move_booking", json!({"id": booking["id"], "start": later.to_rfc3339()}));
+    let changed = get(&[("If-None-Match", &etag)]);
+    assert_eq!(changed.status, 200, "{moved}");
+    assert_ne!(changed.header("etag"), Some(etag.as_str()));
+}
