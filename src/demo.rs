@@ -4,9 +4,9 @@
 //! through the store's ordinary write rules, in one transaction.
 
 use crate::domain::{
-    ClientId, EngineerId, Session, DEFAULT_HORIZON_DAYS, MAX_HORIZON_DAYS, Person, Room, RoomId, SeriesId, Status, Studio, StudioTz, WeeklyHours,
+    ClientId, EngineerId, Profile, Session, DEFAULT_HORIZON_DAYS, MAX_HORIZON_DAYS, Room, RoomId, SeriesId, Status, Studio, StudioTz, WeeklyHours,
 };
-use crate::store::{Store, StoreError};
+use crate::store::{PersonKind, Store, StoreError};
 use anyhow::{bail, Context};
 use chrono::{Duration, NaiveDateTime};
 use serde::Deserialize;
@@ -15,6 +15,8 @@ use serde::Deserialize;
 pub const STUDIO_TOML: &str = include_str!("../data/demo/studio.toml");
 /// The series and one-off bookings, as `data/demo/bookings.toml` writes them.
 pub const BOOKINGS_TOML: &str = include_str!("../data/demo/bookings.toml");
+/// A commented starter studio, every field explained: what `init --example FILE` writes.
+pub const EXAMPLE_TOML: &str = include_str!("../data/example/studio.toml");
 
 /// The month the seed scenario reflows, and the room that goes offline in it.
 pub const SCENARIO_MONTH: &str = "2026-09";
@@ -58,6 +60,18 @@ struct RoomEntry {
 struct PersonEntry {
     id: String,
     name: String,
+    email: Option<String>,
+    phone: Option<String>,
+    notes: Option<String>,
+    /// Engineers only.
+    #[serde(default)]
+    skills: Vec<String>,
+}
+
+impl PersonEntry {
+    fn profile(&self) -> Profile {
+        Profile { email: self.email.clone(), phone: self.phone.clone(), notes: self.notes.clone(), skills: self.skills.clone(), active: true }
+    }
 }
 
 #[derive(Deserialize)]
@@ -170,10 +184,13 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
             })?;
         }
         for c in &studio_file.clients {
-            w.add_client(&Person { id: ClientId::new(&c.id), name: c.name.clone() })?;
+            if !c.skills.is_empty() {
+                return Err(StoreError::invalid("skills", format!("client {:?}: only engineers have skills", c.id)));
+            }
+            w.create_person(PersonKind::Client, Some(&c.id), &c.name, c.profile())?;
         }
         for e in &studio_file.engineers {
-            w.add_engineer(&Person { id: EngineerId::new(&e.id), name: e.name.clone() })?;
+            w.create_person(PersonKind::Engineer, Some(&e.id), &e.name, e.profile())?;
         }
         loaded.rooms = studio_file.rooms.len();
         loaded.clients = studio_file.clients.len();

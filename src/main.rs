@@ -25,14 +25,19 @@ enum Command {
     /// Create a studio database: the demo studio, or your own from a studio file.
     Init {
         /// The database to create: a file, or a postgres:// URL (see README, "Several servers").
-        #[arg(long, env = "STUDIOFLOW_DB")]
-        db: Target,
+        #[arg(long, env = "STUDIOFLOW_DB", required_unless_present = "example")]
+        db: Option<Target>,
         /// Load the demo studio (7 rooms, September and October 2026, studio-b offline for a fortnight).
         #[arg(long, conflicts_with_all = ["studio", "bookings"])]
         demo: bool,
-        /// A studio file in the format of data/demo/studio.toml (studio, rooms, clients, engineers).
-        #[arg(long, required_unless_present = "demo")]
+        /// A studio file (studio, rooms, clients, engineers): see README, "The studio file", or
+        /// write a starter one with --example.
+        #[arg(long, required_unless_present_any = ["demo", "example"])]
         studio: Option<PathBuf>,
+        /// Write a commented starter studio file to FILE (an existing file is never replaced) and
+        /// touch no database: edit it, then `init --db ... --studio FILE`.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["db", "demo", "studio", "bookings"])]
+        example: Option<PathBuf>,
         /// A bookings file in the format of data/demo/bookings.toml (series and one-off bookings).
         #[arg(long, requires = "studio")]
         bookings: Option<PathBuf>,
@@ -104,6 +109,17 @@ enum Command {
     Token {
         #[command(subcommand)]
         action: TokenCommand,
+    },
+    /// List the studio's rooms, clients or engineers, with their ids.
+    List {
+        /// What to list.
+        #[arg(value_enum)]
+        what: ListWhat,
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: Target,
+        /// One JSON array, for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// The studio's durable tasks, whoever owns them: list them, cancel one.
     Task {
@@ -206,6 +222,13 @@ fn base_url(text: &str) -> Result<String, String> {
         }
         _ => Err(format!("{text:?} is not a base URL such as https://studio.example.com or http://127.0.0.1:8080")),
     }
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ListWhat {
+    Rooms,
+    Clients,
+    Engineers,
 }
 
 #[derive(Subcommand)]
@@ -458,7 +481,10 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Command::Init { db, demo, studio, bookings } => commands::init(&db, demo, studio.as_deref(), bookings.as_deref()),
+        Command::Init { example: Some(file), .. } => commands::write_example(&file),
+        Command::Init { db: Some(db), demo, studio, bookings, example: None } => commands::init(&db, demo, studio.as_deref(), bookings.as_deref()),
+        // clap requires --db unless --example is given.
+        Command::Init { db: None, .. } => Err(CommandError::Input(anyhow::anyhow!("give --db (or --example FILE)"))),
         Command::ExportInstance { db, month, offline, max_shift_minutes } => {
             commands::export_instance(&db, &month, &offline, max_shift_minutes)
         }
@@ -480,6 +506,14 @@ fn main() -> ExitCode {
             TokenCommand::List { db, json } => commands::token(&db, commands::TokenAction::List { json }),
             TokenCommand::Revoke { db, id } => commands::token(&db, commands::TokenAction::Revoke { id }),
         },
+        Command::List { what, db, json } => {
+            let what = match what {
+                ListWhat::Rooms => commands::Listing::Rooms,
+                ListWhat::Clients => commands::Listing::Clients,
+                ListWhat::Engineers => commands::Listing::Engineers,
+            };
+            commands::list(&db, what, json)
+        }
         Command::Task { action } => match action {
             TaskCommand::List { db, json } => commands::task(&db, commands::TaskAction::List { json }),
             TaskCommand::Cancel { db, id } => commands::task(&db, commands::TaskAction::Cancel { id }),

@@ -41,3 +41,21 @@ pub fn init(db: &Target, demo: bool, studio: Option<&Path>, bookings: Option<&Pa
     }
 }
 
+
+/// `init --example FILE`: writes the commented starter studio, never over an existing file.
+pub fn write_example(file: &Path) -> CommandResult {
+    let mut out = match std::fs::OpenOptions::new().write(true).create_new(true).open(file) {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(CommandError::Input(anyhow!("{} exists already: give a new file name (nothing was written)", file.display())));
+        }
+        Err(e) => return Err(CommandError::Input(anyhow::Error::new(e).context(format!("creating {}", file.display())))),
+    };
+    std::io::Write::write_all(&mut out, demo::EXAMPLE_TOML.as_bytes()).with_context(|| format!("writing {}", file.display())).map_err(CommandError::Failed)?;
+    eprintln!(
+        "Wrote a starter studio to {}: edit it, then `studioflow init --db studio.db --studio {}`.",
+        file.display(),
+        file.display()
+    );
+    Ok(())
+}

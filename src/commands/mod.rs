@@ -1,5 +1,5 @@
 //! The command-line commands, as library functions that `main` calls, one file each: `init`,
-//! `export-instance`, `solve`, `demo`, `report`, `serve`, `calendar` and `feed`, `token` and `task`.
+//! `export-instance`, `solve`, `demo`, `report`, `serve`, `list`, `calendar` and `feed`, `token` and `task`.
 //! They print for people (stdout for results, stderr for progress) and sort failures into the
 //! caller's fault and ours, which `main` turns into exit codes.
 
@@ -7,6 +7,7 @@ mod calendar;
 mod demo;
 mod export;
 mod init;
+mod list;
 mod report;
 mod serve;
 mod solve;
@@ -16,7 +17,8 @@ mod token;
 pub use calendar::{calendar, feed, FeedAction};
 pub use demo::demo;
 pub use export::export_instance;
-pub use init::init;
+pub use init::{init, write_example};
+pub use list::{list, Listing};
 pub use report::report;
 pub use serve::{serve, AuthFlags, ServeConfig};
 pub use solve::solve;

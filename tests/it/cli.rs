@@ -500,3 +500,46 @@ fn a_database_the_user_cannot_write_is_refused_saying_why_and_what_to_do() {
     assert!(!stderr(&out).contains("unable to open database file"), "{}", stderr(&out));
     chmod(dir.path(), 0o755);
 }
+
+on_both! {
+    /// Issue 22: `studioflow list` gives the ids an error asks for, as text and as JSON.
+    fn list_shows_the_rooms_clients_and_engineers_with_their_ids(db) {
+        assert!(studioflow(&["init", "--db", db.db_arg(), "--demo"]).status.success());
+        let rooms = studioflow(&["list", "rooms", "--db", db.db_arg()]);
+        assert!(rooms.status.success(), "{}", stderr(&rooms));
+        let text = stdout(&rooms);
+        assert_eq!(text.lines().count(), 7, "{text}");
+        assert!(text.lines().any(|l| l.starts_with("studio-b\tStudio B (production suite)\t10 people\t")), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&stdout(&studioflow(&["list", "engineers", "--db", db.db_arg(), "--json"]))).unwrap();
+        assert_eq!(json.as_array().unwrap().len(), 6);
+        assert_eq!(json[0]["id"], "eng-01");
+        assert!(json[0]["skills"].is_array());
+        let clients: serde_json::Value = serde_json::from_str(&stdout(&studioflow(&["list", "clients", "--db", db.db_arg(), "--json"]))).unwrap();
+        assert_eq!(clients.as_array().unwrap().len(), 25);
+        let bad = studioflow(&["list", "bookings", "--db", db.db_arg()]);
+        assert_eq!(bad.status.code(), Some(2));
+        assert!(stderr(&bad).contains("possible values: rooms, clients, engineers"), "{}", stderr(&bad));
+    }
+}
+
+/// Issue 22: `init --example` writes a commented starter studio that loads as it is (contact
+/// details and skills included), and never replaces a file.
+#[test]
+fn init_example_writes_a_starter_studio_that_loads() {
+    let db = temp_db();
+    let file = db.path.with_extension("toml");
+    let written = studioflow(&["init", "--example", file.to_str().unwrap()]);
+    assert!(written.status.success(), "{}", stderr(&written));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.lines().filter(|l| l.trim_start().starts_with('#')).count() >= 20, "commented: {text}");
+    let again = studioflow(&["init", "--example", file.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("exists already"), "{}", stderr(&again));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "nothing was written over it");
+    let loaded = studioflow(&["init", "--db", db.path.to_str().unwrap(), "--studio", file.to_str().unwrap()]);
+    assert!(loaded.status.success(), "{}", stderr(&loaded));
+    assert!(stdout(&loaded).contains("2 rooms, 2 clients, 1 engineers"), "{}", stdout(&loaded));
+    let engineers: serde_json::Value = serde_json::from_str(&stdout(&studioflow(&["list", "engineers", "--db", db.path.to_str().unwrap(), "--json"]))).unwrap();
+    assert_eq!(engineers[0]["skills"], serde_json::json!(["mixing", "tracking"]));
+    assert_eq!(engineers[0]["email"], "priya@example.com");
+}
