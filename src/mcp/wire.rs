@@ -105,7 +105,8 @@ pub struct IdArgs {
 pub struct FindFreeSlotsArgs {
     /// Start of the search: RFC 3339 with an offset, or local studio time.
     pub from: Line,
-    /// End of the search: at most 31 days after `from`, counted on the studio's wall clock.
+    /// End of the search: it bounds the start (every slot starts before `to`; its session may
+    /// end after it). At most 31 days after `from`, counted on the studio's wall clock.
     pub to: Line,
     /// How long the session lasts, 15 to 1440 minutes.
     pub duration_minutes: u32,
@@ -346,7 +347,8 @@ pub struct SlotOut {
     /// The earliest start in this free window.
     pub start: String,
     pub end: String,
-    /// The latest start that still fits in the same free window.
+    /// The latest start that still fits in the same free window (it may be after the search's
+    /// `to`, which bounds only the earliest start).
     pub latest_start: String,
 }
 
