@@ -156,18 +156,33 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     .map_err(|e| CommandError::Input(anyhow!(e)))?;
     config.auth.check(config.http)?;
     let ttl = task_config.ttl;
+    let existed = config.db.file().is_none_or(std::path::Path::exists);
     let pool = crate::store::Pool::open(&config.db, 8)
         .with_context(|| format!("opening {}", config.db))
         .map_err(CommandError::Failed)?;
-    if config.demo {
-        pool.with(|store| -> Result<(), CommandError> {
-            if store.studio().is_err() {
-                let loaded = demo::load_demo(store).map_err(CommandError::Failed)?;
-                tracing::info!(bookings = loaded.bookings, "loaded the demo studio");
-            }
-            Ok(())
-        })??;
-    }
+    pool.with(|store| -> Result<(), CommandError> {
+        if store.studio().is_ok() {
+            return Ok(());
+        }
+        if config.demo {
+            let loaded = demo::load_demo(store).map_err(CommandError::Failed)?;
+            tracing::info!(bookings = loaded.bookings, "loaded the demo studio");
+            return Ok(());
+        }
+        // A server on an empty database answers every tool with "no studio": say so once, where
+        // the person starting it looks, with the way out.
+        let db = &config.db;
+        let created = match db.file() {
+            Some(file) if !existed => format!(", a new file created just now at {}", std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned()).display()),
+            _ => String::new(),
+        };
+        eprintln!(
+            "note: {db} holds no studio yet{created}: every tool will answer that there is none. \
+             Load one with `studioflow init --db {db} --demo` (or `--studio FILE`; `studioflow init --example FILE` writes a starter), \
+             or start with `studioflow serve --demo`."
+        );
+        Ok(())
+    })??;
     let pool = Arc::new(pool);
     let auth_pool = pool.clone();
     let tasks = crate::tasks::Tasks::new(pool.clone(), task_config);

@@ -543,3 +543,24 @@ fn init_example_writes_a_starter_studio_that_loads() {
     assert_eq!(engineers[0]["skills"], serde_json::json!(["mixing", "tracking"]));
     assert_eq!(engineers[0]["email"], "priya@example.com");
 }
+
+/// Issue 22: `serve` without `--db` says at start-up that it made an empty `studioflow.db`, where,
+/// and how to load a studio.
+#[test]
+fn serve_on_an_empty_database_says_so_and_how_to_load_a_studio() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_studioflow"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env_remove("STUDIOFLOW_DB")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = stderr(&out);
+    let path = std::fs::canonicalize(dir.path().join("studioflow.db")).unwrap();
+    assert!(text.contains(&format!("studioflow.db holds no studio yet, a new file created just now at {}", path.display())), "{text}");
+    assert!(text.contains("studioflow init --db studioflow.db --demo") && text.contains("studioflow serve --demo"), "{text}");
+    // The second time the file exists: it is still empty, and still said.
+    let again = Command::new(env!("CARGO_BIN_EXE_studioflow")).arg("serve").current_dir(dir.path()).env_remove("STUDIOFLOW_DB").stdin(std::process::Stdio::null()).output().unwrap();
+    assert!(stderr(&again).contains("holds no studio yet:"), "{}", stderr(&again));
+}
