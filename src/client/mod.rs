@@ -141,8 +141,15 @@ fn state_file(path: Option<PathBuf>) -> Result<StateFile, ClientError> {
 }
 
 /// The `--state` flag as the hints print it: nothing for the default file.
-fn state_flag(state: &StateFile, given: bool) -> String {
-    if given { format!(" --state {}", state.path().display()) } else { String::new() }
+/// The flags a command printed for later (`resume`, `cancel`) needs to reach the same task: the
+/// state file when one was given, and a token when one was given on the command line (named, never
+/// shown: `--token TOKEN` stands for the same secret; one from STUDIOFLOW_TOKEN is there anyway).
+fn hint_flags(state: &StateFile, given: bool, connection: &Connection) -> String {
+    let mut flags = if given { format!(" --state {}", state.path().display()) } else { String::new() };
+    if connection.token.is_some() && std::env::var("STUDIOFLOW_TOKEN").ok() != connection.token {
+        flags += " --token TOKEN";
+    }
+    flags
 }
 
 /// What `client reflow` asks for.
@@ -183,6 +190,7 @@ pub fn reflow(connection: &Connection, args: ReflowArgs) -> Result<Exit, ClientE
     }
     let given_state = args.state.is_some();
     let state = state_file(args.state)?;
+    let flags = hint_flags(&state, given_state, connection);
     // Read the state file before asking the server for anything, so that an unreadable one stops us
     // before a task exists that we could not save.
     state.load()?;
@@ -242,7 +250,7 @@ pub fn reflow(connection: &Connection, args: ReflowArgs) -> Result<Exit, ClientE
         let ending = poll::follow(&mut link, &task.id, interval, args.answer, &state, &mut progress).await;
         let ending = with_details(&mut link, ending).await;
         link.close().await;
-        finish(&task.id, &server, ending?, &state, given_state, &mut progress)
+        finish(&task.id, &server, ending?, &state, &flags, &mut progress)
     })?
 }
 
@@ -268,8 +276,7 @@ async fn with_details(link: &mut Link, ending: anyhow::Result<Ending>) -> anyhow
 }
 
 /// Tells the end of a followed task, forgets it when it is over, and says what the exit is.
-fn finish(task_id: &str, server: &SavedServer, ending: Ending, state: &StateFile, given_state: bool, progress: &mut Progress) -> Result<Exit, ClientError> {
-    let flag = state_flag(state, given_state);
+fn finish(task_id: &str, server: &SavedServer, ending: Ending, state: &StateFile, flag: &str, progress: &mut Progress) -> Result<Exit, ClientError> {
     match ending {
         Ending::Final(task) => {
             let outcome = task.outcome.clone().unwrap_or(Outcome::Failed("the server sent no result".into()));
@@ -345,8 +352,22 @@ pub fn resume(connection: &Connection, state: Option<PathBuf>, answer: Option<An
     let only = connection.endpoint()?.map(|e| saved_server(&e));
     let given_state = state.is_some();
     let state = state_file(state)?;
-    let tasks: Vec<SavedTask> = state.load()?.into_iter().filter(|t| only.as_ref().is_none_or(|s| *s == t.server)).collect();
+    let flags = hint_flags(&state, given_state, connection);
+    let saved = state.load()?;
+    let tasks: Vec<SavedTask> = saved.iter().filter(|t| only.as_ref().is_none_or(|s| *s == t.server)).cloned().collect();
     if tasks.is_empty() {
+        if let (Some(only), false) = (&only, saved.is_empty()) {
+            // Tasks are saved, for other servers: resuming nothing there is a mistake, not success.
+            let servers: std::collections::BTreeSet<String> = saved.iter().map(|t| t.server.to_string()).collect();
+            return Err(ClientError::Input(format!(
+                "no saved task is on {only}; {} saved in {} {} on {}: resume {} without --server/--stdio, or with that server",
+                saved.len(),
+                state.path().display(),
+                if saved.len() == 1 { "is" } else { "are" },
+                servers.into_iter().collect::<Vec<_>>().join(", "),
+                if saved.len() == 1 { "it" } else { "them" },
+            )));
+        }
         say(&format!("No saved task to resume in {}.", state.path().display()));
         return Ok(Exit::Done);
     }
@@ -364,7 +385,7 @@ pub fn resume(connection: &Connection, state: Option<PathBuf>, answer: Option<An
             let ending = poll::follow(&mut link, &saved.task_id, first_wait, answer, &state, &mut progress).await;
             let ending = with_details(&mut link, ending).await;
             link.close().await;
-            let exit = finish(&saved.task_id, &saved.server, ending?, &state, given_state, &mut progress)?;
+            let exit = finish(&saved.task_id, &saved.server, ending?, &state, &flags, &mut progress)?;
             worst = worst.max(exit);
             if exit == Exit::Interrupted {
                 break;

@@ -192,9 +192,15 @@ impl Session {
                     rmcp::service::ClientInitializeError::TransportError { error, .. } => denied(error),
                     other => denied(other),
                 };
-                Err(refused.unwrap_or_else(|| CallError::transport(format!("connecting to the server: {e}"))))
+                Err(refused.unwrap_or_else(|| CallError::transport(unreachable(endpoint, &e))))
             }
-            Err(_) => Err(CallError::transport("connecting to the server: no answer within 60 s")),
+            Err(_) => {
+                let server = match endpoint {
+                    Endpoint::Http(url) => url.clone(),
+                    Endpoint::Stdio(command) => format!("{command:?}"),
+                };
+                Err(CallError::transport(format!("the server at {server} gave no answer within 60 s: is it a studioflow server, and is it overloaded?")))
+            }
         }
     }
 
@@ -315,6 +321,37 @@ fn unknown(e: CallError, task_id: &str) -> CallError {
 }
 
 /// A 401 or 403 from the server, somewhere down `error`'s sources, told as what to do.
+/// What a person reads when the server could not be reached: what happened, at the bottom of
+/// the error's chain (the SDK's own layers name Rust types, which say nothing to them), and what
+/// to check.
+fn unreachable(endpoint: &Endpoint, error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error.to_string();
+    let mut source = error.source();
+    while let Some(current) = source {
+        cause = current.to_string();
+        source = current.source();
+    }
+    // A layer that wraps the rest names a type (`Transport [rmcp::…]`): keep only what follows,
+    // without the SDK's note of which request it was.
+    if let Some(at) = cause.rfind("error: ") {
+        cause = cause[at + "error: ".len()..].to_owned();
+    }
+    if let Some(at) = cause.find(", when send") {
+        cause.truncate(at);
+    }
+    if cause.starts_with("error sending request") {
+        cause = "nothing answered (the connection failed)".to_owned();
+    }
+    match endpoint {
+        Endpoint::Http(url) => format!(
+            "cannot reach the server at {url}: {cause}. Check that `studioflow serve --http ...` is running there, and that --server is its /mcp URL"
+        ),
+        Endpoint::Stdio(command) => {
+            format!("the server started with {command:?} stopped before it answered: {cause}. Run that command alone to see why")
+        }
+    }
+}
+
 fn denied(error: &(dyn std::error::Error + 'static)) -> Option<CallError> {
     let mut source = Some(error);
     while let Some(current) = source {

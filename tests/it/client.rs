@@ -614,3 +614,51 @@ fn a_request_the_server_refuses_at_once_exits_2_and_saves_nothing() {
     assert!(scene.saved().is_empty());
     assert_eq!(scene.sql("SELECT COUNT(*) FROM tasks"), 0);
 }
+
+/// Issue 22: the hint after exit 4 names every flag the resume needs (a token given with --token
+/// is named, never shown); `resume` with another server's tasks saved says whose they are and
+/// exits 2; a server that is not there is told in words, with no type name.
+#[test]
+fn the_client_never_leaves_its_user_guessing() {
+    let db = TestDb::sqlite();
+    let scene = Scene::on(&db);
+    let server = serve(&scene, &["--require-auth"]);
+    let out = Command::new(BIN).args(["token", "create", "--db", scene.db(), "--name", "ops", "--scope", "studio:read,reflow:apply"]).output().unwrap();
+    let token = text(&out.stdout).split_whitespace().find(|w| w.starts_with("sft_")).unwrap().to_owned();
+    let mut with_token = server.flags().to_vec();
+    with_token.extend(["--token", token.as_str()]);
+
+    let asked = run(scene.client(&with_token, &["reflow", "--month", "2026-09", "--offline", "studio-b", "--require-approval"]));
+    let said = text(&asked.stderr);
+    assert_eq!(asked.status.code(), Some(4), "{said}");
+    let hint = said.lines().find(|l| l.contains("client resume")).unwrap_or_else(|| panic!("{said}"));
+    assert!(hint.contains("--token TOKEN") && hint.contains("--answer accept"), "{hint}");
+    assert!(!said.contains(&token), "the secret is never printed");
+    // Following the hint as printed (TOKEN stands for the same secret) resumes it.
+    let command = hint.split('`').nth(1).unwrap().replace("TOKEN", &token);
+    // (The scene gives --state itself.)
+    let mut words: Vec<&str> = command.split_whitespace().skip(2).collect();
+    if let Some(at) = words.iter().position(|w| *w == "--state") {
+        words.drain(at..at + 2);
+    }
+    let resumed = run(scene.client(&[], &words));
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    assert_eq!(scene.applied_reflows(), 1);
+
+    // A task saved for this server, and a resume aimed at another: exit 2, naming both.
+    let waiting = run(scene.client(&with_token, &["reflow", "--month", "2026-09", "--offline", "studio-b", "--require-approval"]));
+    assert_eq!(waiting.status.code(), Some(4), "{}", text(&waiting.stderr));
+    let elsewhere = run(scene.client(&["--server", "http://127.0.0.1:9/mcp"], &["resume"]));
+    let said = text(&elsewhere.stderr);
+    assert_eq!(elsewhere.status.code(), Some(2), "{said}");
+    assert!(said.contains("no saved task is on http://127.0.0.1:9/mcp") && said.contains(&server.url), "{said}");
+
+    // Nothing listening: words, not types (with the logging a user has, no RUST_LOG).
+    let mut down = scene.client(&["--server", "http://127.0.0.1:9/mcp"], &["reflow", "--month", "2026-09", "--offline", "studio-b"]);
+    down.env_remove("RUST_LOG");
+    let down = run(down);
+    let said = text(&down.stderr);
+    assert_eq!(down.status.code(), Some(1), "{said}");
+    assert!(said.contains("cannot reach the server at http://127.0.0.1:9/mcp") && said.contains("is running there"), "{said}");
+    assert!(!said.contains("rmcp::") && !said.contains("Transport ["), "{said}");
+}
