@@ -2,7 +2,10 @@
 //! reflow, and the same view as an MCP App inside a test host page (tests/view/host.html) that plays
 //! the host's side of the extension with answers taken from the real binary. Each checks the drawn
 //! document against the tools' answers: one bar per booking in range, every moved booking marked
-//! with where it came from, every unresolved one listed with its reason, the counts. Without
+//! with where it came from, every unresolved one listed with its reason, the counts. Issue 22's
+//! tests measure in the page itself (tests/view/probe.js, appended to a copy of it) at 1400 px:
+//! labels are whole names, initials, counts or nothing, never a fragment; the offline label meets
+//! no booking; nothing scrolls sideways; the review's headline is in a manager's words. Without
 //! `chromium` on PATH the browser tests say they were skipped (`.ci/run` installs it).
 
 use super::mcp_client::{http, meta, stdio, Mcp, StdioServer};
@@ -38,13 +41,18 @@ macro_rules! chromium_or_skip {
 
 /// Runs headless Chromium on a local file with its own profile; returns what it printed.
 fn headless(exe: &Path, page: &Path, args: &[&str]) -> String {
+    headless_at(exe, page, "", args)
+}
+
+/// [`headless`] at an address in the page: `fragment` is `#scale=week&day=2026-09-08` or empty.
+fn headless_at(exe: &Path, page: &Path, fragment: &str, args: &[&str]) -> String {
     let scratch = tempfile::tempdir().unwrap();
     let out_path = scratch.path().join("stdout");
     let mut child = Command::new(exe)
         .args(["--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", "--no-first-run", "--mute-audio"])
         .arg(format!("--user-data-dir={}", scratch.path().join("profile").display()))
         .args(args)
-        .arg(format!("file://{}", page.display()))
+        .arg(format!("file://{}{fragment}", page.display()))
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(Stdio::null())
@@ -151,6 +159,8 @@ struct Drawn {
     /// Unresolved bookings listed in the review, with the reason shown.
     unresolved: BTreeMap<String, String>,
     counts: BTreeMap<String, String>,
+    /// The review's first line.
+    headline: String,
     decide_hidden: bool,
     decide_message: String,
     table_rows: usize,
@@ -219,7 +229,10 @@ fn read(dom: &str) -> Drawn {
             drawn.unresolved.insert(id, reason_at.map(|at| text_until(dom, at, "span")).unwrap_or_default());
         }
         if let Some(count) = attr(tag, "data-count") {
-            drawn.counts.insert(count, text_until(dom, i, "dd"));
+            drawn.counts.insert(count, text_until(dom, i, &name));
+        }
+        if attr(tag, "id").as_deref() == Some("headline") {
+            drawn.headline = text_until(dom, i, "p");
         }
         if attr(tag, "id").as_deref() == Some("decide") {
             drawn.decide_hidden = tag.contains(" hidden");
@@ -274,8 +287,33 @@ fn check(drawn: &Drawn, bookings: &BTreeSet<String>, reflow: &Value) {
     let optimal = reflow["lower_bound"].as_i64().is_some_and(|b| b >= reflow["cost"].as_i64().unwrap());
     let quality = drawn.counts.get("quality").cloned().unwrap_or_default();
     assert_eq!(quality == "proven optimal", optimal, "quality: {quality}");
+    let bound = reflow["lower_bound"].as_i64().map_or_else(|| "none".to_owned(), |b| b.to_string());
+    assert_eq!(drawn.counts.get("bound"), Some(&bound), "the lower bound");
     let state = drawn.counts.get("state").cloned().unwrap_or_default();
     assert_eq!(state == "applied", reflow["applied"] == json!(true), "state: {state}");
+    assert_eq!(drawn.headline, headline(reflow), "the review's headline");
+}
+
+/// The review's headline for a reflow, in a studio manager's words (issue 22): what kind of plan,
+/// how many sessions moved and how many need a call; the cost and its bound are figures below it.
+fn headline(reflow: &Value) -> String {
+    let (cost, bound) = (reflow["cost"].as_i64().unwrap(), reflow["lower_bound"].as_i64());
+    let plan = match bound {
+        None => "The best plan found",
+        Some(b) if b >= cost => "The best possible plan",
+        Some(_) => "The best plan found (a better one may exist)",
+    };
+    let moved = match reflow["moved"].as_u64().unwrap() {
+        0 => "no session moved".to_owned(),
+        1 => "1 session moved".to_owned(),
+        n => format!("{n} sessions moved"),
+    };
+    let call = match reflow["unresolved"].as_u64().unwrap() {
+        0 => "none needs a call".to_owned(),
+        1 => "1 needs a call".to_owned(),
+        n => format!("{n} need a call"),
+    };
+    format!("{plan}: {moved}, {call}.")
 }
 
 /// Where a test leaves its pictures.
@@ -288,6 +326,51 @@ fn month_args(reflow: &Value) -> Value {
     let (y, m): (i32, u32) = (month[..4].parse().unwrap(), month[5..].parse().unwrap());
     let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
     json!({"from": format!("{month}-01T00:00"), "to": format!("{ny:04}-{nm:02}-01T00:00")})
+}
+
+// ---- measuring in the browser ---------------------------------------------------------------
+
+/// What `tests/view/probe.js` measured in a page at `fragment`, in a window `width` pixels wide
+/// and 900 high: the page is copied with the probe appended, and the probe's JSON read back from
+/// the dumped document.
+fn probe(exe: &Path, page: &Path, fragment: &str, width: u32) -> Value {
+    let text = std::fs::read_to_string(page).unwrap();
+    assert!(text.contains("</body>"));
+    let probed = page.with_extension("probe.html");
+    std::fs::write(&probed, text.replacen("</body>", &format!("<script>{}</script></body>", include_str!("../view/probe.js")), 1)).unwrap();
+    let dom = headless_at(exe, &probed, fragment, &["--virtual-time-budget=30000", &format!("--window-size={width},900"), "--dump-dom"]);
+    let at = dom.rfind("<pre id=\"probe\">").unwrap_or_else(|| panic!("the probe wrote nothing in {}{fragment}", page.display())) + "<pre id=\"probe\">".len();
+    let end = dom[at..].find("</pre>").unwrap() + at;
+    let found: Value = serde_json::from_str(&unescape(&dom[at..end])).unwrap();
+    assert!(found.get("error").is_none(), "the probe failed in {fragment}: {}", found["error"]);
+    found
+}
+
+/// The page at 1400 px (issue 22): no label cut to a fragment, the offline label clear of every
+/// booking and outline, nothing wider than the window. Returns what was measured.
+fn readable_at_1400(exe: &Path, page: &Path, fragment: &str, reason: &str) -> Value {
+    let seen = probe(exe, page, fragment, 1400);
+    let at = format!("{}{fragment}", page.file_name().unwrap().to_string_lossy());
+    assert_eq!(seen["problems"], json!([]), "{at}: labels");
+    assert!(seen["bars"].as_u64().unwrap() > 0, "{at}: bookings drawn");
+    let offline = seen["offline"].as_array().unwrap();
+    assert_eq!(offline.len(), 1, "{at}: studio-b's one offline window has one label: {offline:?}");
+    let label = &offline[0];
+    assert_eq!(label["room"], "studio-b", "{at}");
+    assert_eq!(label["text"], format!("offline: {reason}"), "{at}: the offline label says why, in full");
+    assert!(label["title"].as_str().unwrap().ends_with(&format!(": {reason}")), "{at}: {label}");
+    assert_eq!(label["meets"], json!([]), "{at}: the offline label lies over no booking and no outline of one");
+    assert_eq!((label["cut"].as_bool(), label["inside"].as_bool()), (Some(false), Some(true)), "{at}: {label}");
+    assert_eq!(seen["window"], 1400);
+    assert!(seen["document_width"].as_u64().unwrap() <= 1400, "{at}: the document is wider than the window: {}", seen["document_width"]);
+    let timeline = &seen["timeline"];
+    assert!(timeline["scroll"].as_u64() <= timeline["client"].as_u64(), "{at}: the timeline scrolls sideways at 1400 px: {timeline}");
+    eprintln!("{at}: {} bookings, labels {}, {} day counts", seen["bars"], seen["labels"], seen["counts"].as_array().unwrap().len());
+    seen
+}
+
+fn day_counts(seen: &Value) -> u64 {
+    seen["counts"].as_array().unwrap().iter().map(|c| c["n"].as_u64().unwrap()).sum()
 }
 
 // ---- the tests ------------------------------------------------------------------------------
@@ -312,6 +395,64 @@ fn the_demo_page_in_chromium_shows_every_booking_move_and_reason_of_the_reflow()
     screenshot(&exe, &demo.page, &png, "1400,1000");
     eprintln!("screenshot: {}", png.display());
     drop(demo.dir);
+}
+
+#[test]
+fn issue_22_the_month_and_reflow_views_at_1400_px_show_no_fragment_no_buried_offline_label_no_sideways_scroll() {
+    let exe = chromium_or_skip!();
+    let demo = demo();
+    let db = demo.db.to_str().unwrap();
+    let month = demo.dir.path().join("month.html");
+    let out = studioflow(&["report", "--db", db, "--month", "2026-09", "--out", month.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut server = stdio(&demo.db, &[]);
+    let windows = server.ok("list_offline_windows", json!({"from": "2026-09-01T00:00", "to": "2026-10-01T00:00"}));
+    server.close();
+    let windows = windows["windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 1, "{windows:?}");
+    let reason = windows[0]["reason"].as_str().unwrap();
+
+    // The month, and the month under the reflow's review: too narrow for names, so no bar has
+    // text, and each room's day says its count; every booking of the month is counted once.
+    for (page, fragment) in [(&month, "#scale=month"), (&demo.page, "")] {
+        let seen = readable_at_1400(&exe, page, fragment, reason);
+        assert_eq!(day_counts(&seen), seen["bars"].as_u64().unwrap(), "the day counts add up to the month's bookings");
+    }
+    // A week and a day of the review: names where they fit, initials or the mark where they do not.
+    let week = readable_at_1400(&exe, &demo.page, "#scale=week&day=2026-09-08", reason);
+    assert!(!week["counts"].as_array().unwrap().is_empty(), "a week counts each day's sessions");
+    let day = readable_at_1400(&exe, &demo.page, "#day=2026-09-12", reason);
+    assert!(day["labels"]["name"].as_u64().unwrap() > 5, "a day has room for names: {}", day["labels"]);
+
+    // The pictures for the record, at the size of the issue's screenshot.
+    for (page, fragment, name) in [(&month, "#scale=month", "view-month.png"), (&demo.page, "", "view-reflow.png")] {
+        let png = picture(name);
+        let _ = std::fs::remove_file(&png);
+        headless_at(&exe, page, fragment, &["--virtual-time-budget=10000", "--window-size=1400,900", &format!("--screenshot={}", png.display())]);
+        assert!(std::fs::read(&png).unwrap_or_default().starts_with(b"\x89PNG\r\n\x1a\n"), "no screenshot at {}", png.display());
+        eprintln!("screenshot: {}", png.display());
+    }
+}
+
+#[test]
+fn issue_22_the_review_says_its_plan_in_a_manager_s_words_with_the_figures_below() {
+    let exe = chromium_or_skip!();
+    let demo = demo();
+    let mut server = stdio(&demo.db, &[]);
+    let reflow = server.ok("get_reflow", json!({"reflow_id": demo.reflow_id}));
+    server.close();
+    let (moved, unresolved, cost) = (reflow["moved"].as_u64().unwrap(), reflow["unresolved"].as_u64().unwrap(), reflow["cost"].as_i64().unwrap());
+    let bound = reflow["lower_bound"].as_i64().unwrap();
+    assert!(moved > 1 && unresolved > 1 && bound >= cost, "the demo's reflow is proven optimal and has both: {reflow}");
+
+    let seen = probe(&exe, &demo.page, "", 1400);
+    let headline = seen["headline"].as_str().unwrap_or_else(|| panic!("no headline is shown: {seen}"));
+    assert_eq!(headline, format!("The best possible plan: {moved} sessions moved, {unresolved} need a call."));
+    assert!(!headline.contains(&cost.to_string()) && !headline.contains("optimal"), "the headline has no solver's figures: {headline}");
+    let figures = seen["figures"].as_str().unwrap_or_else(|| panic!("no figures are shown: {seen}"));
+    for said in [format!("cost {cost}"), format!("lower bound {bound}"), "proven optimal".to_owned(), "1000 per session that needs a call".to_owned()] {
+        assert!(figures.contains(&said), "the figures keep {said:?}: {figures}");
+    }
 }
 
 /// What the test host plays: the binary's answer to `tool`, the answers to the calls the view
