@@ -264,8 +264,9 @@ async fn with_details(link: &mut Link, ending: anyhow::Result<Ending>) -> anyhow
     if let Some(Outcome::Reflow(report)) = &mut task.outcome
         && let Ok(session) = link.session().await
     {
+        let names = if report.unresolved.is_empty() { Default::default() } else { session.client_names().await };
         for line in report.unresolved.iter_mut().take(DETAILS_AT_MOST) {
-            line.detail = session.booking_detail(&line.booking).await;
+            line.detail = session.booking_detail(&line.booking, &names).await;
             // A server that stopped answering is not asked again for each of the rest.
             if line.detail.is_none() {
                 break;

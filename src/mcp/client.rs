@@ -235,7 +235,36 @@ impl Session {
 
     /// When, where and whose a booking is, for a person to read: "Tue 8 Sep 2026 11:00-12:30  studio-b
     /// client-013 (party of 1)", in the studio's local time. `None` if it cannot be had.
-    pub async fn booking_detail(&self, id: &str) -> Option<String> {
+    /// The studio's clients' names by id (`list_clients`, page by page), so that a person reads
+    /// whom to call; empty if the server does not answer.
+    pub async fn client_names(&self) -> std::collections::HashMap<String, String> {
+        let mut names = std::collections::HashMap::new();
+        let mut cursor: Option<String> = None;
+        // A studio of 50,000 clients is a hundred pages: a bound, not a limit anyone meets.
+        for _ in 0..100 {
+            let mut arguments = JsonObject::new();
+            arguments.insert("limit".into(), json!(500));
+            if let Some(cursor) = &cursor {
+                arguments.insert("cursor".into(), json!(cursor));
+            }
+            let params = CallToolRequestParams::new("list_clients").with_arguments(arguments);
+            let Some(CallToolResponse::Complete(result)) = timed(self.service.peer().call_tool_once(params)).await.ok() else { break };
+            let Some(page) = result.structured_content else { break };
+            for client in page.get("clients").and_then(|c| c.as_array()).into_iter().flatten() {
+                if let (Some(id), Some(name)) = (client.get("id").and_then(|v| v.as_str()), client.get("name").and_then(|v| v.as_str())) {
+                    names.insert(id.to_owned(), name.to_owned());
+                }
+            }
+            match page.get("next_cursor").and_then(|c| c.as_str()) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+        }
+        names
+    }
+
+    /// When, where and whose a booking is, in one line; the client by name when `names` has it.
+    pub async fn booking_detail(&self, id: &str, names: &std::collections::HashMap<String, String>) -> Option<String> {
         let mut arguments = JsonObject::new();
         arguments.insert("id".into(), json!(id));
         let params = CallToolRequestParams::new("get_booking").with_arguments(arguments);
@@ -248,7 +277,7 @@ impl Session {
             start.format("%a %-d %b %Y %H:%M"),
             end.format("%H:%M"),
             booking.get("room")?.as_str()?,
-            booking.get("client")?.as_str()?,
+            names.get(booking.get("client")?.as_str()?).map_or_else(|| booking.get("client").and_then(|c| c.as_str()).unwrap_or_default(), String::as_str),
             booking.get("party_size")?.as_u64()?
         ))
     }

@@ -306,8 +306,8 @@ on_both! {
         let out = text(&accepted.stdout);
         assert!(out.contains("moved 124, unresolved 17") && out.contains("Unresolved, left where they are:"), "{out}");
         assert!(
-            out.contains("bk_00705  Tue 8 Sep 2026 11:00-12:30  studio-b  client-013 (party of 1)\n      pinned by staff"),
-            "unresolved bookings come with when, where, whose, and why: {out}"
+            out.contains("bk_00705  Tue 8 Sep 2026 11:00-12:30  studio-b  Amara Osei (party of 1)\n      pinned by staff"),
+            "unresolved bookings come with when, where, whose (by name, as the demo says it), and why: {out}"
         );
         assert_eq!(scene.applied_reflows(), 1);
         assert!(scene.saved().is_empty());
