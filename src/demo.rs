@@ -109,6 +109,14 @@ struct SessionEntry {
     status: Option<String>,
 }
 
+/// A refusal of one entry of a studio file, saying which entry it is about.
+fn naming(what: &str, id: &str, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Invalid { field, message } => StoreError::invalid(field, format!("{what} {id:?}: {message}")),
+        other => other,
+    }
+}
+
 /// What the demo files hold, counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Loaded {
@@ -187,10 +195,10 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
             if !c.skills.is_empty() {
                 return Err(StoreError::invalid("skills", format!("client {:?}: only engineers have skills", c.id)));
             }
-            w.create_person(PersonKind::Client, Some(&c.id), &c.name, c.profile())?;
+            w.create_person(PersonKind::Client, Some(&c.id), &c.name, c.profile()).map_err(|e| naming("client", &c.id, e))?;
         }
         for e in &studio_file.engineers {
-            w.create_person(PersonKind::Engineer, Some(&e.id), &e.name, e.profile())?;
+            w.create_person(PersonKind::Engineer, Some(&e.id), &e.name, e.profile()).map_err(|err| naming("engineer", &e.id, err))?;
         }
         loaded.rooms = studio_file.rooms.len();
         loaded.clients = studio_file.clients.len();

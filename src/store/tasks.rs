@@ -298,10 +298,14 @@ impl Store {
     }
 
     /// Deletes the finished tasks whose time to live ran out before `now_ms`; returns how many went.
+    /// A task that has just finished stays a little longer (half its time to live, at most 30 s),
+    /// whatever its creation, so that a caller waiting for it (a synchronous reflow whose solve
+    /// took longer than the time to live) reads how it ended.
     pub fn delete_expired_tasks(&mut self, now_ms: i64) -> Result<usize> {
         self.write_with(|w| {
             Ok(w.conn().execute(
-                "DELETE FROM tasks WHERE ttl_ms IS NOT NULL AND created_ms + ttl_ms <= ? \
+                "DELETE FROM tasks WHERE ttl_ms IS NOT NULL AND created_ms + ttl_ms <= ?1 \
+                 AND updated_ms + (CASE WHEN ttl_ms < 60000 THEN ttl_ms / 2 ELSE 30000 END) <= ?1 \
                  AND status IN ('completed', 'failed', 'cancelled')",
                 [now_ms],
             )?)

@@ -237,7 +237,7 @@ impl Tasks {
         // ...unless it lost the lease (this server stalled past it): then another server runs
         // the task, and the answer is its ending.
         loop {
-            let view = self.view(&record.id, job.owner.as_deref())?;
+            let view = self.view_with(self.read(&record.id, job.owner.as_deref(), true)?)?;
             if view.task.status != TaskStatus::Working || view.task.holder.as_deref() == Some(self.server.as_str()) {
                 return Ok(view);
             }
@@ -365,9 +365,16 @@ impl Tasks {
     /// (`None`: the local user): to anyone else a task is exactly as unknown as an id never
     /// issued, so ids leak nothing.
     pub fn get(&self, id: &str, owner: Option<&str>) -> Result<TaskRecord, TaskError> {
+        self.read(id, owner, false)
+    }
+
+    /// [`Tasks::get`]; `expired` also reads a task whose time to live ran out but which is still
+    /// stored: the synchronous caller waiting for its own task gets its answer however long the
+    /// solve took.
+    fn read(&self, id: &str, owner: Option<&str>, expired: bool) -> Result<TaskRecord, TaskError> {
         let task = self.pool.with(|store| store.task(id))??;
         match task {
-            Some(task) if !task.expired(now_ms()) && task.owner.as_deref() == owner => Ok(task),
+            Some(task) if (expired || !task.expired(now_ms())) && task.owner.as_deref() == owner => Ok(task),
             _ => Err(TaskError::Unknown(id.to_owned())),
         }
     }
@@ -381,7 +388,11 @@ impl Tasks {
 
     /// A task with its reflow record, read together; [`Tasks::get`]'s rule on who sees it.
     pub fn view(&self, id: &str, owner: Option<&str>) -> Result<TaskView, TaskError> {
-        let task = self.get(id, owner)?;
+        self.view_with(self.get(id, owner)?)
+    }
+
+    fn view_with(&self, task: TaskRecord) -> Result<TaskView, TaskError> {
+        let id = task.id.clone();
         self.pool.with(|store| -> Result<TaskView, TaskError> {
             let tz = store.studio()?.tz;
             let reflow = match &task.reflow_id {
