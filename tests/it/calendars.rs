@@ -10,7 +10,7 @@ use chrono::Utc;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::Command;
-use studioflow::domain::{CalendarOf, ClientId, EngineerId, Move, RoomId, Session};
+use studioflow::domain::{Booking, CalendarOf, ClientId, EngineerId, Move, RoomId, Session};
 use studioflow::store::CancelScope;
 use studioflow::{feeds, ics};
 
@@ -141,11 +141,11 @@ on_both! {
 
         // Worked by hand: the UID's domain keeps the studio name's ASCII letters and digits,
         // lowercased, and turns a space into `-`; everything else is left out.
-        let uid = |b: &studioflow::domain::Booking| format!("{}@nrthside-sound.studioflow", b.id);
+        let uid = |b: &Booking| format!("{}@nrthside-sound.studioflow", b.id);
         let (live, c1, e1) = (reads_as(&room), reads_as(&client), reads_as(&engineer));
         assert!(c1.contains("Evil\nBEGIN:VEVENT\nUID:x@evil\n") && c1.contains(BIDI) && c1.contains(SPECIALS) && c1.contains('\t'));
         // Each booking: its event's SUMMARY, LOCATION and the lines its DESCRIPTION must hold.
-        let event = |b: &studioflow::domain::Booking, summary: String, location: &str, lines: Vec<String>| (uid(b), (b.clone(), summary, location.to_owned(), lines));
+        let event = |b: &Booking, summary: String, location: &str, lines: Vec<String>| (uid(b), (b.clone(), summary, location.to_owned(), lines));
         let e1_line = format!("Engineer: {e1} (e1)");
         let events = BTreeMap::from([
             event(&b1, format!("{c1} in {live} with {e1}"), &live, vec![format!("Room: {live} (live)"), format!("Client: {c1} (c1)"), e1_line.clone()]),
@@ -187,7 +187,8 @@ on_both! {
             assert_eq!(calendar["name"], title.as_str(), "{flag} {id}: NAME");
             assert_eq!(calendar["calname"], title.as_str(), "{flag} {id}: X-WR-CALNAME");
             let got: BTreeMap<&str, &Value> = calendar["events"].as_array().unwrap().iter().map(|e| (e["uid"].as_str().unwrap(), e)).collect();
-            let expected: Vec<String> = bookings.iter().map(|b| uid(b)).collect();
+            let mut expected: Vec<String> = bookings.iter().map(|b| uid(b)).collect();
+            expected.sort();
             assert_eq!(got.keys().copied().collect::<Vec<_>>(), expected.iter().map(String::as_str).collect::<Vec<_>>(), "{flag} {id}: the events are the bookings");
             assert_eq!(calendar["events"].as_array().unwrap().len(), 3, "{flag} {id}: each booking once");
             for (uid, e) in got {
