@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Fuzzes studioflow's front door: each target in turn (all three unless named), for FUZZ_SECONDS
-# each (default 600), from the hand-written inputs in fuzz/seeds/TARGET and the corpus kept in
-# fuzz/corpus/TARGET. Afterwards the corpus is cut to the FUZZ_KEEP inputs (default 300) that
-# cover the most code (keep.py), to keep the repository small; a rerun finds the rest quickly.
+# Fuzzes studioflow's front door and its calendars: each target in turn (all four unless named),
+# for FUZZ_SECONDS each (default 600), from the hand-written inputs in fuzz/seeds/TARGET and the
+# corpus kept in fuzz/corpus/TARGET. Afterwards the corpus is cut to the FUZZ_KEEP inputs (default
+# 300) that cover the most code (keep.py), to keep the repository small; a rerun finds the rest
+# quickly.
 # A crash, hang or panic stops the run with the input in fuzz/artifacts/TARGET; replay it with
 # `cargo fuzz run -s none TARGET FILE`.
 #
@@ -17,7 +18,7 @@ cd "$(dirname "$0")"
 seconds="${FUZZ_SECONDS:-600}"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(stdio_line http_request tool_arguments)
+    targets=(stdio_line http_request tool_arguments calendar)
 fi
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 

@@ -5,7 +5,8 @@
 //! - [`store`]: the SQLite store, the only code that speaks SQL.
 //! - [`calendar`]: answers that take several reads (free slots, what a window displaces).
 //! - [`reflow`]: the bridge between the store and the solver crate.
-//! - [`ics`]: a room's, client's or engineer's calendar as iCalendar (RFC 5545).
+//! - [`ics`]: a room's, client's or engineer's calendar as iCalendar (RFC 5545), written by its
+//!   own content-line writer.
 //! - [`feeds`]: the read-only secrets of calendar feed URLs, stored as hashes.
 //! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
 //! - [`auth`]: scopes, principals and which request needs which scope (remote access).

@@ -70,7 +70,8 @@ fn venv_python() -> PathBuf {
     python
 }
 
-fn python() -> PathBuf {
+/// The Python with the SDK and `icalendar`: also for the calendar tests (`calendars.rs`).
+pub(crate) fn python() -> PathBuf {
     match std::env::var_os("STUDIOFLOW_PYTHON") {
         Some(path) if !path.is_empty() => PathBuf::from(path),
         _ => venv_python(),

@@ -1,14 +1,20 @@
 //! A calendar (a room's, a client's or an engineer's bookings) as iCalendar (RFC 5545), written
-//! with the `icalendar` crate. Each booking is one VEVENT whose UID is its booking id (so it
+//! line by line with [`lines`]. Each booking is one VEVENT whose UID is its booking id (so it
 //! survives moves), whose SEQUENCE is the booking's revision (raised by the store on every change)
 //! and whose DTSTAMP is its last change; cancelled sessions stay in the feed as STATUS:CANCELLED.
-//! Times are written in UTC, which every calendar program shows in its own zone.
+//! Times are written in UTC, which every calendar program shows in its own zone. Names reach the
+//! calendar as TEXT, escaped, so no name can add a line of its own.
 
 use crate::domain::{CalendarOf, Status};
 use crate::store::{CalendarEntry, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
-use icalendar::{Calendar, Component, Event, EventLike, EventStatus};
+use lines::ContentLines;
 use std::collections::HashMap;
+
+pub mod lines;
+// Its strict reader's own tests, and the seeds, run with the unit tests too.
+#[cfg(any(feature = "fuzzing", test))]
+pub mod fuzz;
 
 /// How far back a calendar reaches by default.
 pub const DAYS_BACK: i64 = 60;
@@ -55,8 +61,7 @@ pub fn calendar(store: &Store, of: &CalendarOf, window: Option<(DateTime<Utc>, D
     let clients: HashMap<String, String> = store.clients()?.into_iter().map(|c| (c.id.0, c.name)).collect();
     let engineers: HashMap<String, String> = store.engineers()?.into_iter().map(|e| (e.id.0, e.name)).collect();
     let names = Names { rooms, clients, engineers };
-    let title = format!("{}: {} {}", studio.name, of.kind(), names.of(of));
-    Ok(render(&studio.name, studio.tz.name(), &title, &entries, &names))
+    Ok(render(&studio.name, studio.tz.name(), &title(&studio.name, of, &names), &entries, &names))
 }
 
 /// The names of the studio's rooms and people, by id.
@@ -77,6 +82,11 @@ impl Names {
     }
 }
 
+/// The calendar's name: the studio's, then whose calendar it is.
+fn title(studio: &str, of: &CalendarOf, names: &Names) -> String {
+    format!("{studio}: {} {}", of.kind(), names.of(of))
+}
+
 fn name<'a>(map: &'a HashMap<String, String>, id: &'a str) -> &'a str {
     map.get(id).map(String::as_str).unwrap_or(id)
 }
@@ -88,13 +98,16 @@ fn render(studio: &str, zone: &str, title: &str, entries: &[CalendarEntry], name
         .chars()
         .filter_map(|c| if c.is_ascii_alphanumeric() { Some(c.to_ascii_lowercase()) } else if c == ' ' || c == '-' { Some('-') } else { None })
         .collect();
-    let mut calendar = Calendar::empty();
-    calendar
-        .append_property(("VERSION", "2.0"))
-        .append_property(("PRODID", concat!("-//studioflow//studioflow ", env!("CARGO_PKG_VERSION"), "//EN")))
-        .append_property(("CALSCALE", "GREGORIAN"))
-        .append_property(("X-WR-TIMEZONE", zone))
-        .name(title);
+    let domain = if domain.is_empty() { "studio" } else { &domain };
+    let mut ics = ContentLines::new();
+    ics.begin("VCALENDAR");
+    ics.text("VERSION", "2.0");
+    ics.text("PRODID", concat!("-//studioflow//studioflow ", env!("CARGO_PKG_VERSION"), "//EN"));
+    ics.text("CALSCALE", "GREGORIAN");
+    ics.text("X-WR-TIMEZONE", zone);
+    // NAME is RFC 7986's; X-WR-CALNAME is what older calendar programs read.
+    ics.text("NAME", title);
+    ics.text("X-WR-CALNAME", title);
     for entry in entries {
         let b = &entry.booking;
         let room = name(&names.rooms, b.room.as_str());
@@ -112,26 +125,31 @@ fn render(studio: &str, zone: &str, title: &str, entries: &[CalendarEntry], name
             description += &format!("\nSeries: {series}");
         }
         let status = match b.status {
-            Status::Confirmed => EventStatus::Confirmed,
-            Status::Tentative => EventStatus::Tentative,
-            Status::Cancelled => EventStatus::Cancelled,
+            Status::Confirmed => "CONFIRMED",
+            Status::Tentative => "TENTATIVE",
+            Status::Cancelled => "CANCELLED",
         };
-        let mut event = Event::with_uid(&format!("{}@{}.studioflow", b.id, if domain.is_empty() { "studio" } else { &domain }));
-        event
-            .summary(&match engineer {
-                Some(engineer) => format!("{client} in {room} with {engineer}"),
-                None => format!("{client} in {room}"),
-            })
-            .description(&description)
-            .location(room)
-            .starts(b.start)
-            .ends(b.end)
-            .status(status)
-            .sequence(u32::try_from(entry.revision).unwrap_or(u32::MAX))
-            .timestamp(entry.updated)
-            .created(entry.created)
-            .last_modified(entry.updated);
-        calendar.push(event.done());
+        let summary = match engineer {
+            Some(engineer) => format!("{client} in {room} with {engineer}"),
+            None => format!("{client} in {room}"),
+        };
+        // The properties in the order the `icalendar` crate wrote them (by name), so that a feed
+        // reads as it did before this writer replaced it.
+        ics.begin("VEVENT");
+        ics.utc("CREATED", entry.created);
+        ics.text("DESCRIPTION", &description);
+        ics.utc("DTEND", b.end);
+        ics.utc("DTSTAMP", entry.updated);
+        ics.utc("DTSTART", b.start);
+        ics.utc("LAST-MODIFIED", entry.updated);
+        ics.text("LOCATION", room);
+        // SEQUENCE is a non-negative INTEGER, which RFC 5545 §3.3.8 keeps to 32 signed bits.
+        ics.integer("SEQUENCE", entry.revision.clamp(0, i64::from(i32::MAX)));
+        ics.text("STATUS", status);
+        ics.text("SUMMARY", &summary);
+        ics.text("UID", &format!("{}@{domain}.studioflow", b.id));
+        ics.end("VEVENT");
     }
-    calendar.done().to_string()
+    ics.end("VCALENDAR");
+    ics.finish()
 }
