@@ -15,6 +15,7 @@ mod jwt;
 mod mcp;
 mod mcp_client;
 mod mcp_more;
+mod pg_faults;
 mod reflow;
 mod sdk_ts;
 mod servers;
