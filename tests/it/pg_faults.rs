@@ -202,7 +202,7 @@ fn storm(db: &TestDb, app: &str, every: Duration, stop: &AtomicBool, count: &Ato
     }
 }
 
-/// Reads and writes over three servers while their connections are terminated every 25 ms:
+/// Reads and writes over three servers while their connections are terminated every 35 ms:
 /// no call is answered -32603. A call whose connection was lost before anything was committed
 /// is run again on a fresh connection (the servers' logs count it); one that still fails is an
 /// `isError` result that says the connection was lost and to retry.
@@ -213,13 +213,14 @@ fn a_tool_call_hit_by_a_dropped_connection_is_run_again_or_told_to_retry() {
     let mut fleet = Fleet::start(&db, 3, &[]);
     let (stop, count) = (AtomicBool::new(false), AtomicI64::new(0));
     let started = Instant::now();
+    const CALLS: usize = 120;
     let (mut ok, mut told) = (0, 0);
     std::thread::scope(|scope| {
         let app = fleet.app.clone();
         let (db, stop, count) = (&db, &stop, &count);
-        scope.spawn(move || storm(db, &app, Duration::from_millis(25), stop, count));
+        scope.spawn(move || storm(db, &app, Duration::from_millis(35), stop, count));
         let servers = &mut fleet.servers;
-        for i in 0..150 {
+        for i in 0..CALLS {
             let s = &mut servers[i % 3];
             let answer = match i % 3 {
                 0 => s.request("tools/call", json!({"name": "list_rooms", "arguments": {}})),
@@ -241,7 +242,7 @@ fn a_tool_call_hit_by_a_dropped_connection_is_run_again_or_told_to_retry() {
     let retried = fleet.logged(POOL_RETRY);
     let terminated = count.load(Ordering::Relaxed);
     eprintln!(
-        "150 calls over 3 servers, {terminated} connections terminated: {ok} answered, {told} told to retry, {retried} run again on a fresh connection; {:.1} s",
+        "{CALLS} calls over 3 servers, {terminated} connections terminated: {ok} answered, {told} told to retry, {retried} run again on a fresh connection; {:.1} s",
         started.elapsed().as_secs_f64()
     );
     assert!(terminated > 0);
@@ -282,7 +283,7 @@ fn stored(db: &TestDb, key: &str) -> Option<String> {
 
 /// A retry with the same idempotency key after a lost answer returns the stored booking: first
 /// with answers lost on their way back (the client leaves once the booking is committed), then
-/// under connections terminated every 20 ms, where some commits' answers are lost with them
+/// under connections terminated every 40 ms, where some commits' answers are lost with them
 /// ("may or may not have been made"). Every key ends with one booking, the one its last answer
 /// names; none is stored twice, none without its key.
 #[test]
@@ -308,13 +309,14 @@ fn a_booking_retried_with_its_key_after_a_lost_answer_is_the_stored_one() {
     // Under terminations: each key is retried until it is answered.
     let (stop, count) = (AtomicBool::new(false), AtomicI64::new(0));
     let started = Instant::now();
+    const STORM_KEYS: usize = 30;
     let mut histories: BTreeMap<String, Vec<&'static str>> = BTreeMap::new();
     let mut answered: BTreeMap<String, (String, bool)> = BTreeMap::new();
     std::thread::scope(|scope| {
         let app = fleet.app.clone();
         let (db, stop, count) = (&db, &stop, &count);
-        scope.spawn(move || storm(db, &app, Duration::from_millis(20), stop, count));
-        for n in 5..45 {
+        scope.spawn(move || storm(db, &app, Duration::from_millis(40), stop, count));
+        for n in 5..5 + STORM_KEYS {
             let key = format!("storm-{n}");
             let history = histories.entry(key.clone()).or_default();
             for attempt in 0.. {
@@ -339,12 +341,12 @@ fn a_booking_retried_with_its_key_after_a_lost_answer_is_the_stored_one() {
     }
     let keys = db.scalar("SELECT COUNT(*) FROM idempotency_keys");
     assert_eq!(db.scalar("SELECT COUNT(*) FROM bookings"), keys, "one booking per key: none twice, none without its key");
-    assert_eq!(keys, 45);
+    assert_eq!(keys, 5 + STORM_KEYS as i64);
     let unknown = histories.values().flatten().filter(|h| **h == "unknown").count();
     let lost = histories.values().flatten().filter(|h| **h == "nothing changed").count();
     let replayed = answered.values().filter(|(_, replayed)| *replayed).count();
     eprintln!(
-        "40 keys under {} terminations: {lost} answers said nothing was changed, {unknown} that a commit's outcome was lost, \
+        "{STORM_KEYS} keys under {} terminations: {lost} answers said nothing was changed, {unknown} that a commit's outcome was lost, \
          {replayed} keys ended with the stored booking replayed; {} pool retries; {:.1} s",
         count.load(Ordering::Relaxed),
         fleet.logged(POOL_RETRY),

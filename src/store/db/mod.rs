@@ -754,6 +754,18 @@ mod tests {
     }
 
     #[test]
+    fn only_a_select_or_show_counts_as_reading() {
+        // Outside a transaction anything else commits by itself, so a connection lost there may
+        // have changed something: the pool does not run such work again.
+        for sql in ["SELECT 1", "  select id FROM tasks", "SHOW search_path"] {
+            assert!(reads_only(sql), "{sql}");
+        }
+        for sql in ["UPDATE tasks SET lease_expires_ms = NULL", "INSERT INTO t VALUES (1)", "DELETE FROM t", "COMMIT", "SET x = 1", "SEL"] {
+            assert!(!reads_only(sql), "{sql}");
+        }
+    }
+
+    #[test]
     fn a_url_is_shown_without_its_password() {
         assert_eq!(Target::parse("postgres://ann:s3cret@db.example/studio").to_string(), "postgres://ann:***@db.example/studio");
         assert_eq!(Target::parse("postgres://ann@db.example/studio").to_string(), "postgres://ann@db.example/studio");
