@@ -51,13 +51,19 @@ impl PgSchema {
     /// A schema of its own in the database `base` names (a URL), such as a private cluster's.
     pub fn in_database(base: &str) -> PgSchema {
         let base = base.to_owned();
-        static EXTENSION: std::sync::Once = std::sync::Once::new();
+        // The databases where the extension was made, by URL.
+        static EXTENSION: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let mut random = [0u8; 6];
         getrandom::fill(&mut random).unwrap();
         let name = format!("t_{}", data_encoding::HEXLOWER.encode(&random));
         let mut client = postgres::Client::connect(&base, postgres::NoTls).unwrap_or_else(|e| panic!("{PG_ENV}={base}: {e}"));
-        // Once per run: concurrent CREATE EXTENSION races on the catalog.
-        EXTENSION.call_once(|| client.batch_execute("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public").unwrap());
+        // Once per run and database, under a lock: concurrent CREATE EXTENSION races on the catalog.
+        let mut made = EXTENSION.lock().unwrap_or_else(|e| e.into_inner());
+        if !made.contains(&base) {
+            client.batch_execute("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public").unwrap();
+            made.push(base.clone());
+        }
+        drop(made);
         client.batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
         PgSchema { base, name }
     }
