@@ -1,7 +1,8 @@
 //! Whose fault a failure is. Every error type below the edge says whether it is ours (the
-//! database, its contents, the system) or the caller's (something they asked for and can change);
-//! the edges turn that one answer into their own terms: `isError` or an internal JSON-RPC error for
-//! a tool, exit code 2 or 1 for a command.
+//! database, its contents, the system) or the caller's (something they asked for and can change),
+//! and whether one of ours is transient (the database connection was lost: the same request may
+//! succeed if sent again); the edges turn that into their own terms: `isError` (saying what to
+//! change, or to retry) or an internal JSON-RPC error for a tool, exit code 2 or 1 for a command.
 
 use crate::reflow::ReflowError;
 use crate::store::StoreError;
@@ -11,11 +12,22 @@ use crate::tasks::TaskError;
 pub trait Blame: std::error::Error + Send + Sync + 'static {
     /// Whether the failure is ours rather than something the caller can change.
     fn is_ours(&self) -> bool;
+
+    /// Whether the failure is ours and passing: the database connection was lost (nothing is
+    /// wrong with the request, and its message says whether anything was changed). A lost
+    /// connection is never an internal error at the edge: the caller is told to retry.
+    fn is_transient(&self) -> bool {
+        false
+    }
 }
 
 impl Blame for StoreError {
     fn is_ours(&self) -> bool {
         StoreError::is_ours(self)
+    }
+
+    fn is_transient(&self) -> bool {
+        StoreError::is_transient(self)
     }
 }
 
@@ -23,10 +35,18 @@ impl Blame for ReflowError {
     fn is_ours(&self) -> bool {
         ReflowError::is_ours(self)
     }
+
+    fn is_transient(&self) -> bool {
+        ReflowError::is_transient(self)
+    }
 }
 
 impl Blame for TaskError {
     fn is_ours(&self) -> bool {
         TaskError::is_ours(self)
+    }
+
+    fn is_transient(&self) -> bool {
+        TaskError::is_transient(self)
     }
 }

@@ -332,6 +332,10 @@ struct ServeArgs {
     #[cfg(feature = "testing")]
     #[arg(long, hide = true)]
     test_solve_delay_ms: Option<u64>,
+    /// Tests only: pause this long inside the transaction that applies a task's plan, before it commits.
+    #[cfg(feature = "testing")]
+    #[arg(long, hide = true)]
+    test_apply_delay_ms: Option<u64>,
     /// Tests only: also serve the MCP conformance suite's fixture tools (tests/conformance/README.md).
     #[cfg(feature = "testing")]
     #[arg(long, hide = true)]
@@ -391,6 +395,8 @@ impl ServeArgs {
             },
             #[cfg(feature = "testing")]
             test_solve_delay_ms: self.test_solve_delay_ms,
+            #[cfg(feature = "testing")]
+            test_apply_delay_ms: self.test_apply_delay_ms,
             #[cfg(feature = "testing")]
             conformance_fixtures: self.conformance_fixtures,
         }

@@ -119,6 +119,11 @@ impl ReflowError {
     pub fn is_ours(&self) -> bool {
         matches!(self, ReflowError::Store(e) if e.is_ours())
     }
+
+    /// Whether the failure is a lost database connection ([`StoreError::is_transient`]).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, ReflowError::Store(e) if e.is_transient())
+    }
 }
 
 /// What changed under a plan.

@@ -31,6 +31,10 @@ pub struct ServeConfig {
     /// Tests only: a pause per solved part, to stop a process in the middle of a solve.
     #[cfg(feature = "testing")]
     pub test_solve_delay_ms: Option<u64>,
+    /// Tests only: a pause inside the transaction that applies a task's plan, to lose its
+    /// database connection there.
+    #[cfg(feature = "testing")]
+    pub test_apply_delay_ms: Option<u64>,
     /// Tests only: also serve the MCP conformance suite's fixture tools.
     #[cfg(feature = "testing")]
     pub conformance_fixtures: bool,
@@ -139,6 +143,7 @@ impl ServeConfig {
         #[cfg(feature = "testing")]
         {
             config.test_delay_per_part = self.test_solve_delay_ms.map(Duration::from_millis);
+            config.test_apply_delay = self.test_apply_delay_ms.map(Duration::from_millis);
         }
         Ok(config)
     }

@@ -340,7 +340,9 @@ impl Legacy {
 fn refused(id: &Value, e: ToolError) -> Value {
     match e {
         ToolError::Fix(message) => error(id, -32602, message),
-        ToolError::Internal(message) => error(id, -32603, message),
+        // The legacy task wire has no retryable answer to a task request: our failure, worded
+        // with the retry.
+        ToolError::Internal(message) | ToolError::Transient(message) => error(id, -32603, message),
     }
 }
 

@@ -181,12 +181,10 @@ impl StudioServer {
             .map_err(|e| McpError::internal_error(format!("the reflow_month handler stopped: {e}"), None))?;
         let (last, failed) = match &outcome {
             Ok(reply) => (reply.summary.clone(), false),
-            Err(ToolError::Fix(message) | ToolError::Internal(message)) => (message.clone(), true),
+            Err(ToolError::Fix(message) | ToolError::Internal(message) | ToolError::Transient(message)) => (message.clone(), true),
         };
         listener.finish(last, failed).await;
-        if let Err(ToolError::Internal(message)) = &outcome {
-            tracing::error!(tool = "reflow_month", error = %message, "tool failed");
-        }
+        log_failure("reflow_month", &outcome);
         call_tool_result(outcome)
     }
 
@@ -201,10 +199,18 @@ impl StudioServer {
         let outcome = tokio::task::spawn_blocking(move || (this.tools[index].run)(&this.ctx, &caller, arguments))
             .await
             .map_err(|e| McpError::internal_error(format!("the {name} handler stopped: {e}"), None))?;
-        if let Err(ToolError::Internal(message)) = &outcome {
-            tracing::error!(tool = %name, error = %message, "tool failed");
-        }
+        log_failure(&name, &outcome);
         call_tool_result(outcome)
+    }
+}
+
+/// Logs a tool's failure of ours: an error, or a warning for a lost database connection (the
+/// caller is told to retry).
+fn log_failure(tool: &str, outcome: &Result<tools::Reply, ToolError>) {
+    match outcome {
+        Err(ToolError::Internal(message)) => tracing::error!(tool, error = %message, "tool failed"),
+        Err(ToolError::Transient(message)) => tracing::warn!(tool, error = %message, "tool failed for now: the caller is told to retry"),
+        _ => {}
     }
 }
 

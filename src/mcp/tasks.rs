@@ -22,7 +22,7 @@ pub fn call_tool_result(outcome: Result<Reply, ToolError>) -> Result<CallToolRes
             result.structured_content = Some(reply.structured);
             Ok(result)
         }
-        Err(ToolError::Fix(message)) => Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
+        Err(ToolError::Fix(message) | ToolError::Transient(message)) => Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
         Err(ToolError::Internal(message)) => Err(McpError::internal_error(message, None)),
     }
 }

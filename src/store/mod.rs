@@ -100,6 +100,18 @@ pub enum StoreError {
     Migration(#[from] MigrationError),
     #[error("database error: {0}")]
     Database(db::Error),
+    /// The connection to the database was lost (PostgreSQL terminated it, shut down or restarted,
+    /// or the network failed) before anything was committed: a transient fault, and the same
+    /// request may simply be sent again.
+    #[error("the database connection was lost ({0}); nothing was changed: retry")]
+    ConnectionLost(db::Error),
+    /// The connection was lost while a change was being committed: it may have been made or
+    /// not. A retry is safe where the request says so itself (an idempotency key).
+    #[error(
+        "the database connection was lost while the change was being committed ({0}), so it may or may not have been made: \
+         read it back before retrying, or retry with the same idempotency key"
+    )]
+    OutcomeUnknown(db::Error),
     /// The database itself refused a write that would overlap another booking (PostgreSQL's
     /// exclusion constraints, named by `constraint`): a writer the store's own checks did not see.
     #[error("the database refused the change: it would overlap another booking ({constraint}); list the bookings again and pick another time")]
@@ -111,8 +123,9 @@ pub enum StoreError {
     /// directory, a read-only file system) and what to change.
     #[error("{why}")]
     Unwritable { why: String, sqlite: String },
-    /// No connection could be had from the pool in time.
-    #[error("no database connection: {0}")]
+    /// No connection could be had from the pool in time (the database is down or restarting,
+    /// or every connection is busy): a transient fault.
+    #[error("no database connection could be had in time ({0}); nothing was changed: retry shortly")]
     Pool(String),
     /// A task ended or went away while a write for it was being prepared; the write rolls back.
     #[error("the task is no longer live")]
@@ -147,6 +160,12 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 impl From<db::Error> for StoreError {
     fn from(e: db::Error) -> StoreError {
+        if e.lost_uncommitted() {
+            return StoreError::ConnectionLost(e);
+        }
+        if e.lost_maybe_committed() {
+            return StoreError::OutcomeUnknown(e);
+        }
         match e.refusal() {
             Some(db::Refusal::Overlap(constraint)) => StoreError::Overlap { constraint },
             // A connection does not know its file's path: where the store does (opening, and
@@ -205,8 +224,15 @@ impl StoreError {
         matches!(
             self,
             StoreError::Database(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::Pool(_) | StoreError::TaskGone
-                | StoreError::NoRandomness(_) | StoreError::Unwritable { .. }
+                | StoreError::NoRandomness(_) | StoreError::Unwritable { .. } | StoreError::ConnectionLost(_) | StoreError::OutcomeUnknown(_)
         )
+    }
+
+    /// Whether the failure is ours and passing: the database connection was lost, or none could
+    /// be had in time. Nothing is wrong with the request; sent again, it may succeed (after
+    /// [`StoreError::OutcomeUnknown`], safely only if it carries an idempotency key).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::ConnectionLost(_) | StoreError::OutcomeUnknown(_) | StoreError::Pool(_))
     }
 
     /// Whether the database gave up on a lock another connection held.
@@ -325,9 +351,21 @@ impl Store {
         Ok(self.conn.query_row("SELECT 1", (), |_| Ok(()))?)
     }
 
-    /// Whether the connection is gone for good (PostgreSQL closed it), so the pool drops it.
+    /// Whether the connection is gone for good (PostgreSQL closed it, or a statement found it
+    /// lost), so the pool drops it.
     pub fn is_broken(&self) -> bool {
         self.conn.is_closed()
+    }
+
+    /// Starts a use of the connection (the pool hands it out): see [`Store::lost_uncommitted`].
+    pub(crate) fn begin_use(&self) {
+        self.conn.begin_use();
+    }
+
+    /// Whether the connection was lost during this use before anything sent on it may have been
+    /// committed: the work done on it changed nothing and may be done again on another.
+    pub(crate) fn lost_uncommitted(&self) -> bool {
+        self.conn.lost_uncommitted()
     }
 
     /// Reads the studio's settings again, for a connection that others may have written through.

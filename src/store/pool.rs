@@ -1,6 +1,8 @@
 //! A handful of open connections to one studio's database, so that a server does not pay for
 //! opening a connection on every request. The pooling itself is r2d2's; this file says how a
-//! connection is made (a plain [`Store`], schema brought up to date) and hands one out at a time.
+//! connection is made (a plain [`Store`], schema brought up to date), hands one out at a time,
+//! and drops one found lost. It is also the one place where work cut short by a lost connection
+//! is done again: once, on a fresh connection, when nothing of it may have been committed.
 
 use super::{Result, Store, StoreError, Target};
 
@@ -68,17 +70,36 @@ impl Pool {
     }
 
     /// Runs `f` on a connection of the pool. Blocking: call it from a blocking thread.
-    pub fn with<T>(&self, f: impl FnOnce(&mut Store) -> T) -> Result<T> {
-        let mut store = self.inner.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+    ///
+    /// A lost connection is a transient fault. If the connection is lost while `f` runs and
+    /// nothing it sent may have been committed (every write of a transaction that never reached
+    /// COMMIT is undone by the server), what `f` returned is dropped and `f` runs once more on a
+    /// fresh connection; so `f` must be safe to run twice, which work that only reads and writes
+    /// the database is. A connection lost at or after a commit is `f`'s to report
+    /// ([`StoreError::OutcomeUnknown`]): whether the commit took effect is unknown.
+    pub fn with<T>(&self, mut f: impl FnMut(&mut Store) -> T) -> Result<T> {
         // Another connection may have changed the studio's settings since this one read them.
-        store.refresh_studio()?;
-        Ok(f(&mut store))
+        self.run(&mut |store| store.refresh_studio().map(|()| f(store)))?
     }
 
     /// [`Pool::with`] for work that reads none of the studio's settings (checking an API token
     /// on every HTTP request, renewing a task's lease): the settings are not re-read first.
-    pub fn with_unsettled<T>(&self, f: impl FnOnce(&mut Store) -> T) -> Result<T> {
-        let mut store = self.inner.get().map_err(|e| StoreError::Pool(e.to_string()))?;
-        Ok(f(&mut store))
+    pub fn with_unsettled<T>(&self, mut f: impl FnMut(&mut Store) -> T) -> Result<T> {
+        self.run(&mut |store| f(store))
+    }
+
+    fn run<T>(&self, f: &mut dyn FnMut(&mut Store) -> T) -> Result<T> {
+        let mut again = true;
+        loop {
+            let mut store = self.inner.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+            store.begin_use();
+            let outcome = f(&mut store);
+            // The lost connection goes back marked broken, and r2d2 drops it (`has_broken`).
+            if store.lost_uncommitted() && std::mem::take(&mut again) {
+                tracing::info!("the database connection was lost before anything was committed: running the work again on a fresh connection");
+                continue;
+            }
+            return Ok(outcome);
+        }
     }
 }

@@ -289,7 +289,18 @@ impl Store {
         Ok(self.conn().execute(&sql, params![lease.ms, id, lease.token])? == 1)
     }
 
-    /// Gives a lease up, so that any server may claim the task at once (its runner could not start).
+    /// Whether `lease` is still the lease of a working task: false once the task ended (a commit
+    /// whose answer was lost shows here as its own end) or another claim replaced it.
+    pub fn holds_lease(&self, id: &str, lease: &Lease) -> Result<bool> {
+        let held = self
+            .conn()
+            .query_row("SELECT 1 FROM tasks WHERE id = ? AND lease_token = ? AND status = 'working'", params![id, lease.token], |_| Ok(()))
+            .optional()?;
+        Ok(held.is_some())
+    }
+
+    /// Gives a lease up, so that any server may claim the task at once (its runner could not start, or
+    /// lost the database).
     pub fn release_lease(&self, id: &str, lease: &Lease) -> Result<bool> {
         Ok(self.conn().execute(
             "UPDATE tasks SET lease_expires_ms = NULL WHERE id = ? AND lease_token = ? AND status = 'working'",

@@ -35,6 +35,15 @@ const ATTEMPTS: usize = 3;
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
 const CLAIM_EVERY: Duration = Duration::from_secs(2);
 
+/// The pauses before a runner tries a database step again after a lost connection: about 8 s
+/// in all, enough for PostgreSQL to restart; past them the task is left to its lease.
+const RECONNECT_PAUSES: [Duration; 5] =
+    [Duration::from_millis(250), Duration::from_millis(500), Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
+
+/// How long a caller waiting for a reflow goes on polling through lost database connections
+/// before it gives up and is told to retry.
+const WAIT_THROUGH_LOST: Duration = Duration::from_secs(60);
+
 /// Solves this server runs at most before it stops claiming others' tasks (the solver already
 /// uses every core; tasks created here always run here).
 const CLAIMED_SOLVES: usize = 2;
@@ -82,6 +91,10 @@ pub struct TaskConfig {
     /// Slows each solved part down, so that tests can stop a process in the middle of a solve.
     #[cfg(feature = "testing")]
     pub test_delay_per_part: Option<Duration>,
+    /// Pauses inside the transaction that applies a plan, before it commits, so that tests can
+    /// lose the database connection there.
+    #[cfg(feature = "testing")]
+    pub test_apply_delay: Option<Duration>,
 }
 
 impl TaskConfig {
@@ -95,6 +108,8 @@ impl TaskConfig {
             claim_every: CLAIM_EVERY,
             #[cfg(feature = "testing")]
             test_delay_per_part: None,
+            #[cfg(feature = "testing")]
+            test_apply_delay: None,
         }
     }
 }
@@ -140,6 +155,15 @@ impl TaskError {
             TaskError::Busy { .. } | TaskError::Unknown(_) => false,
         }
     }
+
+    /// Whether the failure is a lost database connection ([`StoreError::is_transient`]).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            TaskError::Reflow(e) => e.is_transient(),
+            TaskError::Store(e) => e.is_transient(),
+            _ => false,
+        }
+    }
 }
 
 /// A task with what a reader needs to show it: the reflow it is about, and the studio's zone.
@@ -162,6 +186,9 @@ pub struct Tasks {
     live: Mutex<HashMap<String, Running>>,
     /// The progress hooks of waiting callers, by task id: the solve of that task reports to it.
     watchers: Mutex<HashMap<String, ProgressHook>>,
+    /// Whether [`Tasks::start_leases`] runs here, claiming tasks whose lease ran out (this
+    /// server's own included).
+    leasing: AtomicBool,
 }
 
 /// A solve running here.
@@ -196,7 +223,14 @@ fn new_task_id() -> Result<String, TaskError> {
 impl Tasks {
     pub fn new(pool: Arc<Pool>, config: TaskConfig) -> Arc<Tasks> {
         let server = server_name();
-        Arc::new(Tasks { pool, config, server, live: Mutex::new(HashMap::new()), watchers: Mutex::new(HashMap::new()) })
+        Arc::new(Tasks {
+            pool,
+            config,
+            server,
+            live: Mutex::new(HashMap::new()),
+            watchers: Mutex::new(HashMap::new()),
+            leasing: AtomicBool::new(false),
+        })
     }
 
     /// A new lease of this server's.
@@ -234,11 +268,23 @@ impl Tasks {
         let joined = runner.map(|runner| runner.join());
         self.watchers.lock().unwrap_or_else(|e| e.into_inner()).remove(&record.id);
         joined?.ok();
-        // ...unless it lost the lease (this server stalled past it): then another server runs
-        // the task, and the answer is its ending.
+        // ...unless it lost the lease (this server stalled past it), or left the task to its
+        // lease (the database stayed out of reach): then a server, another or this one, runs the
+        // task, and the answer is its ending. Without a lease keeper here (a command, not a
+        // server) a task still held by this process has nobody else to wait for.
+        let mut unreachable: Option<Instant> = None;
         loop {
-            let view = self.view_with(self.read(&record.id, job.owner.as_deref(), true)?)?;
-            if view.task.status != TaskStatus::Working || view.task.holder.as_deref() == Some(self.server.as_str()) {
+            let view = match self.read(&record.id, job.owner.as_deref(), true).and_then(|task| self.view_with(task)) {
+                Ok(view) => view,
+                Err(e) if e.is_transient() && unreachable.get_or_insert_with(Instant::now).elapsed() < WAIT_THROUGH_LOST => {
+                    std::thread::sleep(Duration::from_secs(1));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            unreachable = None;
+            let ours = view.task.holder.as_deref() == Some(self.server.as_str());
+            if view.task.status != TaskStatus::Working || (ours && !self.leasing.load(Ordering::Relaxed)) {
                 return Ok(view);
             }
             std::thread::sleep(Duration::from_millis(view.task.poll_interval_ms.clamp(50, 1000) as u64));
@@ -269,9 +315,14 @@ impl Tasks {
                 owner: job.owner.clone(),
                 lease: Some(lease.clone()),
             };
-            store.write_with(|w| w.create_task(&task))?;
-            let record = store.task(&id)?.ok_or(TaskError::Unknown(id))?;
-            Ok((record, export, lease))
+            // The row is read back inside the transaction that writes it: a connection lost after
+            // the commit must not leave a created task unannounced.
+            let record = store.write_with(|w| {
+                w.create_task(&task)?;
+                w.task(&id)
+            })?;
+            let record = record.ok_or_else(|| TaskError::Unknown(id.clone()))?;
+            Ok((record, export, lease.clone()))
         })?
     }
 
@@ -316,6 +367,7 @@ impl Tasks {
     /// (stopping a solve whose task was cancelled or taken elsewhere), and claims a lapsed task
     /// every [`TaskConfig::claim_every`] while fewer than a couple of solves run here.
     pub fn start_leases(self: &Arc<Self>) -> std::io::Result<()> {
+        self.leasing.store(true, Ordering::Relaxed);
         let tasks: Weak<Tasks> = Arc::downgrade(self);
         let renew_every = self.config.lease / 3;
         let claim_every = self.config.claim_every;
@@ -401,7 +453,7 @@ impl Tasks {
                 ),
                 None => None,
             };
-            Ok(TaskView { task, reflow, tz })
+            Ok(TaskView { task: task.clone(), reflow, tz })
         })?
     }
 
@@ -563,6 +615,14 @@ impl Tasks {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tasks.run(&id, &lease, &flag, export)));
             let failure = match outcome {
                 Ok(Ok(())) => None,
+                // A lost database connection is no failure of the task: it stays working, and
+                // its lease (given up here if the database answers, else left to run out) lets a
+                // server, this one or another, resume it.
+                Ok(Err(e)) if e.is_transient() => {
+                    tracing::warn!(task_id = %id, error = %e, "the database stayed out of reach; leaving the task to its lease for a server to resume");
+                    let _ = tasks.pool.with_unsettled(|store| store.release_lease(&id, &lease));
+                    None
+                }
                 Ok(Err(e)) => Some(e.to_string()),
                 Err(_) => Some("the reflow stopped unexpectedly".to_owned()),
             };
@@ -583,9 +643,11 @@ impl Tasks {
         })
     }
 
-    /// Solves a task's reflow and ends it, unless it was cancelled meanwhile.
+    /// Solves a task's reflow and ends it, unless it was cancelled meanwhile. Each database step
+    /// goes through [`Tasks::step`], so a lost connection is retried, never the task's failure.
     fn run(&self, id: &str, lease: &Lease, cancel: &Arc<AtomicBool>, mut export: Option<Export>) -> Result<(), StoreError> {
-        let Some(task) = self.pool.with(|store| store.task(id))?? else { return Ok(()) };
+        let read = self.step(id, lease, "reading the task", || Ok(self.pool.with(|store| store.task(id))??)).map_err(into_store)?;
+        let Some(Some(task)) = read else { return Ok(()) };
         if task.status != TaskStatus::Working {
             return Ok(());
         }
@@ -594,14 +656,16 @@ impl Tasks {
         // A plan can go stale between solving and applying only if someone books meanwhile; then
         // solve again rather than give up at once.
         for attempt in 1..=ATTEMPTS {
-            let planned = match export.take() {
-                Some(export) => self.solve(id, lease, &job, &export, cancel),
-                None => self
-                    .pool
-                    .with(|store| reflow::export_instance(store, &job.request))?
-                    .and_then(|export| self.solve(id, lease, &job, &export, cancel)),
+            let export = match export.take() {
+                Some(export) => export,
+                None => match self.step(id, lease, "exporting the month", || self.pool.with(|store| reflow::export_instance(store, &job.request))?) {
+                    Ok(Some(export)) => export,
+                    Ok(None) => return Ok(()),
+                    Err(e) if e.is_ours() => return Err(into_store(e)),
+                    Err(e) => return self.end_refused(id, lease, &e.to_string()),
+                },
             };
-            let plan = match planned {
+            let plan = match self.solve(id, lease, &job, &export, cancel) {
                 Ok(plan) => plan,
                 Err(e) if e.is_ours() => return Err(into_store(e)),
                 Err(e) => return self.end_refused(id, lease, &e.to_string()),
@@ -610,21 +674,31 @@ impl Tasks {
                 return Ok(());
             }
             let ask = job.require_approval && !job.dry_run;
-            let outcome = self.pool.with(|store| {
-                reflow::apply_plan_with(store, &job.actor, &plan, job.dry_run || ask, |w, reflow_id| {
-                    let record = w.reflow_record(reflow_id)?;
-                    let change = if ask {
-                        let message = format!("Waiting for approval: apply {} moves, {} unresolved?", record.moves.len(), record.unresolved.len());
-                        TaskChange::AwaitApproval { message, reflow_id: reflow_id.to_owned() }
-                    } else {
-                        TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.to_owned() }
-                    };
-                    // Only a live task, still this server's, may end this way; a task cancelled or
-                    // taken over meanwhile rolls the moves back.
-                    if w.change_task_leased(id, lease, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
-                })
-            })?;
-            match outcome {
+            // The moves, the record and the task's end in one transaction, fenced on the lease: if
+            // the connection is lost at its COMMIT, the step's check of the lease afterwards sees
+            // whether that commit took effect (the task is then no longer working), so a plan is
+            // never applied twice.
+            let applied = self.step(id, lease, "applying the plan", || {
+                self.pool.with(|store| {
+                    reflow::apply_plan_with(store, &job.actor, &plan, job.dry_run || ask, |w, reflow_id| {
+                        #[cfg(feature = "testing")]
+                        if let Some(pause) = self.config.test_apply_delay {
+                            std::thread::sleep(pause);
+                        }
+                        let record = w.reflow_record(reflow_id)?;
+                        let change = if ask {
+                            let message = format!("Waiting for approval: apply {} moves, {} unresolved?", record.moves.len(), record.unresolved.len());
+                            TaskChange::AwaitApproval { message, reflow_id: reflow_id.to_owned() }
+                        } else {
+                            TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.to_owned() }
+                        };
+                        // Only a live task, still this server's, may end this way; a task cancelled or
+                        // taken over meanwhile rolls the moves back.
+                        if w.change_task_leased(id, lease, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
+                    })
+                })?
+            });
+            match applied {
                 Ok(_) | Err(ReflowError::Store(StoreError::TaskGone)) => return Ok(()),
                 Err(ReflowError::Stale(why)) if attempt < ATTEMPTS => {
                     tracing::info!(task_id = %id, %why, "plan went stale; solving again");
@@ -634,6 +708,37 @@ impl Tasks {
             }
         }
         Ok(())
+    }
+
+    /// One database step of a run: tried again after a lost connection (the pool has already
+    /// tried once more at once, when nothing was committed), after each of a few growing pauses,
+    /// for as long as this server still holds the task's lease. `Ok(None)`: it holds it no more
+    /// (the task ended, perhaps by this very step's commit whose answer was lost, or another
+    /// server took it), so the run stops. Any other error, or a lost connection after the last
+    /// pause, is returned as it is; [`Tasks::spawn`] leaves a task whose run ended on a lost
+    /// connection to its lease.
+    fn step<T>(&self, id: &str, lease: &Lease, what: &str, mut f: impl FnMut() -> Result<T, ReflowError>) -> Result<Option<T>, ReflowError> {
+        let mut pauses = RECONNECT_PAUSES.iter();
+        loop {
+            let e = match f() {
+                Ok(value) => return Ok(Some(value)),
+                Err(e) if e.is_transient() => e,
+                Err(e) => return Err(e),
+            };
+            let Some(pause) = pauses.next() else { return Err(e) };
+            tracing::warn!(task_id = %id, step = what, error = %e, "lost the database connection; trying again in {} ms", pause.as_millis());
+            std::thread::sleep(*pause);
+            match self.pool.with_unsettled(|store| store.holds_lease(id, lease)).and_then(|held| held) {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::info!(task_id = %id, step = what, "the task is no longer this server's to run (it ended, or another server holds it): stopping");
+                    return Ok(None);
+                }
+                // Still out of reach: the next try says so again, or ends the pauses.
+                Err(e) if e.is_transient() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// Solves an exported month, writing the solver's progress as the task's status message.
@@ -670,7 +775,7 @@ impl Tasks {
                 if let Some(watcher) = &watcher {
                     watcher(&ReflowProgress { done: p.parts_done as u64, total: p.parts_total as u64, message: message.clone() });
                 }
-                let written = pool.with(|s| s.write_with(|w| w.change_task_leased(&task_id, &lease, &TaskChange::Progress(message), now_ms())));
+                let written = pool.with(|s| s.write_with(|w| w.change_task_leased(&task_id, &lease, &TaskChange::Progress(message.clone()), now_ms())));
                 if let Ok(Ok(false)) = written {
                     stop_lost(&task_id, &stop);
                 }
@@ -687,7 +792,8 @@ impl Tasks {
     }
 
     fn end_refused(&self, id: &str, lease: &Lease, message: &str) -> Result<(), StoreError> {
-        self.change_leased(id, lease, &TaskChange::Refused { message: message.to_owned() })?;
+        let change = TaskChange::Refused { message: message.to_owned() };
+        self.step(id, lease, "ending the task refused", || Ok(self.change_leased(id, lease, &change)?)).map_err(into_store)?;
         Ok(())
     }
 }

@@ -16,6 +16,7 @@ mod jwt;
 mod mcp;
 mod mcp_client;
 mod mcp_more;
+mod pg_faults;
 mod readme;
 mod reflow;
 mod sdk_ts;

@@ -45,15 +45,27 @@ impl PgSchema {
             eprintln!("skipped on PostgreSQL ({test}): {PG_ENV} is not set");
             return None;
         };
-        static EXTENSION: std::sync::Once = std::sync::Once::new();
+        Some(PgSchema::in_database(&base))
+    }
+
+    /// A schema of its own in the database `base` names (a URL), such as a private cluster's.
+    pub fn in_database(base: &str) -> PgSchema {
+        let base = base.to_owned();
+        // The databases where the extension was made, by URL.
+        static EXTENSION: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let mut random = [0u8; 6];
         getrandom::fill(&mut random).unwrap();
         let name = format!("t_{}", data_encoding::HEXLOWER.encode(&random));
         let mut client = postgres::Client::connect(&base, postgres::NoTls).unwrap_or_else(|e| panic!("{PG_ENV}={base}: {e}"));
-        // Once per run: concurrent CREATE EXTENSION races on the catalog.
-        EXTENSION.call_once(|| client.batch_execute("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public").unwrap());
+        // Once per run and database, under a lock: concurrent CREATE EXTENSION races on the catalog.
+        let mut made = EXTENSION.lock().unwrap_or_else(|e| e.into_inner());
+        if !made.contains(&base) {
+            client.batch_execute("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public").unwrap();
+            made.push(base.clone());
+        }
+        drop(made);
         client.batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
-        Some(PgSchema { base, name })
+        PgSchema { base, name }
     }
 
     /// The URL of the schema: the base URL with its search_path set to the schema alone.
@@ -147,6 +159,13 @@ impl TestDb {
             Backend::Sqlite(path) => Some(path),
             Backend::Postgres(_) => None,
         }
+    }
+
+    /// A schema of its own in the PostgreSQL database `base` names (a URL), such as a private
+    /// cluster's rather than `STUDIOFLOW_TEST_PG`'s.
+    pub fn postgres_in(base: &str) -> TestDb {
+        let schema = PgSchema::in_database(base);
+        TestDb { arg: schema.url(), backend: Backend::Postgres(schema), dir: tempfile::tempdir().unwrap() }
     }
 
     /// Another empty database on the same backend.

@@ -53,7 +53,7 @@ pub fn list_changes(ctx: &Call<'_>, a: ListChangesArgs) -> Result<(ChangesOut, S
                 return Err(e.into());
             }
         }
-        let query = EventQuery { after, entity: a.entity.map(entity), id, limit: limit as usize + 1 };
+        let query = EventQuery { after, entity: a.entity.map(entity), id: id.clone(), limit: limit as usize + 1 };
         let mut events = store.events(&query)?;
         let more = events.len() > limit as usize;
         events.truncate(limit as usize);

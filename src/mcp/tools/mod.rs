@@ -74,11 +74,20 @@ pub enum ToolError {
     Fix(String),
     /// Our fault (the database failed): a JSON-RPC internal error.
     Internal(String),
+    /// Ours, and passing: the database connection was lost. Sent as `isError`, never as an
+    /// internal error, with a message that says whether anything changed and to retry.
+    Transient(String),
 }
 
 impl<E: Blame> From<E> for ToolError {
     fn from(e: E) -> Self {
-        if e.is_ours() { ToolError::Internal(e.to_string()) } else { ToolError::Fix(e.to_string()) }
+        if e.is_transient() {
+            ToolError::Transient(e.to_string())
+        } else if e.is_ours() {
+            ToolError::Internal(e.to_string())
+        } else {
+            ToolError::Fix(e.to_string())
+        }
     }
 }
 
@@ -213,7 +222,7 @@ pub fn all() -> Vec<ToolSpec> {
 // ---- helpers --------------------------------------------------------------------------------
 
 impl Ctx {
-    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
+    pub(crate) fn with<T>(&self, f: impl FnMut(&mut Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
         self.pool.with(f)?
     }
 }

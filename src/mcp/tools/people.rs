@@ -26,7 +26,7 @@ fn list(ctx: &Call<'_>, kind: PersonKind, a: ListPeopleArgs) -> Result<(Vec<Pers
     let after = a.cursor.as_deref().map(decode_cursor).transpose()?;
     let text = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty()).map(str::to_owned);
     ctx.with(|store| {
-        let query = PersonQuery { text, active: a.active, after, limit: limit as usize + 1 };
+        let query = PersonQuery { text: text.clone(), active: a.active, after: after.clone(), limit: limit as usize + 1 };
         let mut people = store.people(kind, &query)?;
         let more = people.len() > limit as usize;
         people.truncate(limit as usize);
@@ -52,7 +52,7 @@ pub fn list_engineers(ctx: &Call<'_>, a: ListPeopleArgs) -> Result<(EngineersOut
 }
 
 fn create(ctx: &Call<'_>, kind: PersonKind, id: Option<&str>, name: &str, profile: Profile) -> Result<PersonRecord, ToolError> {
-    ctx.with(|store| Ok(store.write_as(&ctx.actor(), |w| w.create_person(kind, id, name, profile))?))
+    ctx.with(|store| Ok(store.write_as(&ctx.actor(), |w| w.create_person(kind, id, name, profile.clone()))?))
 }
 
 pub fn create_client(ctx: &Call<'_>, a: CreateClientArgs) -> Result<(ClientOut, String), ToolError> {

@@ -311,6 +311,13 @@ pub enum Error {
     /// The database cannot be reached as asked: the message says what to change.
     #[error("{0}")]
     Setup(String),
+    /// The connection is gone: the server closed it (its backend was terminated, the server shut
+    /// down or restarted) or the network failed. A transient fault: another connection may do
+    /// the same work. `maybe_committed`: something sent on this connection since it was handed
+    /// out may have been committed (a COMMIT in flight, a write outside a transaction, or an
+    /// earlier commit), so whether that took effect is unknown; otherwise nothing was changed.
+    #[error("{}", pg::describe(.error))]
+    Lost { error: pg::Error, maybe_committed: bool },
 }
 
 impl From<pg::Error> for Error {
@@ -346,6 +353,16 @@ impl Error {
             Error::Postgres(e) => pg::refusal(e),
             _ => None,
         }
+    }
+
+    /// The connection was lost, with nothing sent on it possibly committed ([`Error::Lost`]).
+    pub fn lost_uncommitted(&self) -> bool {
+        matches!(self, Error::Lost { maybe_committed: false, .. })
+    }
+
+    /// The connection was lost after something sent on it may have been committed.
+    pub fn lost_maybe_committed(&self) -> bool {
+        matches!(self, Error::Lost { maybe_committed: true, .. })
     }
 }
 
@@ -402,7 +419,30 @@ impl Row<'_> {
 }
 
 /// One connection, to either backend.
-pub struct Connection(Inner);
+pub struct Connection {
+    inner: Inner,
+    /// What was sent on it since it was handed out ([`Connection::begin_use`]).
+    activity: std::cell::Cell<Activity>,
+    /// Set for good once the connection was found lost: the pool then drops it.
+    lost: std::cell::Cell<bool>,
+}
+
+/// What a connection did since it was handed out: enough to tell, when it is lost, whether the
+/// work on it changed nothing (and may be done again on another) or may have been committed.
+#[derive(Debug, Clone, Copy, Default)]
+struct Activity {
+    /// Inside [`Connection::transaction`], whose statements commit only with it.
+    in_transaction: bool,
+    /// A COMMIT, or a statement outside a transaction that may write, was sent.
+    maybe_committed: bool,
+}
+
+/// Whether `sql` only reads: a statement of its own outside a transaction that does not is
+/// committed by itself, the moment the server runs it.
+fn reads_only(sql: &str) -> bool {
+    let head = sql.trim_start();
+    ["SELECT", "SHOW"].iter().any(|word| head.get(..word.len()).is_some_and(|h| h.eq_ignore_ascii_case(word)))
+}
 
 enum Inner {
     Sqlite(sqlite::Conn),
@@ -413,32 +453,82 @@ enum Inner {
 pub type Rows<T> = std::vec::IntoIter<Result<T>>;
 
 impl Connection {
+    fn new(inner: Inner) -> Connection {
+        Connection { inner, activity: Default::default(), lost: Default::default() }
+    }
+
     /// Opens (creating if needed) an SQLite file: WAL, full sync, foreign keys on, and a wait for
     /// other connections' locks of `busy` at most.
     pub fn open_sqlite(path: &Path, busy: std::time::Duration) -> Result<Connection> {
-        Ok(Connection(Inner::Sqlite(sqlite::Conn::open(Some(path), busy)?)))
+        Ok(Connection::new(Inner::Sqlite(sqlite::Conn::open(Some(path), busy)?)))
     }
 
     /// A private SQLite database in memory.
     pub fn open_sqlite_in_memory() -> Result<Connection> {
-        Ok(Connection(Inner::Sqlite(sqlite::Conn::open(None, std::time::Duration::ZERO)?)))
+        Ok(Connection::new(Inner::Sqlite(sqlite::Conn::open(None, std::time::Duration::ZERO)?)))
     }
 
-    /// Connects to PostgreSQL at `url`, at READ COMMITTED.
+    /// Connects to PostgreSQL at `url`, at READ COMMITTED. A server that cannot be reached (down,
+    /// restarting) is [`Error::Lost`], as for a connection lost later.
     pub fn connect_postgres(url: &str) -> Result<Connection> {
-        Ok(Connection(Inner::Postgres(pg::Conn::connect(url)?)))
-    }
-
-    /// Whether the database closed the connection (PostgreSQL; an SQLite file never does).
-    pub fn is_closed(&self) -> bool {
-        match &self.0 {
-            Inner::Sqlite(_) => false,
-            Inner::Postgres(conn) => conn.is_closed(),
+        match pg::Conn::connect(url) {
+            Ok(conn) => Ok(Connection::new(Inner::Postgres(conn))),
+            Err(Error::Postgres(error)) if pg::is_lost(&error) => Err(Error::Lost { error, maybe_committed: false }),
+            Err(e) => Err(e),
         }
     }
 
+    /// Whether the connection is gone for good: the database closed it, or a statement found it
+    /// lost (PostgreSQL; an SQLite file never is).
+    pub fn is_closed(&self) -> bool {
+        match &self.inner {
+            Inner::Sqlite(_) => false,
+            Inner::Postgres(conn) => self.lost.get() || conn.is_closed(),
+        }
+    }
+
+    /// Starts a new use of the connection (the pool hands it out): what was sent on it before no
+    /// longer counts for [`Connection::lost_uncommitted`].
+    pub fn begin_use(&self) {
+        self.activity.set(Activity::default());
+    }
+
+    /// Whether the connection was lost during this use with nothing sent on it possibly
+    /// committed: the work done on it changed nothing, and may be done again on another.
+    pub fn lost_uncommitted(&self) -> bool {
+        self.lost.get() && !self.activity.get().maybe_committed
+    }
+
+    /// Notes that a statement is about to be sent: one that may write, outside a transaction, is
+    /// committed by itself.
+    fn sending(&self, writes: bool) {
+        let mut activity = self.activity.get();
+        if writes && !activity.in_transaction {
+            activity.maybe_committed = true;
+            self.activity.set(activity);
+        }
+    }
+
+    /// Notes that a COMMIT (or a transaction of its own) is about to be sent.
+    fn committing(&self) {
+        self.activity.set(Activity { in_transaction: false, maybe_committed: true });
+    }
+
+    /// An error as the store sees it: a PostgreSQL error that means the connection is gone
+    /// becomes [`Error::Lost`], saying whether anything may have been committed first, and the
+    /// connection is marked lost for the pool.
+    fn observed<T>(&self, result: Result<T>) -> Result<T> {
+        result.map_err(|e| match e {
+            Error::Postgres(error) if pg::is_lost(&error) => {
+                self.lost.set(true);
+                Error::Lost { error, maybe_committed: self.activity.get().maybe_committed }
+            }
+            other => other,
+        })
+    }
+
     pub fn backend(&self) -> Backend {
-        match &self.0 {
+        match &self.inner {
             Inner::Sqlite(_) => Backend::Sqlite,
             Inner::Postgres(_) => Backend::Postgres,
         }
@@ -447,28 +537,36 @@ impl Connection {
     /// Runs one statement and returns how many rows it changed.
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
         let values = params.into_values();
-        match &self.0 {
+        self.sending(!reads_only(sql));
+        self.observed(match &self.inner {
             Inner::Sqlite(conn) => conn.execute(sql, &values),
             Inner::Postgres(conn) => conn.execute(sql, &values),
-        }
+        })
     }
 
     /// [`Connection::execute`] outside any transaction, giving up with [`Refusal::Busy`] if
     /// another connection's lock is not released within `wait` (instead of the usual wait).
     pub fn execute_waiting(&self, sql: &str, params: impl Params, wait: std::time::Duration) -> Result<usize> {
         let values = params.into_values();
-        match &self.0 {
+        self.committing();
+        self.observed(match &self.inner {
             Inner::Sqlite(conn) => conn.execute_waiting(sql, &values, wait),
             Inner::Postgres(conn) => conn.execute_waiting(sql, &values, wait),
-        }
+        })
     }
 
     /// Runs several statements, with no arguments (schema changes).
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
-        match &self.0 {
+        self.sending(!reads_only(sql));
+        self.batch(sql)
+    }
+
+    /// [`Connection::execute_batch`] for the transaction's own statements, which note themselves.
+    fn batch(&self, sql: &str) -> Result<()> {
+        self.observed(match &self.inner {
             Inner::Sqlite(conn) => conn.execute_batch(sql),
             Inner::Postgres(conn) => conn.execute_batch(sql),
-        }
+        })
     }
 
     /// The first row of a query, mapped; [`Error::NoRows`] if there is none.
@@ -478,10 +576,11 @@ impl Connection {
 
     /// A statement, prepared once per connection and kept.
     pub fn prepare_cached(&self, sql: &str) -> Result<Statement<'_>> {
-        Ok(Statement(match &self.0 {
-            Inner::Sqlite(conn) => StatementInner::Sqlite(conn.prepare_cached(sql)?),
-            Inner::Postgres(conn) => StatementInner::Postgres(conn, conn.prepare_cached(sql)?),
-        }))
+        let inner = self.observed(match &self.inner {
+            Inner::Sqlite(conn) => conn.prepare_cached(sql).map(StatementInner::Sqlite),
+            Inner::Postgres(conn) => conn.prepare_cached(sql).map(|stmt| StatementInner::Postgres(conn, stmt)),
+        })?;
+        Ok(Statement { conn: self, writes: !reads_only(sql), inner })
     }
 
     /// Starts the studio's write transaction: one writer at a time per studio, and a writer sees
@@ -489,11 +588,12 @@ impl Connection {
     /// READ COMMITTED transaction that first takes the studio's advisory lock (per schema, so
     /// studios sharing one database do not wait for each other).
     pub fn transaction(&self) -> Result<Transaction<'_>> {
-        match &self.0 {
-            Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE")?,
-            Inner::Postgres(conn) => conn.begin_write()?,
-        }
-        Ok(Transaction::begun(self, "COMMIT", "ROLLBACK"))
+        self.observed(match &self.inner {
+            Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE"),
+            Inner::Postgres(conn) => conn.begin_write(),
+        })?;
+        self.activity.set(Activity { in_transaction: true, ..self.activity.get() });
+        Ok(Transaction::begun(self, true))
     }
 
     /// Takes this studio's lock named `purpose` for as long as the connection lives or until
@@ -502,23 +602,28 @@ impl Connection {
     /// died, say); on SQLite always true (one process serves a file, and its write transactions
     /// serialise the rest).
     pub fn try_lock(&self, purpose: i32) -> Result<bool> {
-        match &self.0 {
+        match &self.inner {
             Inner::Sqlite(_) => Ok(true),
-            Inner::Postgres(conn) => conn.try_lock(purpose),
+            Inner::Postgres(conn) => self.observed(conn.try_lock(purpose)),
         }
     }
 
     /// Releases a lock [`Connection::try_lock`] took.
     pub fn unlock(&self, purpose: i32) -> Result<()> {
-        match &self.0 {
+        match &self.inner {
             Inner::Sqlite(_) => Ok(()),
-            Inner::Postgres(conn) => conn.unlock(purpose),
+            Inner::Postgres(conn) => self.observed(conn.unlock(purpose)),
         }
     }
 }
 
 /// A prepared statement.
-pub struct Statement<'c>(StatementInner<'c>);
+pub struct Statement<'c> {
+    conn: &'c Connection,
+    /// Whether it may write (anything but a SELECT): alone, outside a transaction, it commits.
+    writes: bool,
+    inner: StatementInner<'c>,
+}
 
 enum StatementInner<'c> {
     Sqlite(sqlite::Statement<'c>),
@@ -528,25 +633,28 @@ enum StatementInner<'c> {
 impl Statement<'_> {
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
         let values = params.into_values();
-        match &mut self.0 {
+        self.conn.sending(self.writes);
+        let done = match &mut self.inner {
             StatementInner::Sqlite(stmt) => sqlite::execute(stmt, &values),
             StatementInner::Postgres(conn, stmt) => conn.execute_prepared(stmt, &values),
-        }
+        };
+        self.conn.observed(done)
     }
 
     /// Every row, each mapped by `f`; reading stops at the first error, which is the last item.
     pub fn query_map<T>(&mut self, params: impl Params, mut f: impl FnMut(&Row<'_>) -> Result<T>) -> Result<Rows<T>> {
         let values = params.into_values();
+        self.conn.sending(self.writes);
         let mut out = Vec::new();
-        match &mut self.0 {
+        let read = match &mut self.inner {
             StatementInner::Sqlite(stmt) => sqlite::for_each_row(stmt, &values, |row| {
                 let mapped = f(&Row(RowRef::Sqlite(row)));
                 let go_on = mapped.is_ok();
                 out.push(mapped);
                 go_on
-            })?,
-            StatementInner::Postgres(conn, stmt) => {
-                for row in conn.query_prepared(stmt, &values)? {
+            }),
+            StatementInner::Postgres(conn, stmt) => conn.query_prepared(stmt, &values).map(|rows| {
+                for row in rows {
                     let mapped = f(&Row(RowRef::Values(&row)));
                     let go_on = mapped.is_ok();
                     out.push(mapped);
@@ -554,22 +662,24 @@ impl Statement<'_> {
                         break;
                     }
                 }
-            }
-        }
+            }),
+        };
+        self.conn.observed(read)?;
         Ok(out.into_iter())
     }
 
     /// The first row, mapped; [`Error::NoRows`] if there is none.
     pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<T> {
         let values = params.into_values();
-        match &mut self.0 {
+        self.conn.sending(self.writes);
+        let read = match &mut self.inner {
             StatementInner::Sqlite(stmt) => sqlite::first_row(stmt, &values, |row| f(&Row(RowRef::Sqlite(row)))),
-            StatementInner::Postgres(conn, stmt) => {
-                let rows = conn.query_prepared(stmt, &values)?;
-                let first = rows.first().ok_or(Error::NoRows)?;
-                f(&Row(RowRef::Values(first)))
-            }
-        }
+            StatementInner::Postgres(conn, stmt) => match conn.query_prepared(stmt, &values) {
+                Ok(rows) => rows.first().ok_or(Error::NoRows).and_then(|first| f(&Row(RowRef::Values(first)))),
+                Err(e) => Err(e),
+            },
+        };
+        self.conn.observed(read)
     }
 }
 
@@ -579,25 +689,31 @@ impl Statement<'_> {
 pub struct Transaction<'c> {
     conn: &'c Connection,
     open: bool,
-    /// The statements that keep and that undo it.
-    keep: &'static str,
-    undo: &'static str,
+    /// A whole transaction (COMMIT keeps it, ROLLBACK undoes it), not a savepoint inside one.
+    whole: bool,
 }
 
 impl<'c> Transaction<'c> {
-    fn begun(conn: &'c Connection, keep: &'static str, undo: &'static str) -> Transaction<'c> {
-        Transaction { conn, open: true, keep, undo }
+    fn begun(conn: &'c Connection, whole: bool) -> Transaction<'c> {
+        Transaction { conn, open: true, whole }
     }
 
+    /// Keeps what it did. A connection lost at a COMMIT is [`Error::Lost`] with
+    /// `maybe_committed`: the server may have committed before the answer was lost.
     pub fn commit(mut self) -> Result<()> {
         self.open = false;
-        self.conn.execute_batch(self.keep)
+        if self.whole {
+            self.conn.committing();
+            self.conn.batch("COMMIT")
+        } else {
+            self.conn.batch("RELEASE studioflow_step")
+        }
     }
 
     /// A nested step that its `commit` keeps and dropping undoes, leaving the rest.
     pub fn savepoint(&self) -> Result<Transaction<'_>> {
-        self.conn.execute_batch("SAVEPOINT studioflow_step")?;
-        Ok(Transaction::begun(self.conn, "RELEASE studioflow_step", "ROLLBACK TO studioflow_step; RELEASE studioflow_step"))
+        self.conn.batch("SAVEPOINT studioflow_step")?;
+        Ok(Transaction::begun(self.conn, false))
     }
 }
 
@@ -610,8 +726,18 @@ impl std::ops::Deref for Transaction<'_> {
 
 impl Drop for Transaction<'_> {
     fn drop(&mut self) {
-        if self.open
-            && let Err(e) = self.conn.execute_batch(self.undo)
+        if !self.open {
+            return;
+        }
+        let undo = if self.whole {
+            self.conn.activity.set(Activity { in_transaction: false, ..self.conn.activity.get() });
+            "ROLLBACK"
+        } else {
+            "ROLLBACK TO studioflow_step; RELEASE studioflow_step"
+        };
+        // On a lost connection there is nothing to roll back: the server did, when it ended.
+        if let Err(e) = self.conn.batch(undo)
+            && !matches!(e, Error::Lost { .. })
         {
             tracing::warn!(error = %e, "rolling back failed");
         }
@@ -628,6 +754,18 @@ mod tests {
         assert_eq!(Target::parse("postgres://u@h/db"), Target::Postgres("postgres://u@h/db".into()));
         assert_eq!(Target::parse("postgresql://h/db"), Target::Postgres("postgresql://h/db".into()));
         assert_eq!(Target::parse("./postgres://x"), Target::File("./postgres://x".into()));
+    }
+
+    #[test]
+    fn only_a_select_or_show_counts_as_reading() {
+        // Outside a transaction anything else commits by itself, so a connection lost there may
+        // have changed something: the pool does not run such work again.
+        for sql in ["SELECT 1", "  select id FROM tasks", "SHOW search_path"] {
+            assert!(reads_only(sql), "{sql}");
+        }
+        for sql in ["UPDATE tasks SET lease_expires_ms = NULL", "INSERT INTO t VALUES (1)", "DELETE FROM t", "COMMIT", "SET x = 1", "SEL"] {
+            assert!(!reads_only(sql), "{sql}");
+        }
     }
 
     #[test]

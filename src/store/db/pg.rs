@@ -388,6 +388,40 @@ pub fn describe(e: &Error) -> String {
     }
 }
 
+/// Whether an error means the connection is gone, rather than that the database refused or
+/// failed a statement: the client found it closed, the socket failed (reset, refused, timed
+/// out), or the server said it is ending the session: SQLSTATE class 08 (connection
+/// exception), 57P01 (terminated by an administrator, or a fast shutdown), 57P02 (crash
+/// shutdown), 57P03 (cannot connect now: starting up or shutting down), 57P05 (idle session
+/// timeout), 25P03 (idle in transaction timeout). Nothing sent on the session commits after any
+/// of these; whether something sent before was committed is the caller's to know.
+pub fn is_lost(e: &Error) -> bool {
+    use postgres::error::SqlState;
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(code) = e.code() {
+        return code.code().starts_with("08")
+            || [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW, SqlState::IDLE_SESSION_TIMEOUT, SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT]
+                .contains(code);
+    }
+    // The crate keeps its error kinds private: a failed socket is told by its source, and by
+    // the kind of I/O error (a TLS handshake refused, say, is InvalidData: not a lost connection).
+    use std::io::ErrorKind::*;
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                ConnectionReset | ConnectionAborted | ConnectionRefused | BrokenPipe | UnexpectedEof | TimedOut | NotConnected
+                    | HostUnreachable | NetworkUnreachable | NetworkDown
+            );
+        }
+        source = cause.source();
+    }
+    false
+}
+
 pub fn refusal(e: &Error) -> Option<Refusal> {
     use postgres::error::SqlState;
     let db = e.as_db_error()?;
