@@ -7,7 +7,8 @@
 //! - [`reflow`]: the bridge between the store and the solver crate.
 //! - [`ics`]: a room's, client's or engineer's calendar as iCalendar (RFC 5545), written by its
 //!   own content-line writer.
-//! - [`feeds`]: the read-only secrets of calendar feed URLs, stored as hashes.
+//! - [`feeds`]: calendar feed URLs: their read-only secrets, stored as hashes, and the HTTP route
+//!   that serves a calendar to whoever holds one.
 //! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
 //! - [`auth`]: scopes, principals and which request needs which scope (remote access).
 //! - [`error`]: whose fault a failure is, for the edges to word.

@@ -1,30 +1,23 @@
-//! The MCP edge: the only code that knows JSON-RPC, MCP and JSON schemas. It serves the studio's
-//! tools over stdio or Streamable HTTP with the official SDK (rmcp), converting wire types by hand
-//! to and from the domain; [`client`] is the other side of the same wire, for `studioflow client`.
+//! The MCP edge: the only code that knows JSON-RPC, MCP and JSON schemas, in rooms of its own:
+//!
+//! - [`server`]: the studio as an MCP server: the tools (one table, one row per tool), their wire
+//!   types, resources, prompts, the view as an MCP App, progress, and tasks on the wire.
+//! - [`front`]: the doors before the SDK: stdio and Streamable HTTP (with its authority, CORS,
+//!   authentication and connection checks), the JSON-RPC envelope both share, and the 2025-11-25
+//!   task wire that the SDK no longer speaks.
+//! - [`client`]: the other side of the same wire, for `studioflow client`.
+//! - `testing`: the conformance suite's fixture tools and the fuzz targets' entry points, only in
+//!   builds with the `testing` or `fuzzing` feature.
+//!
 //! Nothing below this module knows the protocol.
 
-mod apps;
 pub mod client;
-#[cfg(feature = "testing")]
-mod fixture_content;
-#[cfg(feature = "testing")]
-mod fixtures;
-mod feeds;
-#[cfg(feature = "fuzzing")]
-pub mod fuzz;
-mod http;
-mod jsonrpc;
-mod legacy;
-mod progress;
-mod prompts;
-mod resources;
+mod front;
 mod server;
-mod stdio;
-mod tasks;
-mod tools;
-mod wire;
+#[cfg(any(feature = "testing", feature = "fuzzing"))]
+mod testing;
 
-pub use http::{serve_http, AuthConfig, Gate, HttpConfig, HttpLimits, RateLimits};
-pub use server::StudioServer;
-pub use stdio::{serve_lines, serve_stdio};
-pub use tools::Ctx;
+pub use front::{serve_http, serve_lines, serve_stdio, AuthConfig, Gate, HttpConfig, HttpLimits, RateLimits};
+pub use server::{Ctx, StudioServer};
+#[cfg(feature = "fuzzing")]
+pub use testing::fuzz;

@@ -3,6 +3,9 @@
 //! Each secret opens exactly one calendar; only its SHA-256 is stored, so a copy of the database
 //! does not leak working URLs. Created, listed and revoked with `studioflow feed`; checked by the
 //! HTTP feed endpoint.
+//! The HTTP route that serves a feed, beside `/mcp` on the same listener, is `http.rs`.
+
+pub mod http;
 
 use crate::auth::secret::{hash, random};
 use crate::domain::CalendarOf;

@@ -18,7 +18,7 @@ pub use auth::{AuthConfig, Gate, RateLimits};
 
 use super::jsonrpc::{self, Verdict};
 use super::legacy::{Legacy, Route};
-use super::StudioServer;
+use crate::mcp::server::StudioServer;
 use crate::auth::Principal;
 use authority::Guard;
 use cors::Cors;
@@ -129,7 +129,7 @@ pub async fn serve_http(
 }
 
 /// `/mcp`: the SDK's service behind the front's checks. `cancel` stops the SDK's work.
-pub(super) fn app(server: StudioServer, config: &HttpConfig, cancel: CancellationToken) -> anyhow::Result<axum::Router> {
+pub(in crate::mcp) fn app(server: StudioServer, config: &HttpConfig, cancel: CancellationToken) -> anyhow::Result<axum::Router> {
     let guard = Guard::new(&config.allowed_hosts, &config.allowed_origins)
         .map_err(|e| anyhow::anyhow!("--allow-host or --allow-origin: {e}"))?;
     let mut sdk_config = StreamableHttpServerConfig::default()
@@ -148,7 +148,7 @@ pub(super) fn app(server: StudioServer, config: &HttpConfig, cancel: Cancellatio
     let mut router = axum::Router::new()
         .route_service(ENDPOINT, service)
         // The calendar feeds (not MCP), behind the same Host and Origin checks; their URLs hold their own secrets.
-        .route(super::feeds::ROUTE, axum::routing::get(super::feeds::feed).with_state(ctx));
+        .route(crate::feeds::http::ROUTE, axum::routing::get(crate::feeds::http::feed).with_state(ctx.pool.clone()));
     if let Some(gate) = gate {
         // The Protected Resource Metadata, open to all (RFC 9728), at both of its places.
         let metadata = gate.metadata().clone();
@@ -163,7 +163,7 @@ pub(super) fn app(server: StudioServer, config: &HttpConfig, cancel: Cancellatio
 
 /// Serves one connection of any byte stream (the fuzz targets use an in-memory one).
 #[cfg(feature = "fuzzing")]
-pub(super) async fn serve_one<S>(stream: S, app: axum::Router, limits: HttpLimits)
+pub(in crate::mcp) async fn serve_one<S>(stream: S, app: axum::Router, limits: HttpLimits)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {

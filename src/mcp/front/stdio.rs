@@ -6,7 +6,7 @@
 
 use super::jsonrpc::{self, Verdict};
 use super::legacy::{Legacy, Route};
-use super::StudioServer;
+use crate::mcp::server::StudioServer;
 use rmcp::ServiceExt;
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};

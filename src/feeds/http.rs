@@ -8,8 +8,8 @@
 //! `Last-Modified` is sent: the window of a calendar slides with the studio's clock, so its content
 //! can change with no booking changed, and a date could not say so.
 
-use super::tools::Ctx;
 use crate::domain::CalendarOf;
+use crate::store::Pool;
 use crate::{feeds, ics};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
@@ -29,11 +29,11 @@ fn not_found() -> Response {
 }
 
 /// Answers one feed request.
-pub async fn feed(State(ctx): State<Arc<Ctx>>, Path((kind, file)): Path<(String, String)>, uri: Uri, headers: HeaderMap) -> Response {
+pub async fn feed(State(pool): State<Arc<Pool>>, Path((kind, file)): Path<(String, String)>, uri: Uri, headers: HeaderMap) -> Response {
     let (Some(id), Some(secret)) = (file.strip_suffix(".ics"), key(&uri)) else { return not_found() };
     let Some(of) = CalendarOf::new(&kind, id).filter(|_| kind.ends_with('s')) else { return not_found() };
     let answer = tokio::task::spawn_blocking(move || {
-        ctx.pool.with(|store| -> Result<Option<String>, String> {
+        pool.with(|store| -> Result<Option<String>, String> {
             if !feeds::opens(store, &of, &secret).map_err(|e| e.to_string())? {
                 return Ok(None);
             }

@@ -4,8 +4,9 @@
 //! (the JSON-RPC envelope check), an HTTP request with its headers (served end to end, on an
 //! in-memory connection, by the real front, SDK and tools), and each tool's arguments.
 
-use super::jsonrpc::{self, Verdict};
-use super::{tools, Ctx, HttpConfig, HttpLimits, StudioServer};
+use crate::mcp::front::jsonrpc::{self, Verdict};
+use crate::mcp::server::{tools, Ctx, StudioServer};
+use crate::mcp::{HttpConfig, HttpLimits};
 use crate::store::Pool;
 use crate::tasks::{TaskConfig, Tasks};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, NumberOrString};
@@ -110,10 +111,10 @@ pub fn http_request(bytes: &[u8]) {
         },
         ..HttpConfig::default()
     };
-    let app = or_crash(super::http::app(scratch.server.clone(), &config, tokio_util::sync::CancellationToken::new()), "the default config");
+    let app = or_crash(crate::mcp::front::http::app(scratch.server.clone(), &config, tokio_util::sync::CancellationToken::new()), "the default config");
     scratch.runtime.block_on(async {
         let (client, server) = tokio::io::duplex(1 << 16);
-        let serving = tokio::spawn(super::http::serve_one(server, app, config.limits));
+        let serving = tokio::spawn(crate::mcp::front::http::serve_one(server, app, config.limits));
         let (mut from_server, mut to_server) = tokio::io::split(client);
         let reading = tokio::spawn(async move {
             let mut answer = Vec::new();
@@ -149,7 +150,7 @@ pub fn tool_arguments(index: usize, arguments: &[u8]) {
     let name = spec.tool.name.to_string();
     if name == "reflow_month" {
         // A reflow's solve is the solver's business (and slow): decode and check the request only.
-        if let Ok(args) = serde_json::from_value::<super::wire::ReflowMonthArgs>(Value::Object(arguments)) {
+        if let Ok(args) = serde_json::from_value::<crate::mcp::server::wire::ReflowMonthArgs>(Value::Object(arguments)) {
             let _ = tools::reflow_job(&args, crate::domain::Actor::new("fuzz", "reflow_month"));
         }
         return;

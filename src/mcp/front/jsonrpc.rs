@@ -140,7 +140,7 @@ fn check_call(
 }
 
 /// The request methods the SDK reads into their own types; any other method is served as unknown.
-pub(super) const KNOWN_REQUESTS: &[&str] = &[
+pub(in crate::mcp) const KNOWN_REQUESTS: &[&str] = &[
     PingRequestMethod::VALUE,
     InitializeResultMethod::VALUE,
     DiscoverRequestMethod::VALUE,

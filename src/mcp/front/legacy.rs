@@ -14,10 +14,10 @@
 //! stdio the process's one client; stateless HTTP has no session, so there it lists nothing (a
 //! task id, 160 random bits, still reads it).
 
-use super::tasks::call_tool_result;
-use super::tools::{self, Follow, Reply, ToolError};
-use super::wire::ReflowMonthArgs;
-use super::StudioServer;
+use crate::mcp::server::tasks::call_tool_result;
+use crate::mcp::server::tools::{self, Follow, Reply, ToolError};
+use crate::mcp::server::wire::ReflowMonthArgs;
+use crate::mcp::server::StudioServer;
 use crate::store::{TaskRecord, TaskStatus};
 use crate::auth::Principal;
 use crate::tasks::{ReflowJob, TaskError, Tasks};

@@ -7,14 +7,22 @@
 //! suite's fixture tools, whose in-memory tasks `tasks/*` reach when the durable store does not
 //! know the id; release builds have none of that.
 
+pub(super) mod apps;
+pub(super) mod progress;
+mod prompts;
+mod resources;
+pub(super) mod tasks;
+pub(super) mod tools;
+pub(super) mod wire;
+
+pub use tools::Ctx;
+
 #[cfg(feature = "testing")]
-use super::fixtures::Fixtures;
-use super::apps;
-use super::progress::{Listener, SessionLevel};
-use super::{prompts, resources};
-use super::tasks::{approval, call_tool_result, detailed, task, task_error};
-use super::tools::{self, Caller, Ctx, Follow, ToolError, ToolSpec};
-use super::wire::ReflowMonthArgs;
+use super::testing::fixtures::Fixtures;
+use progress::{Listener, SessionLevel};
+use tasks::{approval, call_tool_result, detailed, task, task_error};
+use tools::{Caller, Follow, ToolError, ToolSpec};
+use wire::ReflowMonthArgs;
 use crate::auth::Principal;
 use crate::domain::Actor;
 use crate::tasks::{ReflowJob, TaskError, Tasks};
@@ -264,7 +272,7 @@ impl ServerHandler for StudioServer {
         let mut extra = vec![apps::resource()];
         #[cfg(feature = "testing")]
         if self.fixtures.is_some() {
-            extra.extend(super::fixture_content::resources());
+            extra.extend(super::testing::fixture_content::resources());
         }
         self.blocking("resources/list", move |ctx| resources::list(ctx, cursor.as_deref(), extra)).await
     }
@@ -278,7 +286,7 @@ impl ServerHandler for StudioServer {
         let mut templates = resources::templates();
         #[cfg(feature = "testing")]
         if self.fixtures.is_some() {
-            templates.resource_templates.extend(super::fixture_content::templates());
+            templates.resource_templates.extend(super::testing::fixture_content::templates());
         }
         Ok(templates)
     }
@@ -294,7 +302,7 @@ impl ServerHandler for StudioServer {
         }
         #[cfg(feature = "testing")]
         if self.fixtures.is_some()
-            && let Some(result) = super::fixture_content::read(&uri)
+            && let Some(result) = super::testing::fixture_content::read(&uri)
         {
             return Ok(ReadResourceResponse::from(result));
         }
@@ -310,7 +318,7 @@ impl ServerHandler for StudioServer {
         let mut listed = prompts::list();
         #[cfg(feature = "testing")]
         if self.fixtures.is_some() {
-            listed.prompts.extend(super::fixture_content::prompts());
+            listed.prompts.extend(super::testing::fixture_content::prompts());
         }
         Ok(listed)
     }
@@ -332,7 +340,7 @@ impl ServerHandler for StudioServer {
         let name = request.name;
         #[cfg(feature = "testing")]
         if self.fixtures.is_some()
-            && let Some(result) = super::fixture_content::prompt(&name, &arguments)
+            && let Some(result) = super::testing::fixture_content::prompt(&name, &arguments)
         {
             return result.map(GetPromptResponse::from);
         }
@@ -348,7 +356,7 @@ impl ServerHandler for StudioServer {
     async fn complete(&self, request: CompleteRequestParams, _context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
         #[cfg(feature = "testing")]
         if self.fixtures.is_some()
-            && let Some(result) = super::fixture_content::complete(&request.r#ref, &request.argument.value)
+            && let Some(result) = super::testing::fixture_content::complete(&request.r#ref, &request.argument.value)
         {
             return Ok(result);
         }
@@ -375,7 +383,7 @@ impl ServerHandler for StudioServer {
         let Some(index) = self.find(&request.name) else {
             #[cfg(feature = "testing")]
             if let Some(fixtures) = self.fixtures.as_ref().filter(|f| f.tool(&request.name).is_some()) {
-                if let Some(result) = super::fixture_content::call(&request.name, &context).await {
+                if let Some(result) = super::testing::fixture_content::call(&request.name, &context).await {
                     return result;
                 }
                 return fixtures.call(request, wants_task).await;
