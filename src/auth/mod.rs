@@ -1,14 +1,13 @@
-//! Who may do what over a network: scopes, the principal a credential names, and the one table
-//! that says which scope each request needs. The HTTP front (`mcp/http/auth.rs`) finds the
-//! principal from an API token (`store/tokens.rs`) or an OAuth access token ([`jwt`], which checks
-//! JWTs against an issuer's published keys) and asks [`needed`] before anything runs; stdio and
-//! HTTP without auth run as the local user, who may do everything. [`secret`] makes the random
+//! Who may do what over a network: scopes and the principal a credential names. The HTTP front
+//! (`mcp/front/http/auth.rs`) finds the principal from an API token (`store/tokens.rs`) or an
+//! OAuth access token ([`jwt`], which checks JWTs against an issuer's published keys), and checks
+//! the scope a request needs (which the MCP edge knows, from its tool table) before anything
+//! runs; stdio and HTTP without auth run as the local user, who may do everything. [`secret`] makes the random
 //! secrets of tokens and feeds and their stored hashes.
 
 pub mod jwt;
 pub mod secret;
 
-use serde_json::Value;
 use std::fmt;
 
 /// A permission a credential carries.
@@ -146,68 +145,9 @@ impl Principal {
     }
 }
 
-/// What a request needs beyond a valid credential.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Need {
-    /// Any authenticated principal: the handshake, discovery and the lists of what exists.
-    Nothing,
-    Scope(Scope),
-}
-
-/// Which tool needs which scope: the table the README and the protected resource metadata show.
-/// `reflow_month` is here for its effect; with `dry_run: true` it needs only [`Scope::StudioRead`].
-pub const TOOL_SCOPES: &[(&str, Scope)] = &[
-    ("list_rooms", Scope::StudioRead),
-    ("query_bookings", Scope::StudioRead),
-    ("get_booking", Scope::StudioRead),
-    ("find_free_slots", Scope::StudioRead),
-    ("list_offline_windows", Scope::StudioRead),
-    ("get_reflow", Scope::StudioRead),
-    ("list_clients", Scope::StudioRead),
-    ("list_engineers", Scope::StudioRead),
-    ("list_changes", Scope::StudioRead),
-    ("create_booking", Scope::BookingsWrite),
-    ("move_booking", Scope::BookingsWrite),
-    ("cancel_booking", Scope::BookingsWrite),
-    ("update_booking", Scope::BookingsWrite),
-    ("create_room", Scope::StudioManage),
-    ("update_room", Scope::StudioManage),
-    ("set_room_offline", Scope::StudioManage),
-    ("remove_offline_window", Scope::StudioManage),
-    ("create_client", Scope::StudioManage),
-    ("update_client", Scope::StudioManage),
-    ("create_engineer", Scope::StudioManage),
-    ("update_engineer", Scope::StudioManage),
-    ("reflow_month", Scope::ReflowApply),
-    ("apply_reflow", Scope::ReflowApply),
-    ("undo_reflow", Scope::ReflowApply),
-];
-
-/// The scope a JSON-RPC request needs, from its method and, for a tool call, the tool's name and
-/// the arguments that change what it does. A tool not in the table (there is none to run) needs
-/// [`Scope::StudioRead`], so an unknown name reveals nothing to a caller without it.
-pub fn needed(method: &str, params: Option<&Value>) -> Need {
-    let params = params.unwrap_or(&Value::Null);
-    match method {
-        "tools/call" => {
-            let tool = params.get("name").and_then(Value::as_str).unwrap_or_default();
-            let scope = TOOL_SCOPES.iter().find(|(name, _)| *name == tool).map_or(Scope::StudioRead, |(_, scope)| *scope);
-            let dry_run = params.pointer("/arguments/dry_run").and_then(Value::as_bool) == Some(true);
-            if tool == "reflow_month" && dry_run { Need::Scope(Scope::StudioRead) } else { Need::Scope(scope) }
-        }
-        // Answering a task's question is approving (or declining) its plan.
-        "tasks/update" => Need::Scope(Scope::ReflowApply),
-        "tasks/get" | "tasks/cancel" | "tasks/list" | "tasks/result" => Need::Scope(Scope::StudioRead),
-        "resources/read" | "resources/list" | "resources/subscribe" | "resources/unsubscribe" | "prompts/get"
-        | "completion/complete" => Need::Scope(Scope::StudioRead),
-        _ => Need::Nothing,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn scopes_parse_and_print() {
@@ -219,23 +159,4 @@ mod tests {
         assert_eq!(Scopes::from_claim("openid studio:read email"), [Scope::StudioRead].into_iter().collect());
     }
 
-    #[test]
-    fn a_dry_run_needs_only_read() {
-        let call = |args: Value| needed("tools/call", Some(&json!({"name": "reflow_month", "arguments": args})));
-        assert_eq!(call(json!({"dry_run": true})), Need::Scope(Scope::StudioRead));
-        assert_eq!(call(json!({"dry_run": false})), Need::Scope(Scope::ReflowApply));
-        assert_eq!(call(json!({})), Need::Scope(Scope::ReflowApply));
-        assert_eq!(needed("tools/call", Some(&json!({"name": "no_such_tool"}))), Need::Scope(Scope::StudioRead));
-        assert_eq!(needed("tools/list", None), Need::Nothing);
-        assert_eq!(needed("tasks/update", None), Need::Scope(Scope::ReflowApply));
-    }
-
-    #[test]
-    fn no_tool_is_listed_twice() {
-        let names: Vec<&str> = TOOL_SCOPES.iter().map(|(name, _)| *name).collect();
-        let mut sorted = names.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(sorted.len(), names.len(), "a tool is in the table twice");
-    }
 }

@@ -102,7 +102,7 @@ impl AuthFlags {
 
     /// The gate for a server listening at `local`, or `None` without authentication.
     /// The flags were checked by [`AuthFlags::check`]: an error here is not the caller's.
-    fn gate(&self, pool: Arc<crate::store::Pool>, local: std::net::SocketAddr) -> anyhow::Result<Option<Arc<crate::mcp::Gate>>> {
+    fn gate(&self, pool: Arc<crate::store::Pool>, local: std::net::SocketAddr, server: &crate::mcp::StudioServer) -> anyhow::Result<Option<Arc<crate::mcp::Gate>>> {
         if !self.on() {
             return Ok(None);
         }
@@ -113,7 +113,7 @@ impl AuthFlags {
             issuer: self.oauth_issuer.clone(),
             limits: crate::mcp::RateLimits { per_principal: self.rate_limit, failures_per_source: self.failure_limit },
         };
-        let gate = crate::mcp::Gate::new(pool, config).map_err(|e| anyhow!(e))?;
+        let gate = crate::mcp::Gate::new(pool, config, server).map_err(|e| anyhow!(e))?;
         Ok(Some(Arc::new(gate)))
     }
 }
@@ -221,7 +221,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
                 http.allowed_hosts.extend(config.auth.resource.as_deref().and_then(crate::mcp::Gate::resource_host));
                 http.allowed_origins.extend(config.allow_origins);
                 http.limits = http_limits;
-                http.auth = config.auth.gate(auth_pool, local)?;
+                http.auth = config.auth.gate(auth_pool, local, &server)?;
                 // Scripts read the first line for the address.
                 eprintln!("studioflow: serving MCP at http://{local}/mcp");
                 if http.auth.is_some() {

@@ -9,6 +9,7 @@
 //! body and idle timeouts and a connection cap (`connections.rs`). The server stops gracefully
 //! when `shutdown` resolves.
 
+mod access;
 mod auth;
 mod authority;
 mod connections;
@@ -265,7 +266,10 @@ impl Front {
             return next.run(Request::from_parts(parts, Body::from(bytes))).await;
         };
         if let (Some(gate), Some(principal)) = (&self.gate, &principal) {
-            if let Err(refusal) = gate.authorize(principal, &message) {
+            let method = message.get("method").and_then(serde_json::Value::as_str).unwrap_or_default();
+            if let Some(scope) = access::needed(self.server.tools(), method, message.get("params"))
+                && let Err(refusal) = gate.authorize(principal, method, scope)
+            {
                 return gate.refuse(refusal);
             }
             parts.extensions.insert(principal.clone());

@@ -15,12 +15,11 @@
 //! task id, 160 random bits, still reads it).
 
 use crate::mcp::server::tasks::call_tool_result;
-use crate::mcp::server::tools::{self, Follow, Reply, ToolError};
-use crate::mcp::server::wire::ReflowMonthArgs;
+use crate::mcp::server::tools::{self, names, Caller, Follow, Reply, ToolError, ToolSpec};
 use crate::mcp::server::StudioServer;
 use crate::store::{TaskRecord, TaskStatus};
 use crate::auth::Principal;
-use crate::tasks::{ReflowJob, TaskError, Tasks};
+use crate::tasks::{TaskError, Tasks};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -97,8 +96,9 @@ fn task_json(record: &TaskRecord) -> Value {
     task
 }
 
-/// Adds what a legacy client needs to see to an SDK answer.
-pub fn rewrite(kind: Rewrite, response: &mut Value) {
+/// Adds what a legacy client needs to see to an SDK answer: the `tasks` capability after its
+/// `initialize`, and `execution.taskSupport: "optional"` on each tool the table lets run as a task.
+fn rewrite(kind: Rewrite, response: &mut Value, tools: &[ToolSpec]) {
     let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) else { return };
     match kind {
         Rewrite::Initialize => {
@@ -108,7 +108,8 @@ pub fn rewrite(kind: Rewrite, response: &mut Value) {
         }
         Rewrite::ToolsList => {
             for tool in result.get_mut("tools").and_then(Value::as_array_mut).into_iter().flatten() {
-                if tool.get("name") == Some(&json!("reflow_month")) {
+                let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+                if tools.iter().any(|spec| spec.name() == name && spec.job.is_some()) {
                     tool["execution"] = json!({"taskSupport": "optional"});
                 }
             }
@@ -173,7 +174,7 @@ impl Legacy {
         let Some(id) = id_key(response) else { return };
         let kind = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
         if let Some(kind) = kind {
-            rewrite(kind, response);
+            rewrite(kind, response, self.server.tools());
         }
     }
 
@@ -199,34 +200,32 @@ impl Legacy {
         }
     }
 
-    /// `tools/call` with `params.task`: `reflow_month` becomes a durable task.
+    /// `tools/call` with `params.task`: a tool the table lets run as a task becomes a durable one.
     async fn call(&self, id: &Value, params: &Value) -> Value {
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
-        if name != "reflow_month" {
+        let Some(job) = self.server.tools().iter().find(|spec| spec.name() == name).and_then(|spec| spec.job) else {
             return error(id, -32602, format!("{name} does not run as a task (its execution.taskSupport is forbidden): call it without params.task"));
-        }
-        let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
-        let args: ReflowMonthArgs = match serde_json::from_value(arguments) {
-            Ok(args) => args,
-            Err(e) => return refused(id, ToolError::Fix(format!("the arguments of reflow_month do not fit its input schema: {e}"))),
         };
-        if args.require_approval {
-            return refused(id, ToolError::Fix(
-                "require_approval needs the io.modelcontextprotocol/tasks extension of protocol 2026-07-28, which this \
-                 client (2025-11-25) does not speak: run reflow_month with dry_run: true, review the plan (get_reflow), then \
-                 apply it with apply_reflow, or run reflow_month again without dry_run"
-                    .into(),
-            ));
-        }
+        let arguments = match params.get("arguments").cloned().unwrap_or(json!({})) {
+            Value::Object(arguments) => arguments,
+            other => return error(id, -32602, format!("params.arguments must be an object, not {other}")),
+        };
         // Stateless HTTP has no session to remember the client's name in.
-        let who = match &self.principal {
-            Some(principal) => principal.name.clone(),
-            None => self.who.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_else(|| "unnamed 2025-11-25 client".to_owned()),
-        };
-        let job = match tools::reflow_job(&args, crate::domain::Actor::new(who, "reflow_month")) {
-            Ok(job) => ReflowJob { owner: self.owner(), ..job },
+        let who = self.who.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let caller = Caller::of(self.principal.as_ref(), Some(who.as_deref().unwrap_or("unnamed 2025-11-25 client")));
+        let job = match job(&caller, arguments) {
+            Ok(job) => job,
             Err(e) => return refused(id, e),
         };
+        if job.require_approval {
+            return refused(id, ToolError::Fix(format!(
+                "require_approval needs the io.modelcontextprotocol/tasks extension of protocol 2026-07-28, which this \
+                 client (2025-11-25) does not speak: run {name} with dry_run: true, review the plan ({}), then apply it \
+                 with {}, or run {name} again without dry_run",
+                names::GET_REFLOW,
+                names::APPLY_REFLOW,
+            )));
+        }
         match self.on_tasks(move |tasks, _| tasks.start_reflow(&job)).await {
             Ok(record) => {
                 tracing::info!(task_id = %record.id, "reflow task created for a 2025-11-25 client");

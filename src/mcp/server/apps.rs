@@ -1,6 +1,6 @@
 //! MCP Apps (`io.modelcontextprotocol/ui`, SEP-1865): the studio's view served as a `ui://`
 //! resource of type `text/html;profile=mcp-app`, and the tool `_meta` (`ui.resourceUri`) that tells
-//! a host to render `query_bookings`, `reflow_month` and `get_reflow` with it. The document and its
+//! a host to render the answers of the tools the table marks as drawn by the view. The document and its
 //! data live in `crate::view`; this file only serves it. Clients that render no apps ignore both,
 //! and see the same text and structured results as before.
 
@@ -14,8 +14,6 @@ pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
 pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
 /// The view's address.
 pub const VIEW_URI: &str = "ui://studioflow/view.html";
-/// The tools whose results the view draws.
-pub const SHOWN_BY: &[&str] = &["query_bookings", "reflow_month", "get_reflow"];
 
 /// The extension's settings, as the server declares them.
 pub fn settings() -> JsonObject {
@@ -24,13 +22,11 @@ pub fn settings() -> JsonObject {
     settings
 }
 
-/// Points a tool of [`SHOWN_BY`] at the view (`_meta.ui.resourceUri`); leaves others alone.
+/// Points a tool at the view (`_meta.ui.resourceUri`): a host renders its answers with it.
 pub fn point_at_view(tool: &mut Tool) {
-    if SHOWN_BY.contains(&tool.name.as_ref()) {
-        let mut meta = tool.meta.take().unwrap_or_default();
-        meta.0.insert("ui".into(), json!({"resourceUri": VIEW_URI}));
-        tool.meta = Some(meta);
-    }
+    let mut meta = tool.meta.take().unwrap_or_default();
+    meta.0.insert("ui".into(), json!({"resourceUri": VIEW_URI}));
+    tool.meta = Some(meta);
 }
 
 /// The resource's `_meta.ui`: a border around it, and no network at all (the host's strictest

@@ -22,13 +22,12 @@ use super::testing::fixtures::Fixtures;
 use progress::{Listener, SessionLevel};
 use tasks::{approval, call_tool_result, detailed, task, task_error};
 use tools::{Caller, Follow, ToolError, ToolSpec};
-use wire::ReflowMonthArgs;
 use crate::auth::Principal;
 use crate::domain::Actor;
-use crate::tasks::{ReflowJob, TaskError, Tasks};
+use crate::tasks::{TaskError, Tasks};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams, CompleteResult,
-    ContentBlock, CreateTaskResult, ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    CreateTaskResult, ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
     GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     UpdateTaskParams,
@@ -37,19 +36,12 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use std::sync::Arc;
 
-/// Who is calling ([`Caller`]): the principal the HTTP front authenticated, or else the local
+/// Who is calling ([`Caller::of`]): the principal the HTTP front authenticated, or else the local
 /// user, named by the client's `clientInfo.name` from the request's `_meta` (2026-07-28) or, for a
 /// legacy client, from its `initialize`.
 fn caller(context: &RequestContext<RoleServer>) -> Caller {
-    if let Some(principal) = principal(context) {
-        return Caller { who: principal.name.clone(), owner: Some(principal.id.clone()) };
-    }
-    let who = context
-        .client_info()
-        .map(|info| info.name.trim().to_owned())
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "unnamed client".to_owned());
-    Caller { who, owner: None }
+    let info = context.client_info();
+    Caller::of(principal(context), info.as_ref().map(|info| info.name.as_str()))
 }
 
 /// The principal the HTTP front put on the request, if it authenticated one.
@@ -82,7 +74,7 @@ enum Holder<'a, T> {
 impl StudioServer {
     pub fn new(ctx: Ctx) -> Self {
         let mut tools = tools::all();
-        for spec in &mut tools {
+        for spec in tools.iter_mut().filter(|spec| spec.drawn) {
             apps::point_at_view(&mut spec.tool);
         }
         StudioServer {
@@ -116,17 +108,10 @@ impl StudioServer {
         self.ctx.tasks.clone()
     }
 
-    /// Starts `reflow_month` as a durable task; the row is committed before this returns.
-    async fn start_reflow_task(&self, arguments: rmcp::model::JsonObject, caller: Caller) -> Result<CallToolResponse, McpError> {
-        let args: ReflowMonthArgs = match serde_json::from_value(serde_json::Value::Object(arguments)) {
-            Ok(args) => args,
-            Err(e) => {
-                let message = format!("the arguments of reflow_month do not fit its input schema: {e}");
-                return Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(message)])));
-            }
-        };
-        let job = match tools::reflow_job(&args, Actor::new(caller.who, "reflow_month")) {
-            Ok(job) => ReflowJob { owner: caller.owner, ..job },
+    /// Starts a task-capable tool as a durable task; the row is committed before this returns.
+    async fn start_task(&self, job: tools::JobOf, arguments: rmcp::model::JsonObject, caller: Caller) -> Result<CallToolResponse, McpError> {
+        let job = match job(&caller, arguments) {
+            Ok(job) => job,
             Err(e) => return call_tool_result(Err(e)).map(CallToolResponse::Complete),
         };
         let tasks = self.tasks();
@@ -176,37 +161,41 @@ impl StudioServer {
             .map_err(|e| McpError::internal_error(format!("{what} stopped: {e}"), None))?
     }
 
-    /// The synchronous reflow for a caller that asked for progress or log messages: the same
-    /// answer as [`Self::run_tool`], with the notifications sent before it.
-    async fn reflow_told(&self, listener: Listener, arguments: rmcp::model::JsonObject, caller: Caller) -> Result<CallToolResult, McpError> {
-        let ctx = self.ctx.clone();
-        let hook = listener.hook();
-        let outcome = tokio::task::spawn_blocking(move || {
-            let call = tools::Call { ctx: &ctx, caller: &caller, tool: "reflow_month" };
-            tools::reflow_month_reply(&call, arguments, Some(hook))
-        })
-            .await
-            .map_err(|e| McpError::internal_error(format!("the reflow_month handler stopped: {e}"), None))?;
-        let (last, failed) = match &outcome {
-            Ok(reply) => (reply.summary.clone(), false),
-            Err(ToolError::Fix(message) | ToolError::Internal(message) | ToolError::Transient(message)) => (message.clone(), true),
-        };
-        listener.finish(last, failed).await;
-        log_failure("reflow_month", &outcome);
-        call_tool_result(outcome)
-    }
-
     fn find(&self, name: &str) -> Option<usize> {
-        self.tools.iter().position(|t| t.tool.name == name)
+        self.tools.iter().position(|t| t.name() == name)
     }
 
-    /// Runs a tool by name and shapes its answer.
-    async fn run_tool(&self, index: usize, arguments: rmcp::model::JsonObject, caller: Caller) -> Result<CallToolResult, McpError> {
+    /// The tool table, for the fronts (the scope a call needs, the 2025-11-25 task wire).
+    pub(in crate::mcp) fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    /// Runs a tool by name and shapes its answer. With `listener` (a task-capable tool whose
+    /// caller asked for progress or log messages) the notifications go out before the answer.
+    async fn run_tool(
+        &self,
+        index: usize,
+        arguments: rmcp::model::JsonObject,
+        caller: Caller,
+        listener: Option<Listener>,
+    ) -> Result<CallToolResult, McpError> {
         let this = self.clone();
-        let name = self.tools[index].tool.name.clone();
-        let outcome = tokio::task::spawn_blocking(move || (this.tools[index].run)(&this.ctx, &caller, arguments))
-            .await
-            .map_err(|e| McpError::internal_error(format!("the {name} handler stopped: {e}"), None))?;
+        let name = self.tools[index].name().to_owned();
+        let progress = listener.as_ref().map(Listener::hook);
+        let outcome = tokio::task::spawn_blocking(move || {
+            let spec = &this.tools[index];
+            let call = tools::Call { ctx: &this.ctx, caller: &caller, tool: spec.name(), progress };
+            (spec.run)(&call, arguments)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("the {name} handler stopped: {e}"), None))?;
+        if let Some(listener) = listener {
+            let (last, failed) = match &outcome {
+                Ok(reply) => (reply.summary.clone(), false),
+                Err(ToolError::Fix(message) | ToolError::Internal(message) | ToolError::Transient(message)) => (message.clone(), true),
+            };
+            listener.finish(last, failed).await;
+        }
         log_failure(&name, &outcome);
         call_tool_result(outcome)
     }
@@ -391,15 +380,17 @@ impl ServerHandler for StudioServer {
             return Err(McpError::invalid_params(format!("unknown tool {:?}: call tools/list to see the tools", request.name), None));
         };
         let caller = caller(&context);
-        if request.name == "reflow_month" && wants_task {
-            return self.start_reflow_task(request.arguments.unwrap_or_default(), caller).await;
+        let arguments = request.arguments.unwrap_or_default();
+        // A tool that may run as a task does so for a client that declared the extension; called
+        // synchronously, it tells its progress to a caller that asked to hear it.
+        if let Some(job) = self.tools[index].job {
+            if wants_task {
+                return self.start_task(job, arguments, caller).await;
+            }
+            let listener = Listener::for_request(&context, &self.log_level);
+            return self.run_tool(index, arguments, caller, listener).await.map(CallToolResponse::Complete);
         }
-        if request.name == "reflow_month"
-            && let Some(listener) = Listener::for_request(&context, &self.log_level)
-        {
-            return self.reflow_told(listener, request.arguments.unwrap_or_default(), caller).await.map(CallToolResponse::Complete);
-        }
-        let result = self.run_tool(index, request.arguments.unwrap_or_default(), caller).await?;
+        let result = self.run_tool(index, arguments, caller, None).await?;
         Ok(CallToolResponse::Complete(result))
     }
 

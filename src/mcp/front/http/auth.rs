@@ -9,13 +9,14 @@
 //!   requests of a source address past its failed authentications of the minute; a valid
 //!   credential from that address is still served, so one misconfigured client behind a shared
 //!   address (a studio's NAT) does not lock the others out;
-//! - 403 with `error="insufficient_scope"` and the `scope` needed, from `auth::needed`, once the
+//! - 403 with `error="insufficient_scope"` and the `scope` needed, from the tool table (`access.rs`), once the
 //!   body is read.
 //!
 //! It also serves the Protected Resource Metadata (RFC 9728). A credential is never passed on.
 
 use crate::auth::jwt::{Rejection, Verifier};
-use crate::auth::{Need, Principal, Scope, Scopes, TOOL_SCOPES};
+use crate::auth::{Principal, Scope, Scopes};
+use crate::mcp::server::StudioServer;
 use crate::store::{Pool, Store, TokenCheck};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -108,19 +109,21 @@ impl Gate {
         Some(parsed.port().map_or_else(|| host.to_owned(), |port| format!("{host}:{port}")))
     }
 
-    pub fn new(pool: Arc<Pool>, config: AuthConfig) -> Result<Gate, String> {
+    /// The gate of `server` (whose tool table says which tool needs which scope).
+    pub fn new(pool: Arc<Pool>, config: AuthConfig, server: &StudioServer) -> Result<Gate, String> {
+        let tools = server.tools();
         Gate::check_resource(&config.resource)?;
         let url = config.resource.trim_end_matches('/');
         let (origin, path) = split_url(url).unwrap_or_else(|| (url.to_owned(), String::new()));
         let metadata_url = format!("{origin}{METADATA_PATH}{path}");
-        let tool_scopes: serde_json::Map<String, Value> = TOOL_SCOPES.iter().map(|(tool, scope)| ((*tool).to_owned(), json!(scope.name()))).collect();
+        let tool_scopes: serde_json::Map<String, Value> = tools.iter().map(|spec| (spec.name().to_owned(), json!(spec.access.most().name()))).collect();
         let mut metadata = json!({
             "resource": url,
             "scopes_supported": Scopes::all().iter().map(Scope::name).collect::<Vec<_>>(),
             "bearer_methods_supported": ["header"],
             "resource_name": "studioflow",
-            // Beyond RFC 9728: which tool needs which scope (reflow_month with dry_run: true
-            // needs only studio:read; tasks/update needs reflow:apply).
+            // Beyond RFC 9728: which tool needs which scope, from the tool table (reflow_month
+            // with dry_run: true needs only studio:read; tasks/update needs reflow:apply).
             "tool_scopes": tool_scopes,
         });
         if let Some(issuer) = &config.issuer {
@@ -238,17 +241,13 @@ impl Gate {
         }
     }
 
-    /// Whether `principal` may make the request `message` (a JSON-RPC request).
-    pub fn authorize(&self, principal: &Principal, message: &Value) -> Result<(), Refusal> {
-        let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
-        match crate::auth::needed(method, message.get("params")) {
-            Need::Nothing => Ok(()),
-            Need::Scope(scope) if principal.scopes.contains(scope) => Ok(()),
-            Need::Scope(scope) => {
-                tracing::info!(principal = %principal.name, %method, scope = scope.name(), "refused: a scope is missing");
-                Err(Refusal::Forbidden { needed: scope, held: principal.scopes })
-            }
+    /// Whether `principal` holds `scope`, which `method` needs (the front knows which).
+    pub fn authorize(&self, principal: &Principal, method: &str, scope: Scope) -> Result<(), Refusal> {
+        if principal.scopes.contains(scope) {
+            return Ok(());
         }
+        tracing::info!(principal = %principal.name, %method, scope = scope.name(), "refused: a scope is missing");
+        Err(Refusal::Forbidden { needed: scope, held: principal.scopes })
     }
 
     /// The HTTP answer to a refusal.

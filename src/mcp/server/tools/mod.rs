@@ -1,8 +1,13 @@
-//! The studio's tools: the table of every tool (name, description, schemas and hints, handler)
-//! and what the handlers share. The handlers live beside this file, one area each (bookings,
-//! rooms, people, reflows, history); they are plain blocking functions over the store pool, run
-//! by the server off the async threads. A failure the caller can act on is a [`ToolError::Fix`],
-//! which the server sends as `isError`.
+//! The studio's tools: one table with every fact about each tool (its name, title, description,
+//! schemas and hints; the scope a call needs; whether the view draws its answer; whether it may
+//! run as a durable task, and how its arguments become that task), and what the handlers share.
+//! Everything else (the authorization check, the view's links, the 2025-11-25 task wire, the
+//! dispatch) is derived from this table, so adding a tool is its handler and one row here. This is
+//! also the only file that spells a tool's name: the rest use [`names`].
+//! The handlers live beside this file, one area each (bookings, rooms, people, reflows,
+//! history); they are plain blocking functions over the store pool, run by the server off the
+//! async threads. A failure the caller can act on is a [`ToolError::Fix`], which the server
+//! sends as `isError`.
 
 mod bookings;
 mod history;
@@ -10,18 +15,48 @@ mod people;
 mod reflows;
 mod rooms;
 
-pub use reflows::{finished_reflow, reflow_job, reflow_month_reply, reflow_refusal, Follow};
+pub use reflows::{finished_reflow, reflow_refusal, Follow};
 
 use super::wire::StatusArg;
+use crate::auth::Scope;
 use crate::domain::{Actor, RoomId, Status, StudioTz};
 use crate::error::Blame;
 use crate::store::{Pool, Store};
-use crate::tasks::Tasks;
+use crate::tasks::{ProgressHook, ReflowJob, Tasks};
 use chrono::{DateTime, Utc};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::{de::DeserializeOwned, Serialize};
 use std::sync::Arc;
+
+/// The tools' names, written once: every other mention of a tool (a message that says which tool
+/// to call next, the client's calls) goes through these.
+pub mod names {
+    pub const LIST_ROOMS: &str = "list_rooms";
+    pub const QUERY_BOOKINGS: &str = "query_bookings";
+    pub const GET_BOOKING: &str = "get_booking";
+    pub const FIND_FREE_SLOTS: &str = "find_free_slots";
+    pub const CREATE_BOOKING: &str = "create_booking";
+    pub const CANCEL_BOOKING: &str = "cancel_booking";
+    pub const MOVE_BOOKING: &str = "move_booking";
+    pub const SET_ROOM_OFFLINE: &str = "set_room_offline";
+    pub const LIST_OFFLINE_WINDOWS: &str = "list_offline_windows";
+    pub const REFLOW_MONTH: &str = "reflow_month";
+    pub const GET_REFLOW: &str = "get_reflow";
+    pub const UPDATE_BOOKING: &str = "update_booking";
+    pub const APPLY_REFLOW: &str = "apply_reflow";
+    pub const UNDO_REFLOW: &str = "undo_reflow";
+    pub const LIST_CLIENTS: &str = "list_clients";
+    pub const CREATE_CLIENT: &str = "create_client";
+    pub const UPDATE_CLIENT: &str = "update_client";
+    pub const LIST_ENGINEERS: &str = "list_engineers";
+    pub const CREATE_ENGINEER: &str = "create_engineer";
+    pub const UPDATE_ENGINEER: &str = "update_engineer";
+    pub const CREATE_ROOM: &str = "create_room";
+    pub const UPDATE_ROOM: &str = "update_room";
+    pub const REMOVE_OFFLINE_WINDOW: &str = "remove_offline_window";
+    pub const LIST_CHANGES: &str = "list_changes";
+}
 
 /// What a handler needs: the database, and the task runner every reflow goes through.
 pub struct Ctx {
@@ -31,19 +66,38 @@ pub struct Ctx {
 
 /// Who is calling. Over HTTP with authentication, the principal the front found: the history
 /// names it, and it owns the tasks it starts. Otherwise (stdio, or HTTP without authentication)
-/// the local user, named for the history by the client's `clientInfo.name`.
+/// the local user, named for the history by the name the client gives itself.
+#[derive(Debug, Clone)]
 pub struct Caller {
     pub who: String,
     /// The principal's id, for task ownership; `None` for the local user.
     pub owner: Option<String>,
 }
 
-/// One call of a tool: the shared context, and who is calling through which tool, for the
-/// history and for the tasks it starts. Derefs to the context.
+impl Caller {
+    /// The one rule of who is calling, for every way in (a tool call, a task request, the
+    /// 2025-11-25 task wire): the authenticated principal, or else the local user under the name
+    /// its client gave (`clientInfo.name`), or "unnamed client".
+    pub fn of(principal: Option<&crate::auth::Principal>, client_name: Option<&str>) -> Caller {
+        match principal {
+            Some(principal) => Caller { who: principal.name.clone(), owner: Some(principal.id.clone()) },
+            None => {
+                let who = client_name.map(str::trim).filter(|name| !name.is_empty()).unwrap_or("unnamed client");
+                Caller { who: who.to_owned(), owner: None }
+            }
+        }
+    }
+}
+
+/// One call of a tool: the shared context, who is calling through which tool (for the history
+/// and for the tasks it starts), and, for a tool that reports progress, whom to tell. Derefs to
+/// the context.
 pub struct Call<'a> {
     pub ctx: &'a Ctx,
     pub caller: &'a Caller,
     pub tool: &'static str,
+    /// Told how a long call goes, when the client asked to hear it (a task-capable tool only).
+    pub progress: Option<ProgressHook>,
 }
 
 impl std::ops::Deref for Call<'_> {
@@ -91,12 +145,72 @@ impl<E: Blame> From<E> for ToolError {
     }
 }
 
-type Handler = dyn Fn(&Ctx, &Caller, JsonObject) -> Result<Reply, ToolError> + Send + Sync;
+type Handler = dyn Fn(&Call<'_>, JsonObject) -> Result<Reply, ToolError> + Send + Sync;
 
-/// One tool: what `tools/list` shows, and what runs on `tools/call`.
+/// What a tool that may run as a durable task makes of its arguments: the job the task runner
+/// runs, owned by the caller. One decoder for every way a task is asked for.
+pub type JobOf = fn(&Caller, JsonObject) -> Result<ReflowJob, ToolError>;
+
+/// One tool, with every fact about it: what `tools/list` shows, the scope a call needs, whether
+/// the view draws its answer, whether it may run as a task, and what runs on `tools/call`.
 pub struct ToolSpec {
+    pub name: &'static str,
     pub tool: Tool,
+    pub access: Access,
+    /// The view (the MCP App) draws this tool's answers.
+    pub drawn: bool,
+    /// `Some` for a tool that may run as a durable task (and report its progress when called
+    /// synchronously): how its arguments become the job.
+    pub job: Option<JobOf>,
     pub run: Box<Handler>,
+}
+
+impl ToolSpec {
+    /// The tool's name, as `tools/list` shows it.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Marks the tool as one whose answers the view draws.
+    fn drawn_by_the_view(mut self) -> ToolSpec {
+        self.drawn = true;
+        self
+    }
+
+    /// Lets the tool run as a durable task, its arguments read by `job`.
+    fn as_task(mut self, job: JobOf) -> ToolSpec {
+        self.job = Some(job);
+        self
+    }
+}
+
+/// The scope a call of a tool needs. Every tool names one: a tool cannot be built without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Always this scope.
+    Needs(Scope),
+    /// `studio:read` for a dry run (`"dry_run": true`, which changes nothing), else this scope.
+    ReadsWhenDry(Scope),
+}
+
+impl Access {
+    /// The scope a call with `arguments` needs.
+    pub fn needed(self, arguments: Option<&serde_json::Value>) -> Scope {
+        match self {
+            Access::Needs(scope) => scope,
+            Access::ReadsWhenDry(scope) => {
+                let dry = arguments.and_then(|a| a.get("dry_run")).and_then(serde_json::Value::as_bool) == Some(true);
+                if dry { Scope::StudioRead } else { scope }
+            }
+        }
+    }
+
+    /// The scope that a call may need at most: what a token must hold to use the tool fully.
+    pub fn most(self) -> Scope {
+        match self {
+            Access::Needs(scope) | Access::ReadsWhenDry(scope) => scope,
+        }
+    }
 }
 
 /// How a tool touches the studio, for its annotations.
@@ -113,7 +227,18 @@ pub(crate) enum Effect {
 /// A tool's handler: its arguments in, its answer and summary out.
 type Run<A, O> = fn(&Call<'_>, A) -> Result<(O, String), ToolError>;
 
-pub(crate) fn spec<A, O>(name: &'static str, title: &str, description: &str, effect: Effect, run: Run<A, O>) -> ToolSpec
+/// Reads a tool's arguments. The path names the argument that does not fit (`start`,
+/// `requires[1]`), so that the caller knows which to change; an error about the whole object (a
+/// missing or unknown field) names the field itself.
+pub fn decode<A: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<A, ToolError> {
+    serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { String::new() } else { format!("{path}: ") };
+        ToolError::Fix(format!("the arguments of {tool} do not fit its input schema: {field}{}", e.into_inner()))
+    })
+}
+
+pub(crate) fn spec<A, O>(name: &'static str, title: &str, description: &str, effect: Effect, access: Access, run: Run<A, O>) -> ToolSpec
 where
     A: DeserializeOwned + JsonSchema + 'static,
     O: Serialize + JsonSchema + 'static,
@@ -129,20 +254,12 @@ where
         .with_title(title)
         .with_raw_output_schema(output)
         .with_annotations(annotations.open_world(false));
-    let run = Box::new(move |ctx: &Ctx, caller: &Caller, args: JsonObject| {
-        // The path names the argument that does not fit (`start`, `requires[1]`), so that the
-        // caller knows which to change; an error about the whole object (a missing or unknown
-        // field) names the field itself.
-        let args: A = serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
-            let path = e.path().to_string();
-            let field = if path == "." { String::new() } else { format!("{path}: ") };
-            ToolError::Fix(format!("the arguments of {name} do not fit its input schema: {field}{}", e.into_inner()))
-        })?;
-        let (out, summary) = run(&Call { ctx, caller, tool: name }, args)?;
+    let run = Box::new(move |call: &Call<'_>, args: JsonObject| {
+        let (out, summary) = run(call, decode(name, args)?)?;
         let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
         Ok(Reply { structured, summary })
     });
-    ToolSpec { tool, run }
+    ToolSpec { name, tool, access, drawn: false, job: None, run }
 }
 
 /// A derived schema in the JSON Schema 2020-12 vocabulary that every validator knows: schemars
@@ -189,33 +306,33 @@ fn known_vocabulary(schema: Arc<JsonObject>) -> Arc<JsonObject> {
     }
 }
 
-/// Every tool, in the order `tools/list` shows them.
+/// Every tool, in the order `tools/list` shows them: the table.
 pub fn all() -> Vec<ToolSpec> {
     vec![
-        spec("list_rooms", "List rooms", "List the studio's rooms: capacity, features, weekly opening hours, turnaround, and offline windows that have not ended.", Effect::Read, rooms::list_rooms),
-        spec("query_bookings", "Query bookings", "List bookings in start order, filtered by time, room, client, engineer, series or status, a page at a time (pass next_cursor back as cursor).", Effect::Read, bookings::query_bookings),
-        spec("get_booking", "Get a booking", "One booking, with its recurring series and the reflows that moved it.", Effect::Read, bookings::get_booking),
-        spec("find_free_slots", "Find free slots", "Find where a session of a given length fits: opening hours, offline windows, turnaround buffers, capacity and features are respected. Gives the earliest start of each free window and the latest start that still fits.", Effect::Read, bookings::find_free_slots),
-        spec("create_booking", "Create a booking", "Book a session, or a recurring series with an RRULE (all sessions or none). Refused with the conflicting booking named when the room, client or engineer is taken, or the room is closed or offline. Use idempotency_key to retry safely.", Effect::Add, bookings::create_booking),
-        spec("cancel_booking", "Cancel a booking", "Cancel a booking, or the following sessions of its series, or every session of its series that has not started.", Effect::Change { idempotent: false }, bookings::cancel_booking),
-        spec("move_booking", "Move a booking", "Move a booking to a new start and optionally a new room, keeping its length, under the same checks as a new booking.", Effect::Change { idempotent: true }, bookings::move_booking),
-        spec("set_room_offline", "Take a room offline", "Mark a room out of use for a time (repairs, maintenance). It moves nothing: it says how many bookings are affected; run reflow_month to move them.", Effect::Add, rooms::set_room_offline),
-        spec("list_offline_windows", "List offline windows", "List the windows when rooms are out of use.", Effect::Read, rooms::list_offline_windows),
-        spec("reflow_month", "Reflow a month", "Move every booking of a month that sits in an offline room to a compatible room or a nearby time on the same day, with no double-booking of rooms, clients or engineers; solved as an optimisation. Gives the moves and, for each booking it could not place, why. dry_run plans without moving.", Effect::Change { idempotent: false }, reflows::reflow_month),
-        spec("get_reflow", "Get a reflow", "A stored reflow: its request, its moves, its unresolved bookings with their reasons, and whether it was applied or undone.", Effect::Read, reflows::get_reflow),
-        spec("update_booking", "Update a booking", "Change a booking's engineer, party size, needs, notes, status (confirm a hold), pin or hold, for one session or the rest of its series; checked exactly like a new booking.", Effect::Change { idempotent: true }, bookings::update_booking),
-        spec("apply_reflow", "Apply a reflow plan", "Apply a plan that reflow_month made with dry_run: true, if every booking is still where the plan found it and no reflow of its month is under way. The look-then-approve flow for clients without the tasks extension.", Effect::Change { idempotent: false }, reflows::apply_reflow),
-        spec("undo_reflow", "Undo a reflow", "Put every booking an applied reflow moved back where it was, in one step, if none changed since and every old place is free (a room still offline refuses it). At most once.", Effect::Change { idempotent: false }, reflows::undo_reflow),
-        spec("list_clients", "List clients", "List the studio's clients, by id, filtered by part of an id or name and by active, a page at a time (pass next_cursor back as cursor).", Effect::Read, people::list_clients),
-        spec("create_client", "Add a client", "Add a client (name, email, phone, notes); the id is made from the name unless given. The client can be booked at once.", Effect::Add, people::create_client),
-        spec("update_client", "Update a client", "Change a client's name, email, phone or notes, or deactivate them (active: false: they cannot be booked; their future bookings stay and are listed).", Effect::Change { idempotent: true }, people::update_client),
-        spec("list_engineers", "List engineers", "List the studio's engineers, by id, filtered by part of an id or name and by active, a page at a time (pass next_cursor back as cursor).", Effect::Read, people::list_engineers),
-        spec("create_engineer", "Add an engineer", "Add an engineer (name, email, phone, notes, skills); the id is made from the name unless given.", Effect::Add, people::create_engineer),
-        spec("update_engineer", "Update an engineer", "Change an engineer's name, contact details, notes or skills, or deactivate them (active: false: they cannot be booked; their future bookings stay and are listed).", Effect::Change { idempotent: true }, people::update_engineer),
-        spec("create_room", "Add a room", "Add a room: id, name, capacity, features, weekly opening hours (as list_rooms shows them) and turnaround.", Effect::Add, rooms::create_room),
-        spec("update_room", "Update a room", "Change a room's name, capacity, features, opening hours or turnaround, or retire it (active: false). A change that would put future bookings out of the room is refused listing them; with force: true it is applied and they are displaced, ready for reflow_month.", Effect::Change { idempotent: true }, rooms::update_room),
-        spec("remove_offline_window", "Remove an offline window", "End a room's offline window early (the repair is done); says which bookings a reflow moved out of it could now go back.", Effect::Change { idempotent: false }, rooms::remove_offline_window),
-        spec("list_changes", "List changes", "The studio's history in commit order: every change to a booking, room, client, engineer or offline window, with who, when, through what, and the fields before and after. Pass next_cursor back as since to follow it without missing or repeating a change.", Effect::Read, history::list_changes),
+        spec(names::LIST_ROOMS, "List rooms", "List the studio's rooms: capacity, features, weekly opening hours, turnaround, and offline windows that have not ended.", Effect::Read, Access::Needs(Scope::StudioRead), rooms::list_rooms),
+        spec(names::QUERY_BOOKINGS, "Query bookings", "List bookings in start order, filtered by time, room, client, engineer, series or status, a page at a time (pass next_cursor back as cursor).", Effect::Read, Access::Needs(Scope::StudioRead), bookings::query_bookings).drawn_by_the_view(),
+        spec(names::GET_BOOKING, "Get a booking", "One booking, with its recurring series and the reflows that moved it.", Effect::Read, Access::Needs(Scope::StudioRead), bookings::get_booking),
+        spec(names::FIND_FREE_SLOTS, "Find free slots", "Find where a session of a given length fits: opening hours, offline windows, turnaround buffers, capacity and features are respected. Gives the earliest start of each free window and the latest start that still fits.", Effect::Read, Access::Needs(Scope::StudioRead), bookings::find_free_slots),
+        spec(names::CREATE_BOOKING, "Create a booking", "Book a session, or a recurring series with an RRULE (all sessions or none). Refused with the conflicting booking named when the room, client or engineer is taken, or the room is closed or offline. Use idempotency_key to retry safely.", Effect::Add, Access::Needs(Scope::BookingsWrite), bookings::create_booking),
+        spec(names::CANCEL_BOOKING, "Cancel a booking", "Cancel a booking, or the following sessions of its series, or every session of its series that has not started.", Effect::Change { idempotent: false }, Access::Needs(Scope::BookingsWrite), bookings::cancel_booking),
+        spec(names::MOVE_BOOKING, "Move a booking", "Move a booking to a new start and optionally a new room, keeping its length, under the same checks as a new booking.", Effect::Change { idempotent: true }, Access::Needs(Scope::BookingsWrite), bookings::move_booking),
+        spec(names::SET_ROOM_OFFLINE, "Take a room offline", "Mark a room out of use for a time (repairs, maintenance). It moves nothing: it says how many bookings are affected; run reflow_month to move them.", Effect::Add, Access::Needs(Scope::StudioManage), rooms::set_room_offline),
+        spec(names::LIST_OFFLINE_WINDOWS, "List offline windows", "List the windows when rooms are out of use.", Effect::Read, Access::Needs(Scope::StudioRead), rooms::list_offline_windows),
+        spec(names::REFLOW_MONTH, "Reflow a month", "Move every booking of a month that sits in an offline room to a compatible room or a nearby time on the same day, with no double-booking of rooms, clients or engineers; solved as an optimisation. Gives the moves and, for each booking it could not place, why. dry_run plans without moving.", Effect::Change { idempotent: false }, Access::ReadsWhenDry(Scope::ReflowApply), reflows::reflow_month).drawn_by_the_view().as_task(reflows::job),
+        spec(names::GET_REFLOW, "Get a reflow", "A stored reflow: its request, its moves, its unresolved bookings with their reasons, and whether it was applied or undone.", Effect::Read, Access::Needs(Scope::StudioRead), reflows::get_reflow).drawn_by_the_view(),
+        spec(names::UPDATE_BOOKING, "Update a booking", "Change a booking's engineer, party size, needs, notes, status (confirm a hold), pin or hold, for one session or the rest of its series; checked exactly like a new booking.", Effect::Change { idempotent: true }, Access::Needs(Scope::BookingsWrite), bookings::update_booking),
+        spec(names::APPLY_REFLOW, "Apply a reflow plan", "Apply a plan that reflow_month made with dry_run: true, if every booking is still where the plan found it and no reflow of its month is under way. The look-then-approve flow for clients without the tasks extension.", Effect::Change { idempotent: false }, Access::Needs(Scope::ReflowApply), reflows::apply_reflow),
+        spec(names::UNDO_REFLOW, "Undo a reflow", "Put every booking an applied reflow moved back where it was, in one step, if none changed since and every old place is free (a room still offline refuses it). At most once.", Effect::Change { idempotent: false }, Access::Needs(Scope::ReflowApply), reflows::undo_reflow),
+        spec(names::LIST_CLIENTS, "List clients", "List the studio's clients, by id, filtered by part of an id or name and by active, a page at a time (pass next_cursor back as cursor).", Effect::Read, Access::Needs(Scope::StudioRead), people::list_clients),
+        spec(names::CREATE_CLIENT, "Add a client", "Add a client (name, email, phone, notes); the id is made from the name unless given. The client can be booked at once.", Effect::Add, Access::Needs(Scope::StudioManage), people::create_client),
+        spec(names::UPDATE_CLIENT, "Update a client", "Change a client's name, email, phone or notes, or deactivate them (active: false: they cannot be booked; their future bookings stay and are listed).", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), people::update_client),
+        spec(names::LIST_ENGINEERS, "List engineers", "List the studio's engineers, by id, filtered by part of an id or name and by active, a page at a time (pass next_cursor back as cursor).", Effect::Read, Access::Needs(Scope::StudioRead), people::list_engineers),
+        spec(names::CREATE_ENGINEER, "Add an engineer", "Add an engineer (name, email, phone, notes, skills); the id is made from the name unless given.", Effect::Add, Access::Needs(Scope::StudioManage), people::create_engineer),
+        spec(names::UPDATE_ENGINEER, "Update an engineer", "Change an engineer's name, contact details, notes or skills, or deactivate them (active: false: they cannot be booked; their future bookings stay and are listed).", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), people::update_engineer),
+        spec(names::CREATE_ROOM, "Add a room", "Add a room: id, name, capacity, features, weekly opening hours (as list_rooms shows them) and turnaround.", Effect::Add, Access::Needs(Scope::StudioManage), rooms::create_room),
+        spec(names::UPDATE_ROOM, "Update a room", "Change a room's name, capacity, features, opening hours or turnaround, or retire it (active: false). A change that would put future bookings out of the room is refused listing them; with force: true it is applied and they are displaced, ready for reflow_month.", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), rooms::update_room),
+        spec(names::REMOVE_OFFLINE_WINDOW, "Remove an offline window", "End a room's offline window early (the repair is done); says which bookings a reflow moved out of it could now go back.", Effect::Change { idempotent: false }, Access::Needs(Scope::StudioManage), rooms::remove_offline_window),
+        spec(names::LIST_CHANGES, "List changes", "The studio's history in commit order: every change to a booking, room, client, engineer or offline window, with who, when, through what, and the fields before and after. Pass next_cursor back as since to follow it without missing or repeating a change.", Effect::Read, Access::Needs(Scope::StudioRead), history::list_changes),
     ]
 }
 

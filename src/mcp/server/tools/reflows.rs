@@ -5,22 +5,29 @@
 //! one-live-reflow-per-month rule.
 
 use super::super::wire::{self, *};
-use super::{plural, room_id, Call, Reply, ToolError};
+use super::{decode, names, plural, room_id, Call, Caller, ToolError};
 use crate::domain::Actor;
 use crate::reflow::{self, Month, ReflowError, ReflowRequest, DEFAULT_MAX_SHIFT};
 use crate::store::{as_task, StoreError, TaskOutcome};
-use crate::tasks::{ProgressHook, ReflowJob, TaskError, TaskView};
+use crate::tasks::{ReflowJob, TaskError, TaskView};
 use rmcp::model::JsonObject;
 
-/// Reads a reflow request; shared with the task path. The request's own checks (rooms, shift)
-/// are the reflow's, made once when its month is exported.
-pub fn reflow_job(a: &ReflowMonthArgs, actor: Actor) -> Result<ReflowJob, ToolError> {
+/// Reads a reflow request. The request's own checks (rooms, shift) are the reflow's, made once
+/// when its month is exported.
+fn reflow_job(a: &ReflowMonthArgs, actor: Actor, owner: Option<String>) -> Result<ReflowJob, ToolError> {
     let request = ReflowRequest {
         month: Month::parse(&a.month)?,
         offline_rooms: a.offline_rooms.iter().map(|r| room_id(r)).collect(),
         max_shift_minutes: a.max_shift_minutes.unwrap_or(DEFAULT_MAX_SHIFT),
     };
-    Ok(ReflowJob { request, dry_run: a.dry_run, require_approval: a.require_approval, actor, owner: None })
+    Ok(ReflowJob { request, dry_run: a.dry_run, require_approval: a.require_approval, actor, owner })
+}
+
+/// `reflow_month`'s arguments as the durable job a task runs, owned by the caller: the one
+/// decoder of every way a reflow task is asked for (the Tasks extension, the 2025-11-25 task wire).
+pub fn job(caller: &Caller, arguments: JsonObject) -> Result<ReflowJob, ToolError> {
+    let a: ReflowMonthArgs = decode(names::REFLOW_MONTH, arguments)?;
+    reflow_job(&a, Actor::new(caller.who.as_str(), names::REFLOW_MONTH), caller.owner.clone())
 }
 
 /// How the caller follows a reflow: as a task it polls, or by waiting for the answer.
@@ -50,35 +57,21 @@ pub fn reflow_refusal(e: TaskError, follow: Follow) -> ToolError {
     }
 }
 
+/// The synchronous `reflow_month`: the same task runner a task uses, waited for, telling the
+/// call's progress hook (if the client asked to hear) how the solve goes before it returns.
 pub fn reflow_month(ctx: &Call<'_>, a: ReflowMonthArgs) -> Result<(ReflowOut, String), ToolError> {
-    reflow_month_watched(ctx, a, None)
-}
-
-/// The synchronous `reflow_month` for a caller that wants its progress (a `progressToken`, or
-/// log messages): the same answer, with `hook` told how the solve goes before it returns.
-pub fn reflow_month_reply(ctx: &Call<'_>, arguments: JsonObject, hook: Option<ProgressHook>) -> Result<Reply, ToolError> {
-    let a: ReflowMonthArgs = serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." { String::new() } else { format!("{path}: ") };
-        ToolError::Fix(format!("the arguments of reflow_month do not fit its input schema: {field}{}", e.into_inner()))
-    })?;
-    let (out, summary) = reflow_month_watched(ctx, a, hook)?;
-    let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
-    Ok(Reply { structured, summary })
-}
-
-fn reflow_month_watched(ctx: &Call<'_>, a: ReflowMonthArgs, hook: Option<ProgressHook>) -> Result<(ReflowOut, String), ToolError> {
-    let job = ReflowJob { owner: ctx.caller.owner.clone(), ..reflow_job(&a, ctx.actor())? };
+    let job = reflow_job(&a, ctx.actor(), ctx.caller.owner.clone())?;
     if job.require_approval {
-        return Err(ToolError::Fix(
+        return Err(ToolError::Fix(format!(
             "require_approval needs a client that declares the io.modelcontextprotocol/tasks extension; \
-             without it, run with dry_run: true, review the moves, then run again without dry_run"
-                .into(),
-        ));
+             without it, run {} with dry_run: true, review the moves, then apply the plan with {}",
+            names::REFLOW_MONTH,
+            names::APPLY_REFLOW
+        )));
     }
     // The same runner as a task, waited for: the per-month lock, retries of a stale plan and the
     // final summary hold on this path by construction.
-    let view = ctx.tasks.reflow_watched(&job, hook).map_err(|e| reflow_refusal(e, Follow::Wait))?;
+    let view = ctx.tasks.reflow_watched(&job, ctx.progress.clone()).map_err(|e| reflow_refusal(e, Follow::Wait))?;
     finished_reflow(&view)
 }
 
