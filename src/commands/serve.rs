@@ -199,41 +199,41 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         tracing::info!(resumed, "resumed reflow tasks left working");
     }
     tasks.start_leases()?;
-    #[allow(unused_mut)]
-    let mut server = crate::mcp::StudioServer::new(crate::mcp::Ctx { pool, tasks: tasks.clone() });
-    #[cfg(feature = "testing")]
-    if config.conformance_fixtures {
-        tracing::warn!("serving the conformance suite's fixture tools (--conformance-fixtures): for tests only");
-        server = server.with_conformance_fixtures();
-    }
+    let server = crate::mcp::StudioServer::new(crate::mcp::Ctx { pool, tasks: tasks.clone() });
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let outcome = runtime.block_on(async move {
         tokio::spawn(sweep_expired(tasks, ttl));
         tokio::spawn(release_expired_holds(holds));
-        match config.http {
-            None => crate::mcp::serve_stdio(server).await,
-            Some(address) => {
-                let listener = tokio::net::TcpListener::bind(address).await.with_context(|| format!("listening on {address}"))?;
-                let local = listener.local_addr()?;
-                let mut http = crate::mcp::HttpConfig::default();
-                http.allowed_hosts.extend(config.allow_hosts);
-                // The public URL's host is where clients reach the server (through a proxy, say).
-                http.allowed_hosts.extend(config.auth.resource.as_deref().and_then(crate::mcp::Gate::resource_host));
-                http.allowed_origins.extend(config.allow_origins);
-                http.limits = http_limits;
-                http.auth = config.auth.gate(auth_pool, local, &server)?;
-                // Scripts read the first line for the address.
-                eprintln!("studioflow: serving MCP at http://{local}/mcp");
-                if http.auth.is_some() {
-                    eprintln!("studioflow: every request needs a bearer token");
-                }
-                crate::mcp::serve_http(server, listener, http, shutdown_signal()).await
-            }
+        #[cfg(feature = "testing")]
+        if config.conformance_fixtures {
+            tracing::warn!("serving the conformance suite's fixture tools (--conformance-fixtures): for tests only");
+            return listen(crate::mcp::FixtureServer::new(server), config, http_limits, auth_pool).await;
         }
+        listen(server, config, http_limits, auth_pool).await
     });
     // A pending read of stdin cannot be cancelled: do not wait for it at exit.
     runtime.shutdown_background();
     outcome.map_err(CommandError::Failed)
+}
+
+/// Serves `server` on stdio, or over HTTP at the configured address, until the end.
+async fn listen(server: impl crate::mcp::Served, config: ServeConfig, http_limits: crate::mcp::HttpLimits, auth_pool: Arc<crate::store::Pool>) -> anyhow::Result<()> {
+    let Some(address) = config.http else { return crate::mcp::serve_stdio(server).await };
+    let listener = tokio::net::TcpListener::bind(address).await.with_context(|| format!("listening on {address}"))?;
+    let local = listener.local_addr()?;
+    let mut http = crate::mcp::HttpConfig::default();
+    http.allowed_hosts.extend(config.allow_hosts);
+    // The public URL's host is where clients reach the server (through a proxy, say).
+    http.allowed_hosts.extend(config.auth.resource.as_deref().and_then(crate::mcp::Gate::resource_host));
+    http.allowed_origins.extend(config.allow_origins);
+    http.limits = http_limits;
+    http.auth = config.auth.gate(auth_pool, local, server.studio())?;
+    // Scripts read the first line for the address.
+    eprintln!("studioflow: serving MCP at http://{local}/mcp");
+    if http.auth.is_some() {
+        eprintln!("studioflow: every request needs a bearer token");
+    }
+    crate::mcp::serve_http(server, listener, http, shutdown_signal()).await
 }
 
 /// Deletes expired tasks a few times per time to live, at least once a minute, for as long as the

@@ -19,7 +19,7 @@ pub use auth::{AuthConfig, Gate, RateLimits};
 
 use super::jsonrpc::{self, Verdict};
 use super::legacy::{Legacy, Route};
-use crate::mcp::server::StudioServer;
+use crate::mcp::server::{Served, StudioServer};
 use crate::auth::Principal;
 use authority::Guard;
 use cors::Cors;
@@ -110,7 +110,7 @@ impl Default for HttpConfig {
 
 /// Serves `/mcp` on `listener` until `shutdown` resolves, then lets requests in flight finish.
 pub async fn serve_http(
-    server: StudioServer,
+    server: impl Served,
     listener: TcpListener,
     config: HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -130,7 +130,7 @@ pub async fn serve_http(
 }
 
 /// `/mcp`: the SDK's service behind the front's checks. `cancel` stops the SDK's work.
-pub(in crate::mcp) fn app(server: StudioServer, config: &HttpConfig, cancel: CancellationToken) -> anyhow::Result<axum::Router> {
+pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: CancellationToken) -> anyhow::Result<axum::Router> {
     let guard = Guard::new(&config.allowed_hosts, &config.allowed_origins)
         .map_err(|e| anyhow::anyhow!("--allow-host or --allow-origin: {e}"))?;
     let mut sdk_config = StreamableHttpServerConfig::default()
@@ -141,11 +141,11 @@ pub(in crate::mcp) fn app(server: StudioServer, config: &HttpConfig, cancel: Can
         .with_json_response(true)
         .with_cancellation_token(cancel);
     sdk_config.sse_keep_alive = None;
-    let ctx = server.ctx();
-    let front_server = server.clone();
+    let studio = server.studio().clone();
+    let ctx = studio.ctx();
     let service = StreamableHttpService::new(move || Ok(server.for_one_request()), Arc::new(NeverSessionManager::default()), sdk_config);
     let gate = config.auth.clone();
-    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout, server: front_server, gate: gate.clone() });
+    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout, server: studio, gate: gate.clone() });
     let mut router = axum::Router::new()
         .route_service(ENDPOINT, service)
         // The calendar feeds (not MCP), behind the same Host and Origin checks; their URLs hold their own secrets.

@@ -6,7 +6,7 @@
 
 use super::jsonrpc::{self, Verdict};
 use super::legacy::{Legacy, Route};
-use crate::mcp::server::StudioServer;
+use crate::mcp::server::Served;
 use rmcp::ServiceExt;
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,13 +18,13 @@ use tokio::sync::mpsc;
 const MAX_LINE: usize = 4 << 20;
 
 /// Serves MCP on stdin and stdout until stdin closes.
-pub async fn serve_stdio(server: StudioServer) -> anyhow::Result<()> {
+pub async fn serve_stdio(server: impl Served) -> anyhow::Result<()> {
     serve_lines(server, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
 /// Serves MCP on any pair of byte streams; `serve_stdio` with the process's own.
 pub async fn serve_lines(
-    server: StudioServer,
+    server: impl Served,
     input: impl AsyncRead + Unpin + Send + 'static,
     mut output: impl AsyncWrite + Unpin + Send + 'static,
 ) -> anyhow::Result<()> {
@@ -42,7 +42,7 @@ pub async fn serve_lines(
     });
     let replies = lines_out.clone();
     // The 2025-11-25 task wire, which the SDK does not speak, for this session.
-    let legacy = Legacy::session(server.clone());
+    let legacy = Legacy::session(server.studio().clone());
     let rewriter = legacy.clone();
     let forward_replies = tokio::spawn(async move {
         let mut from_sdk = BufReader::new(from_sdk).lines();

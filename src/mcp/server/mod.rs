@@ -3,9 +3,8 @@
 //! turns the answer into a `CallToolResult` with structured content and a one-line summary.
 //! Resources, prompts and completions are answered from `resources.rs` and `prompts.rs`; a
 //! synchronous reflow that asked for progress or log messages goes through `progress.rs`.
-//! Built with the `testing` feature, `serve --conformance-fixtures` also serves the conformance
-//! suite's fixture tools, whose in-memory tasks `tasks/*` reach when the durable store does not
-//! know the id; release builds have none of that.
+//! The fronts serve any [`Served`] handler: this one, or the conformance suite's wrapper around
+//! it (`mcp/testing`), which alone knows of fixtures.
 
 pub(super) mod apps;
 pub(super) mod progress;
@@ -17,8 +16,6 @@ pub(super) mod wire;
 
 pub use tools::Ctx;
 
-#[cfg(feature = "testing")]
-use super::testing::fixtures::Fixtures;
 use progress::{Listener, SessionLevel};
 use tasks::{approval, call_tool_result, detailed, task, task_error};
 use tools::{Caller, Follow, ToolError, ToolSpec};
@@ -56,19 +53,27 @@ pub struct StudioServer {
     tools: Arc<Vec<ToolSpec>>,
     /// The log level asked for with the legacy `logging/setLevel`, for this session.
     log_level: SessionLevel,
-    /// The conformance suite's fixture tools; `None` (the default) serves none of them.
-    #[cfg(feature = "testing")]
-    fixtures: Option<Arc<Fixtures>>,
 }
 
-/// Who holds a task: the durable store (with its answer), or the in-memory conformance fixtures.
-enum Holder<'a, T> {
-    Durable(T),
-    #[cfg(feature = "testing")]
-    Fixture(&'a Fixtures),
-    #[cfg(not(feature = "testing"))]
-    #[allow(dead_code)]
-    Never(std::marker::PhantomData<&'a ()>),
+/// What the fronts serve: an MCP handler over the studio. The studio server itself, or (in test
+/// builds) the conformance suite's wrapper around it, which adds its fixture tools.
+pub trait Served: ServerHandler + Clone + Send + Sync + 'static {
+    /// The studio server inside: its tool table and context, for the fronts' own checks.
+    fn studio(&self) -> &StudioServer;
+
+    /// A copy for one stateless HTTP request: the same studio, and a log level of its own (there
+    /// is no session for `logging/setLevel` to last in).
+    fn for_one_request(&self) -> Self;
+}
+
+impl Served for StudioServer {
+    fn studio(&self) -> &StudioServer {
+        self
+    }
+
+    fn for_one_request(&self) -> StudioServer {
+        StudioServer { log_level: SessionLevel::default(), ..self.clone() }
+    }
 }
 
 impl StudioServer {
@@ -77,26 +82,7 @@ impl StudioServer {
         for spec in tools.iter_mut().filter(|spec| spec.drawn) {
             apps::point_at_view(&mut spec.tool);
         }
-        StudioServer {
-            ctx: Arc::new(ctx),
-            tools: Arc::new(tools),
-            log_level: SessionLevel::default(),
-            #[cfg(feature = "testing")]
-            fixtures: None,
-        }
-    }
-
-    /// Also lists and serves the conformance suite's fixture tools (tests only).
-    #[cfg(feature = "testing")]
-    pub fn with_conformance_fixtures(mut self) -> Self {
-        self.fixtures = Some(Arc::new(Fixtures::new()));
-        self
-    }
-
-    /// A copy for one stateless HTTP request: the same studio, and a log level of its own (there
-    /// is no session for `logging/setLevel` to last in).
-    pub(super) fn for_one_request(&self) -> StudioServer {
-        StudioServer { log_level: SessionLevel::default(), ..self.clone() }
+        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools), log_level: SessionLevel::default() }
     }
 
     /// The database and task runner, for the HTTP routes beside `/mcp` (the calendar feeds).
@@ -127,26 +113,21 @@ impl StudioServer {
         }
     }
 
-    /// Runs `f` on the durable task store, off the async threads. A task id the store does not know
-    /// goes to the conformance fixtures, when they are served.
-    /// `f` is given the task id and the caller's principal, which alone may see the task.
+    /// Runs `f` on the durable task store, off the async threads, with the task id and the
+    /// caller's principal, which alone may see the task.
     async fn on_task<T: Send + 'static>(
         &self,
         id: &str,
         context: &RequestContext<RoleServer>,
         f: impl FnOnce(&Tasks, &str, Option<&str>) -> Result<T, TaskError> + Send + 'static,
-    ) -> Result<Holder<'_, T>, McpError> {
+    ) -> Result<T, McpError> {
         let tasks = self.tasks();
         let key = id.to_owned();
         let owner = caller(context).owner;
-        let outcome = tokio::task::spawn_blocking(move || f(&tasks, &key, owner.as_deref()))
+        tokio::task::spawn_blocking(move || f(&tasks, &key, owner.as_deref()))
             .await
-            .map_err(|e| McpError::internal_error(format!("the task request stopped: {e}"), None))?;
-        #[cfg(feature = "testing")]
-        if let (Err(TaskError::Unknown(_)), Some(fixtures)) = (&outcome, self.fixtures.as_deref()) {
-            return Ok(Holder::Fixture(fixtures));
-        }
-        outcome.map(Holder::Durable).map_err(task_error)
+            .map_err(|e| McpError::internal_error(format!("the task request stopped: {e}"), None))?
+            .map_err(task_error)
     }
 
     /// Runs a blocking handler (SQLite) off the async threads.
@@ -241,13 +222,7 @@ impl ServerHandler for StudioServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        #[allow(unused_mut)]
-        let mut tools: Vec<Tool> = self.tools.iter().map(|t| t.tool.clone()).collect();
-        #[cfg(feature = "testing")]
-        if let Some(fixtures) = &self.fixtures {
-            tools.extend(fixtures.tools());
-        }
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(self.tools.iter().map(|t| t.tool.clone()).collect()))
     }
 
     async fn list_resources(
@@ -257,13 +232,7 @@ impl ServerHandler for StudioServer {
     ) -> Result<ListResourcesResult, McpError> {
         let cursor = request.and_then(|r| r.cursor);
         // The view (MCP Apps) is a resource like the calendars, listed first.
-        #[allow(unused_mut)]
-        let mut extra = vec![apps::resource()];
-        #[cfg(feature = "testing")]
-        if self.fixtures.is_some() {
-            extra.extend(super::testing::fixture_content::resources());
-        }
-        self.blocking("resources/list", move |ctx| resources::list(ctx, cursor.as_deref(), extra)).await
+        self.blocking("resources/list", move |ctx| resources::list(ctx, cursor.as_deref(), vec![apps::resource()])).await
     }
 
     async fn list_resource_templates(
@@ -271,13 +240,7 @@ impl ServerHandler for StudioServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        #[allow(unused_mut)]
-        let mut templates = resources::templates();
-        #[cfg(feature = "testing")]
-        if self.fixtures.is_some() {
-            templates.resource_templates.extend(super::testing::fixture_content::templates());
-        }
-        Ok(templates)
+        Ok(resources::templates())
     }
 
     async fn read_resource(
@@ -289,12 +252,6 @@ impl ServerHandler for StudioServer {
         if let Some(view) = apps::read(&uri) {
             return Ok(ReadResourceResponse::from(view));
         }
-        #[cfg(feature = "testing")]
-        if self.fixtures.is_some()
-            && let Some(result) = super::testing::fixture_content::read(&uri)
-        {
-            return Ok(ReadResourceResponse::from(result));
-        }
         self.blocking("resources/read", move |ctx| resources::read(ctx, &uri)).await.map(ReadResourceResponse::from)
     }
 
@@ -303,13 +260,7 @@ impl ServerHandler for StudioServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        #[allow(unused_mut)]
-        let mut listed = prompts::list();
-        #[cfg(feature = "testing")]
-        if self.fixtures.is_some() {
-            listed.prompts.extend(super::testing::fixture_content::prompts());
-        }
-        Ok(listed)
+        Ok(prompts::list())
     }
 
     async fn get_prompt(
@@ -327,12 +278,6 @@ impl ServerHandler for StudioServer {
             arguments.insert(name, text);
         }
         let name = request.name;
-        #[cfg(feature = "testing")]
-        if self.fixtures.is_some()
-            && let Some(result) = super::testing::fixture_content::prompt(&name, &arguments)
-        {
-            return result.map(GetPromptResponse::from);
-        }
         self.blocking("prompts/get", move |ctx| prompts::get(ctx, &name, &arguments)).await.map(GetPromptResponse::from)
     }
 
@@ -343,23 +288,11 @@ impl ServerHandler for StudioServer {
     }
 
     async fn complete(&self, request: CompleteRequestParams, _context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
-        #[cfg(feature = "testing")]
-        if self.fixtures.is_some()
-            && let Some(result) = super::testing::fixture_content::complete(&request.r#ref, &request.argument.value)
-        {
-            return Ok(result);
-        }
         self.blocking("completion/complete", move |ctx| prompts::complete(ctx, &request)).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        match self.find(name) {
-            Some(i) => Some(self.tools[i].tool.clone()),
-            #[cfg(feature = "testing")]
-            None => self.fixtures.as_ref().and_then(|f| f.tool(name)),
-            #[cfg(not(feature = "testing"))]
-            None => None,
-        }
+        self.find(name).map(|i| self.tools[i].tool.clone())
     }
 
     async fn call_tool(
@@ -370,13 +303,6 @@ impl ServerHandler for StudioServer {
         // Only a month reflow is long work, and only a client that declared the extension may get a task.
         let wants_task = context.client_capabilities().is_some_and(|c| c.supports_tasks());
         let Some(index) = self.find(&request.name) else {
-            #[cfg(feature = "testing")]
-            if let Some(fixtures) = self.fixtures.as_ref().filter(|f| f.tool(&request.name).is_some()) {
-                if let Some(result) = super::testing::fixture_content::call(&request.name, &context).await {
-                    return result;
-                }
-                return fixtures.call(request, wants_task).await;
-            }
             return Err(McpError::invalid_params(format!("unknown tool {:?}: call tools/list to see the tools", request.name), None));
         };
         let caller = caller(&context);
@@ -397,43 +323,23 @@ impl ServerHandler for StudioServer {
     async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
         // One line per poll (RUST_LOG=studioflow=debug): how often clients poll, and what the client tests count.
         tracing::debug!(task_id = %request.task_id, "tasks/get");
-        let detailed = match self.on_task(&request.task_id, &context, |tasks, id, owner| tasks.view(id, owner)).await? {
-            Holder::Durable(view) => detailed(&view)?,
-            #[cfg(feature = "testing")]
-            Holder::Fixture(fixtures) => fixtures.get_task(&request.task_id)?,
-            #[cfg(not(feature = "testing"))]
-            Holder::Never(_) => unreachable!("no fixtures without the testing feature"),
-        };
-        Ok(GetTaskResult::new(detailed))
+        let view = self.on_task(&request.task_id, &context, |tasks, id, owner| tasks.view(id, owner)).await?;
+        Ok(GetTaskResult::new(detailed(&view)?))
     }
 
     async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
         let answer = approval(&request.input_responses);
         let actor = Actor::new(caller(&context).who, "tasks/update");
-        let outcome = self
-            .on_task(&request.task_id, &context, move |tasks, id, owner| match answer {
+        self.on_task(&request.task_id, &context, move |tasks, id, owner| match answer {
                 // A bad answer to a task that is not waiting is ignored like any other.
                 Ok(Some(approval)) => tasks.answer(id, owner, approval, &actor).map(|_| Ok(())),
                 Ok(None) => tasks.get(id, owner).map(|_| Ok(())),
                 Err(e) => tasks.get(id, owner).map(|task| if task.status == crate::store::TaskStatus::InputRequired { Err(e) } else { Ok(()) }),
             })
-            .await?;
-        match outcome {
-            Holder::Durable(answered) => answered,
-            #[cfg(feature = "testing")]
-            Holder::Fixture(fixtures) => fixtures.update_task(&request.task_id, request.input_responses),
-            #[cfg(not(feature = "testing"))]
-            Holder::Never(_) => unreachable!("no fixtures without the testing feature"),
-        }
+            .await?
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
-        match self.on_task(&request.task_id, &context, |tasks, id, owner| tasks.cancel(id, owner)).await? {
-            Holder::Durable(_) => Ok(()),
-            #[cfg(feature = "testing")]
-            Holder::Fixture(fixtures) => fixtures.cancel_task(&request.task_id),
-            #[cfg(not(feature = "testing"))]
-            Holder::Never(_) => unreachable!("no fixtures without the testing feature"),
-        }
+        self.on_task(&request.task_id, &context, |tasks, id, owner| tasks.cancel(id, owner)).await.map(|_| ())
     }
 }

@@ -147,15 +147,16 @@ pub fn tool_arguments(index: usize, arguments: &[u8]) {
     let scratch = scratch();
     let all = tools::all();
     let spec = &all[index % all.len()];
-    let name = spec.tool.name.to_string();
-    if name == "reflow_month" {
-        // A reflow's solve is the solver's business (and slow): decode and check the request only.
-        if let Ok(args) = serde_json::from_value::<crate::mcp::server::wire::ReflowMonthArgs>(Value::Object(arguments)) {
-            let _ = tools::reflow_job(&args, crate::domain::Actor::new("fuzz", "reflow_month"));
-        }
+    let name = spec.name();
+    let caller = tools::Caller { who: "fuzz".into(), owner: None };
+    if let Some(job) = spec.job {
+        // A task-capable tool's solve is the solver's business (and slow): decode and check the
+        // request only, as a task request would.
+        let _ = job(&caller, arguments);
         return;
     }
-    if let Err(tools::ToolError::Internal(message)) = (spec.run)(&scratch.ctx, &tools::Caller { who: "fuzz".into(), owner: None }, arguments) {
+    let call = tools::Call { ctx: &scratch.ctx, caller: &caller, tool: name, progress: None };
+    if let Err(tools::ToolError::Internal(message)) = (spec.run)(&call, arguments) {
         panic!("{name}: our own failure on input: {message}");
     }
 }
