@@ -24,7 +24,7 @@ use crate::auth::Principal;
 use authority::Guard;
 use cors::Cors;
 use axum::body::{Body, Bytes};
-use axum::http::{header, Request, StatusCode};
+use axum::http::{header, request::Parts, Request, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::{
@@ -238,7 +238,7 @@ impl Front {
             }
         };
         match jsonrpc::check(&bytes) {
-            Verdict::Forward => self.forward(Request::from_parts(parts, Body::from(bytes)), principal, next).await,
+            Verdict::Forward(message) => self.forward(parts, bytes, message, principal, next).await,
             Verdict::Answer(reply) => {
                 // A method that does not exist is 404, as the transport answers it; any other fault 400.
                 let status = if reply["error"]["code"] == jsonrpc::METHOD_NOT_FOUND { StatusCode::NOT_FOUND } else { StatusCode::BAD_REQUEST };
@@ -257,14 +257,7 @@ impl Front {
     /// Passes a checked message to the SDK, unless it is of the 2025-11-25 task wire, which is
     /// answered here; an SDK answer that a 2025-11-25 client must see more of is rewritten.
     /// A principal's request goes on only with the scope it needs, and carries the principal.
-    async fn forward(&self, request: Request<Body>, principal: Option<Principal>, next: Next) -> Response {
-        let (mut parts, body) = request.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-            return (StatusCode::INTERNAL_SERVER_ERROR, "the request could not be read again").into_response();
-        };
-        let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-            return next.run(Request::from_parts(parts, Body::from(bytes))).await;
-        };
+    async fn forward(&self, mut parts: Parts, bytes: Bytes, message: serde_json::Value, principal: Option<Principal>, next: Next) -> Response {
         if let (Some(gate), Some(principal)) = (&self.gate, &principal) {
             let method = message.get("method").and_then(serde_json::Value::as_str).unwrap_or_default();
             if let Some(scope) = access::needed(self.server.tools(), method, message.get("params"))

@@ -35,8 +35,9 @@ const REMOVED_IN_2026: &[&str] = &["initialize", "logging/setLevel", "resources/
 /// What a front does with one message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
-    /// The SDK reads it as what it says it is: pass it on unchanged.
-    Forward,
+    /// The SDK reads it as what it says it is: pass it on unchanged. The message, read once, goes
+    /// with it, so that no front reads the bytes again.
+    Forward(Value),
     /// Not something the SDK can serve: send this error response instead.
     Answer(Value),
     /// A notification or a reply the SDK cannot read: JSON-RPC sends nothing back for either.
@@ -54,15 +55,15 @@ pub fn check(bytes: &[u8]) -> Verdict {
         return Verdict::Answer(error(Value::Null, PARSE_ERROR, "parse error: the message is not UTF-8"));
     };
     match serde_json::from_str::<Value>(text) {
-        Ok(value) => check_value(&value, text),
+        Ok(value) => check_value(value, text),
         Err(e) => Verdict::Answer(error(Value::Null, PARSE_ERROR, &format!("parse error: the message is not JSON ({e})"))),
     }
 }
 
 /// Checks one message, read as JSON from `text`. The SDK's own reading is tried on the text, not
 /// on the value: the two differ, for one, on a key given twice (the value keeps the last).
-fn check_value(value: &Value, text: &str) -> Verdict {
-    let Value::Object(object) = value else {
+fn check_value(value: Value, text: &str) -> Verdict {
+    let Value::Object(object) = &value else {
         return Verdict::Answer(error(
             Value::Null,
             INVALID_REQUEST,
@@ -89,12 +90,15 @@ fn check_value(value: &Value, text: &str) -> Verdict {
         return fault(INVALID_REQUEST, "invalid request: \"jsonrpc\" must be \"2.0\"".into());
     }
     match object.get("method") {
-        Some(Value::String(method)) => check_call(method, object, id.is_some(), text, fault),
+        Some(Value::String(method)) => match check_call(method, object, id.is_some(), text, fault) {
+            None => Verdict::Forward(value),
+            Some(verdict) => verdict,
+        },
         Some(_) => fault(INVALID_REQUEST, "invalid request: \"method\" must be a string".into()),
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
             // A client's reply to a request of ours: never answered, only passed on if readable.
             match serde_json::from_str::<ClientJsonRpcMessage>(text) {
-                Ok(_) => Verdict::Forward,
+                Ok(_) => Verdict::Forward(value),
                 Err(e) => Verdict::Drop(format!("a reply the SDK cannot read: {e}")),
             }
         }
@@ -102,14 +106,16 @@ fn check_value(value: &Value, text: &str) -> Verdict {
     }
 }
 
-/// A request (with an id) or a notification (without): its params must fit its method.
+/// A request (with an id) or a notification (without): its params must fit its method. `None`
+/// when the SDK reads it as what it says it is. The SDK's own reading comes first; only a message
+/// it cannot read is read again, method by method, for an error that names the field.
 fn check_call(
     method: &str,
     object: &Map<String, Value>,
     is_request: bool,
     text: &str,
     fault: impl Fn(i64, String) -> Verdict,
-) -> Verdict {
+) -> Option<Verdict> {
     let speaks_2026 = object
         .get("params")
         .and_then(|p| p.get("_meta"))
@@ -118,24 +124,29 @@ fn check_call(
         .is_some_and(|v| v >= "2026-07-28");
     if speaks_2026 && REMOVED_IN_2026.contains(&method) {
         let message = format!("method not found: {method} is not part of MCP 2026-07-28 (it belongs to the initialize handshake)");
-        return if is_request { fault(METHOD_NOT_FOUND, message) } else { Verdict::Drop(message) };
+        return Some(if is_request { fault(METHOD_NOT_FOUND, message) } else { Verdict::Drop(message) });
     }
-    let problem = params_problem(method, object.get("params")).map(|p| (INVALID_PARAMS, p)).or_else(|| {
-        match serde_json::from_str::<ClientJsonRpcMessage>(text) {
+    let problem = match shape_problem(method, object.get("params")) {
+        Some(problem) => Some((INVALID_PARAMS, problem)),
+        None => match serde_json::from_str::<ClientJsonRpcMessage>(text) {
             // The SDK reads a known method whose params it cannot read as an unknown method.
             Ok(JsonRpcMessage::Request(request))
                 if matches!(request.request, ClientRequest::CustomRequest(_)) && KNOWN_REQUESTS.contains(&method) =>
             {
-                Some((INVALID_PARAMS, format!("invalid params: the params do not fit {method}")))
+                let why = params_problem(method, object.get("params")).unwrap_or_else(|| format!("invalid params: the params do not fit {method}"));
+                Some((INVALID_PARAMS, why))
             }
             Ok(_) => None,
-            Err(e) => Some((INVALID_REQUEST, format!("invalid request: {e}"))),
-        }
-    });
+            Err(e) => Some(match params_problem(method, object.get("params")) {
+                Some(why) => (INVALID_PARAMS, why),
+                None => (INVALID_REQUEST, format!("invalid request: {e}")),
+            }),
+        },
+    };
     match problem {
-        None => Verdict::Forward,
-        Some((code, message)) if is_request => fault(code, message),
-        Some((_, message)) => Verdict::Drop(format!("a notification of {method} that cannot be read: {message}")),
+        None => None,
+        Some((code, message)) if is_request => Some(fault(code, message)),
+        Some((_, message)) => Some(Verdict::Drop(format!("a notification of {method} that cannot be read: {message}"))),
     }
 }
 
@@ -164,19 +175,24 @@ pub(in crate::mcp) const KNOWN_REQUESTS: &[&str] = &[
     ReadResourceDirectoryRequestMethod::VALUE,
 ];
 
-/// What is wrong with a message's params, naming the field; `None` when nothing is.
-fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
-    let params = match params {
+/// What is wrong with the shape of a message's params (they must be an object, its `_meta` too,
+/// which the SDK takes out before it reads the rest); `None` when nothing is.
+fn shape_problem(method: &str, params: Option<&Value>) -> Option<String> {
+    match params {
         None | Some(Value::Null) => None,
-        Some(Value::Object(params)) => Some(params),
-        Some(_) => return Some(format!("invalid params: \"params\" of {method} must be an object")),
-    };
-    let mut rest = params.cloned().unwrap_or_default();
-    // The SDK takes `_meta` out before it reads the rest into the method's type.
-    match rest.remove("_meta") {
-        None | Some(Value::Object(_)) | Some(Value::Null) => {}
-        Some(_) => return Some(format!("invalid params: \"params._meta\" of {method} must be an object")),
+        Some(Value::Object(params)) => match params.get("_meta") {
+            None | Some(Value::Object(_)) | Some(Value::Null) => None,
+            Some(_) => Some(format!("invalid params: \"params._meta\" of {method} must be an object")),
+        },
+        Some(_) => Some(format!("invalid params: \"params\" of {method} must be an object")),
     }
+}
+
+/// What is wrong with a message's params, read as the SDK reads its method's, naming the field;
+/// `None` when nothing is (or the method is not one this server reads field by field).
+fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
+    let mut rest = params.and_then(Value::as_object).cloned().unwrap_or_default();
+    rest.remove("_meta");
     let rest = Value::Object(rest);
     // The methods this server serves, read as the SDK reads them, so that the error names the field.
     let fits = match method {
@@ -223,7 +239,7 @@ mod tests {
             assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(3), json!(METHOD_NOT_FOUND)), "{method}");
         }
         let legacy = r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
-        assert!(matches!(check(legacy.as_bytes()), Verdict::Forward), "a legacy session still sets its level");
+        assert!(matches!(check(legacy.as_bytes()), Verdict::Forward(_)), "a legacy session still sets its level");
     }
 
     #[test]
@@ -250,8 +266,8 @@ mod tests {
     #[test]
     fn a_broken_notification_is_dropped_and_a_good_request_forwarded() {
         assert!(matches!(check(br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":[]}"#), Verdict::Drop(_)));
-        assert_eq!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}"#), Verdict::Forward);
-        assert_eq!(check(br#"{"jsonrpc":"2.0","id":1,"method":"rooms/teleport","params":{}}"#), Verdict::Forward);
+        assert!(matches!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}"#), Verdict::Forward(_)));
+        assert!(matches!(check(br#"{"jsonrpc":"2.0","id":1,"method":"rooms/teleport","params":{}}"#), Verdict::Forward(_)));
     }
 
     #[test]

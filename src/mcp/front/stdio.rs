@@ -107,17 +107,14 @@ async fn forward_requests(
         }
         match jsonrpc::check(line) {
             // A 2025-11-25 task request is answered here, on its own task: tasks/result waits.
-            Verdict::Forward
-                if let Ok(message) = serde_json::from_slice::<Value>(line)
-                    && matches!(legacy.route(&message), Route::Answer) =>
-            {
+            Verdict::Forward(message) if matches!(legacy.route(&message), Route::Answer) => {
                 let (legacy, lines_out) = (legacy.clone(), lines_out.clone());
                 tokio::spawn(async move {
                     let answer = legacy.answer(message).await;
                     lines_out.send(answer.to_string()).await.ok();
                 });
             }
-            Verdict::Forward => {
+            Verdict::Forward(_) => {
                 forwarded.fetch_add(1, Ordering::SeqCst);
                 to_sdk.write_all(line).await?;
                 to_sdk.write_all(b"\n").await?;

@@ -27,7 +27,7 @@ pub fn stdio_line(line: &[u8]) {
     let verdict = jsonrpc::check(line);
     let value: Option<Value> = serde_json::from_slice(line).ok();
     match &verdict {
-        Verdict::Forward => {
+        Verdict::Forward(_) => {
             let message: ClientJsonRpcMessage =
                 serde_json::from_slice(line).unwrap_or_else(|e| panic!("forwarded a message the SDK cannot read: {e}"));
             // The SDK serves a known method it could not read as unknown: that must not pass.
