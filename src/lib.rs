@@ -5,6 +5,8 @@
 //! - [`store`]: the SQLite store, the only code that speaks SQL.
 //! - [`calendar`]: answers that take several reads (free slots, what a window displaces).
 //! - [`reflow`]: the bridge between the store and the solver crate.
+//! - [`shapes`]: a reflow and a booking as they are written out, for the tools' answers and the
+//!   view alike.
 //! - [`ics`]: a room's, client's or engineer's calendar as iCalendar (RFC 5545), written by its
 //!   own content-line writer.
 //! - [`feeds`]: calendar feed URLs: their read-only secrets, stored as hashes, and the HTTP route
@@ -25,6 +27,7 @@ pub mod domain;
 pub mod store;
 pub mod calendar;
 pub mod reflow;
+pub mod shapes;
 pub mod ics;
 pub mod feeds;
 pub mod tasks;

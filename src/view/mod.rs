@@ -5,8 +5,9 @@
 //! serves the same document as a `ui://` resource and lets the host hand it a tool's result.
 
 use crate::domain::{Booking, OfflineWindow, Room, Status, StudioTz};
+use crate::shapes;
 use crate::reflow::{Month, ReflowError};
-use crate::store::{ReflowRecord, Store, StoreError};
+use crate::store::{Store, StoreError};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -52,7 +53,7 @@ pub struct ViewData {
     pub rooms: Vec<RoomOut>,
     pub windows: Vec<WindowOut>,
     pub bookings: Vec<BookingOut>,
-    pub reflow: Option<ReflowOut>,
+    pub reflow: Option<shapes::ReflowOut>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -77,6 +78,15 @@ pub struct RoomOut {
     pub opening_hours: Vec<String>,
 }
 
+/// A booking as the tools write it out, with the names of its people: the view shows names.
+#[derive(Debug, Clone, Serialize)]
+pub struct BookingOut {
+    #[serde(flatten)]
+    pub booking: shapes::BookingOut,
+    pub client_name: Option<String>,
+    pub engineer_name: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct WindowOut {
     pub room: String,
@@ -85,50 +95,9 @@ pub struct WindowOut {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct BookingOut {
-    pub id: String,
-    pub room: String,
-    pub client: String,
-    pub client_name: Option<String>,
-    pub engineer: Option<String>,
-    pub engineer_name: Option<String>,
-    pub start: String,
-    pub end: String,
-    pub party_size: u32,
-    pub status: String,
-    pub pinned: bool,
-}
 
-#[derive(Debug, Clone, Serialize)]
-pub struct ReflowOut {
-    pub reflow_id: String,
-    pub month: String,
-    pub applied: bool,
-    pub affected: u32,
-    pub moved: u32,
-    pub unresolved: u32,
-    pub cost: i64,
-    pub lower_bound: Option<i64>,
-    pub unresolved_bookings: Vec<UnresolvedOut>,
-    pub moves: Vec<MoveOut>,
-}
 
-#[derive(Debug, Clone, Serialize)]
-pub struct UnresolvedOut {
-    pub booking: String,
-    pub reason: String,
-}
 
-#[derive(Debug, Clone, Serialize)]
-pub struct MoveOut {
-    pub booking: String,
-    pub from_room: String,
-    pub from_start: String,
-    pub to_room: String,
-    pub to_start: String,
-    pub to_end: String,
-}
 
 /// The view of a month, and of one reflow if `reflow` names one. Without a month, the reflow's
 /// month is shown; a reflow of another month than the one asked for is refused.
@@ -166,7 +135,7 @@ pub fn build(store: &Store, month: Option<&str>, reflow: Option<&str>) -> Result
         rooms: store.rooms()?.iter().map(room).collect(),
         windows: store.offline_windows(None, from, to)?.iter().map(|w| window(&tz, w)).collect(),
         bookings,
-        reflow: record.as_ref().map(|r| reflow_out(&tz, r)),
+        reflow: record.as_ref().map(|r| shapes::reflow(&tz, r)),
     })
 }
 
@@ -202,17 +171,9 @@ fn booking(
     engineers: &HashMap<crate::domain::EngineerId, String>,
 ) -> BookingOut {
     BookingOut {
-        id: b.id.0.clone(),
-        room: b.room.0.clone(),
-        client: b.client.0.clone(),
+        booking: shapes::booking(tz, b),
         client_name: clients.get(&b.client).cloned(),
-        engineer: b.engineer.as_ref().map(|e| e.0.clone()),
         engineer_name: b.engineer.as_ref().and_then(|e| engineers.get(e).cloned()),
-        start: tz.format(b.start),
-        end: tz.format(b.end),
-        party_size: b.party_size,
-        status: b.status.to_string(),
-        pinned: b.pinned,
     }
 }
 
@@ -222,33 +183,6 @@ fn room(r: &Room) -> RoomOut {
 
 fn window(tz: &StudioTz, w: &OfflineWindow) -> WindowOut {
     WindowOut { room: w.room.0.clone(), from: tz.format(w.from), to: tz.format(w.to), reason: w.reason.clone() }
-}
-
-fn reflow_out(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
-    ReflowOut {
-        reflow_id: r.id.clone(),
-        month: r.month.clone(),
-        applied: r.applied,
-        affected: r.affected as u32,
-        moved: r.moves.len() as u32,
-        unresolved: r.unresolved.len() as u32,
-        cost: r.cost,
-        lower_bound: r.lower_bound,
-        unresolved_bookings: r.unresolved.iter().map(|(b, reason)| UnresolvedOut { booking: b.0.clone(), reason: reason.clone() }).collect(),
-        moves: r
-            .moves
-            .iter()
-            .map(|m| &m.moved)
-            .map(|m| MoveOut {
-                booking: m.booking.0.clone(),
-                from_room: m.from_room.0.clone(),
-                from_start: tz.format(m.from_start),
-                to_room: m.to_room.0.clone(),
-                to_start: tz.format(m.to_start),
-                to_end: tz.format(m.to_end),
-            })
-            .collect(),
-    }
 }
 
 #[cfg(test)]

@@ -692,17 +692,24 @@ fn a_month_of_1600_bookings_draws_in_chromium() {
             let start = 600 + slot * 120;
             let at = |m: usize| format!("2026-09-{day:02}T{:02}:{:02}:00+01:00", m / 60, m % 60);
             view::BookingOut {
-                id: format!("bk_{i:05}"),
-                room: format!("room-{room}"),
-                client: format!("client-{}", i % 40),
+                booking: studioflow::shapes::BookingOut {
+                    id: format!("bk_{i:05}"),
+                    room: format!("room-{room}"),
+                    client: format!("client-{}", i % 40),
+                    engineer: None,
+                    start: at(start),
+                    end: at(start + 90),
+                    party_size: 2,
+                    requires: vec![],
+                    series: None,
+                    status: "confirmed".into(),
+                    pinned: false,
+                    notes: None,
+                    hold_until: None,
+                    displaced: false,
+                },
                 client_name: Some(format!("Client <{}> & co", i % 40)),
-                engineer: None,
                 engineer_name: None,
-                start: at(start),
-                end: at(start + 90),
-                party_size: 2,
-                status: "confirmed".into(),
-                pinned: false,
             }
         })
         .collect();

@@ -1,0 +1,316 @@
+//! The tools' answers as they leave: the public contract, with JSON schemas derived from these
+//! types, each built by hand from domain types, so that a change inside the project never changes
+//! the wire by accident. A reflow and a booking are written by `crate::shapes`, which the view
+//! shares.
+
+use super::{reflow, BookingOut, ReflowOut};
+use crate::domain::{OfflineWindow, Room, StudioTz};
+use crate::store::{Event, MoveRecord, PersonRecord, ReflowRecord};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RoomsOut {
+    pub rooms: Vec<RoomOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RoomOut {
+    pub id: String,
+    pub name: String,
+    pub capacity: u32,
+    pub features: Vec<String>,
+    /// Weekly opening hours, e.g. "mon-fri 10:00-01:00" (a close before the open is past midnight).
+    pub opening_hours: Vec<String>,
+    /// Turnaround kept free between two sessions in the room.
+    pub buffer_minutes: i64,
+    /// False for a retired room: it cannot be booked and no reflow moves anything into it.
+    pub active: bool,
+    /// Offline windows that have not ended yet.
+    pub offline_windows: Vec<WindowOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WindowOut {
+    pub id: i64,
+    pub room: String,
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BookingsOut {
+    pub bookings: Vec<BookingOut>,
+    /// Pass as `cursor` to read the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BookingDetailOut {
+    pub booking: BookingOut,
+    pub series: Option<SeriesOut>,
+    /// The reflows that moved (or planned to move) this booking, oldest first.
+    pub reflow_history: Vec<HistoryOut>,
+    /// Every recorded change to this booking, oldest first: who, when, through what, and the
+    /// fields before and after.
+    pub history: Vec<EventOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SeriesOut {
+    pub id: String,
+    pub rrule: String,
+    /// Sessions of the series still booked (not cancelled).
+    pub active_sessions: u32,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HistoryOut {
+    pub reflow_id: String,
+    pub applied: bool,
+    pub from_room: String,
+    pub from_start: String,
+    pub to_room: String,
+    pub to_start: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SlotsOut {
+    pub slots: Vec<SlotOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SlotOut {
+    pub room: String,
+    /// The earliest start in this free window.
+    pub start: String,
+    pub end: String,
+    /// The latest start that still fits in the same free window (it may be after the search's
+    /// `to`, which bounds only the earliest start).
+    pub latest_start: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CreatedOut {
+    /// The booking, or every session of a series, in start order.
+    pub bookings: Vec<BookingOut>,
+    pub series: Option<String>,
+    /// True when this answer repeats an earlier request with the same idempotency key.
+    pub replayed: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CancelledOut {
+    pub cancelled: Vec<BookingOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MovedOut {
+    pub booking: BookingOut,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OfflineOut {
+    pub window: WindowOut,
+    /// Active bookings in the room during the window; they stay where they are until a reflow.
+    pub affected: u32,
+    pub affected_bookings: Vec<String>,
+    /// What to do next.
+    pub next_step: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WindowsOut {
+    pub windows: Vec<WindowOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StoredReflowOut {
+    #[serde(flatten)]
+    pub reflow: ReflowOut,
+    /// Whether it was applied and later undone with undo_reflow.
+    pub undone: bool,
+    /// The request as it was made: month, offline_rooms, max_shift_minutes.
+    pub request: serde_json::Value,
+    pub created_at: String,
+}
+
+pub fn window(tz: &StudioTz, w: &OfflineWindow) -> WindowOut {
+    WindowOut { id: w.id, room: w.room.0.clone(), from: tz.format(w.from), to: tz.format(w.to), reason: w.reason.clone() }
+}
+
+pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
+    RoomOut {
+        id: r.id.0.clone(),
+        name: r.name.clone(),
+        capacity: r.capacity,
+        features: r.features.clone(),
+        opening_hours: r.hours.to_lines(),
+        buffer_minutes: r.buffer.num_minutes(),
+        active: r.active,
+        offline_windows: windows.iter().map(|w| window(tz, w)).collect(),
+    }
+}
+
+pub fn history(tz: &StudioTz, record: &MoveRecord) -> HistoryOut {
+    let m = &record.moved;
+    HistoryOut {
+        reflow_id: record.reflow.clone(),
+        applied: record.applied,
+        from_room: m.from_room.0.clone(),
+        from_start: tz.format(m.from_start),
+        to_room: m.to_room.0.clone(),
+        to_start: tz.format(m.to_start),
+    }
+}
+
+pub fn stored_reflow(tz: &StudioTz, r: &ReflowRecord) -> StoredReflowOut {
+    StoredReflowOut { reflow: reflow(tz, r), undone: r.undone, request: r.request.clone(), created_at: tz.format(r.created_at) }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PersonOut {
+    pub id: String,
+    pub name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub notes: Option<String>,
+    /// Tags (engineers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<String>>,
+    /// An inactive person cannot be booked.
+    pub active: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ClientsOut {
+    pub clients: Vec<PersonOut>,
+    /// Pass as `cursor` to read the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EngineersOut {
+    pub engineers: Vec<PersonOut>,
+    /// Pass as `cursor` to read the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ClientOut {
+    pub client: PersonOut,
+    /// When the client was deactivated: their future bookings, which stay (cancel or keep them).
+    pub future_bookings: Vec<BookingOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EngineerOut {
+    pub engineer: PersonOut,
+    /// When the engineer was deactivated: their future bookings, which stay (reassign or keep them).
+    pub future_bookings: Vec<BookingOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RoomChangedOut {
+    pub room: RoomOut,
+    /// Future bookings this change put out of the room (the first 20); they hold nothing until moved.
+    pub displaced: Vec<BookingOut>,
+    /// How many bookings it displaced in all.
+    pub displaced_count: u32,
+    /// What to do next.
+    pub next_step: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WindowRemovedOut {
+    pub removed: WindowOut,
+    /// Bookings an applied reflow moved out of this window that could go back now: each is still
+    /// where the reflow put it, and its old place is free.
+    pub could_return: Vec<ReturnOut>,
+    /// Bookings the window displaced that cannot take their place back, because their room (with
+    /// its turnaround) or their people were booked while they held nothing: they stay displaced
+    /// until moved (reflow_month with no offline room moves a month's displaced bookings).
+    pub still_displaced: Vec<BookingOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReturnOut {
+    pub booking: String,
+    /// Where it is now.
+    pub room: String,
+    pub start: String,
+    /// Where it was before the reflow (move_booking puts it back).
+    pub original_room: String,
+    pub original_start: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UpdatedOut {
+    /// The bookings as they are now.
+    pub bookings: Vec<BookingOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UndoneOut {
+    pub reflow_id: String,
+    /// The bookings, back where they were before the reflow.
+    pub restored: Vec<BookingOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventOut {
+    /// Its place in commit order.
+    pub seq: i64,
+    /// When, by the studio's clock.
+    pub at: String,
+    /// Who: the MCP client's name, or the command.
+    pub who: String,
+    /// Through what: a tool, a command, a reflow ("reflow rf_0001"), "hold expiry".
+    pub via: String,
+    /// "booking", "room", "client", "engineer", "offline_window" or "reflow"; the operator's
+    /// "token" (created, revoked) and "task" (cancelled from outside MCP).
+    pub entity: String,
+    pub id: String,
+    /// What happened: "created", "updated", "moved", "cancelled", "displaced", ...
+    pub action: String,
+    /// The changed fields as they were (empty when created).
+    pub before: serde_json::Map<String, serde_json::Value>,
+    /// The changed fields as they are (empty when removed).
+    pub after: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ChangesOut {
+    pub events: Vec<EventOut>,
+    /// Pass as `since` to read what comes next, now or later: nothing is missed or repeated.
+    pub next_cursor: String,
+    /// Whether more changes are already there to read.
+    pub more: bool,
+}
+
+pub fn person(p: &PersonRecord, engineer: bool) -> PersonOut {
+    PersonOut {
+        id: p.id.clone(),
+        name: p.name.clone(),
+        email: p.profile.email.clone(),
+        phone: p.profile.phone.clone(),
+        notes: p.profile.notes.clone(),
+        skills: engineer.then(|| p.profile.skills.clone()),
+        active: p.profile.active,
+    }
+}
+
+pub fn event(tz: &StudioTz, e: &Event) -> EventOut {
+    EventOut {
+        seq: e.seq,
+        at: tz.format(e.at),
+        who: e.who.clone(),
+        via: e.via.clone(),
+        entity: e.entity.as_str().to_owned(),
+        id: e.id.clone(),
+        action: e.action.clone(),
+        before: e.before.clone(),
+        after: e.after.clone(),
+    }
+}

@@ -1,0 +1,374 @@
+//! The tools' arguments as they arrive: the public contract, with JSON schemas derived from these
+//! types (`deny_unknown_fields`, doc comments as the schema's text). Every text is one of the
+//! project's validated text types (`domain::text`), so a value that breaks its rule is refused
+//! while it is read, naming the argument.
+
+use super::nullable;
+use crate::domain::{Email, Id, Line, List, Name, Notes, Tag};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueryBookingsArgs {
+    /// Keep bookings that end after this time: RFC 3339 with an offset, or local studio time (2026-09-07T10:00).
+    pub from: Option<Line>,
+    /// Keep bookings that start before this time; same forms as `from`.
+    pub to: Option<Line>,
+    /// Only this room (its id, e.g. "studio-a").
+    pub room: Option<Id>,
+    /// Only this client.
+    pub client: Option<Id>,
+    /// Only this engineer.
+    pub engineer: Option<Id>,
+    /// Only this recurring series.
+    pub series: Option<Id>,
+    /// Only this status. Without it, confirmed and tentative bookings are listed, not cancelled ones.
+    pub status: Option<StatusArg>,
+    /// Bookings per page, 1 to 500 (default 50).
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page, to read the next one.
+    pub cursor: Option<Id>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusArg {
+    Confirmed,
+    Tentative,
+    Cancelled,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdArgs {
+    /// The booking's id, e.g. "bk_00017".
+    pub id: Id,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindFreeSlotsArgs {
+    /// Start of the search: RFC 3339 with an offset, or local studio time.
+    pub from: Line,
+    /// End of the search: it bounds the start (every slot starts before `to`; its session may
+    /// end after it). At most 31 days after `from`, counted on the studio's wall clock.
+    pub to: Line,
+    /// How long the session lasts, 15 to 1440 minutes.
+    pub duration_minutes: u32,
+    /// How many people come (default 1); only rooms that hold them are searched.
+    #[schemars(range(min = 1, max = 1000))]
+    pub party_size: Option<u32>,
+    /// Features the room must have, e.g. ["drums", "vocal-booth"].
+    #[serde(default)]
+    pub requires: List<Tag>,
+    /// Search only this room.
+    pub room: Option<Id>,
+    /// Leave out times when this client is already booked.
+    pub client: Option<Id>,
+    /// Leave out times when this engineer is already booked.
+    pub engineer: Option<Id>,
+    /// Most slots to return, 1 to 200 (default 20).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBookingArgs {
+    /// The room's id.
+    pub room: Id,
+    /// The client's id.
+    pub client: Id,
+    /// Start: RFC 3339 with an offset, or local studio time (2026-09-07T10:00); not before the
+    /// studio's clock, nor beyond its booking horizon (two years ahead unless the studio sets another).
+    pub start: Line,
+    /// End; same forms as `start`. With `recurrence`, every session keeps this length.
+    pub end: Line,
+    /// The engineer's id, if one is needed.
+    pub engineer: Option<Id>,
+    /// How many people come (default 1).
+    #[schemars(range(min = 1, max = 1000))]
+    pub party_size: Option<u32>,
+    /// Features the session needs, e.g. ["drums"]; the room must have them all.
+    #[serde(default)]
+    pub requires: List<Tag>,
+    /// An RFC 5545 RRULE for a recurring series, e.g. "FREQ=WEEKLY;COUNT=8". It needs COUNT or
+    /// UNTIL; every session is booked, or none is. Every session must start within the booking
+    /// horizon, and a COUNT is booked exactly or refused.
+    pub recurrence: Option<Line>,
+    /// "confirmed" (default) or "tentative".
+    pub status: Option<StatusArg>,
+    /// Hold a tentative booking until this time (RFC 3339 or local studio time, at the latest its
+    /// start): past it, the server releases the booking and the slot is free again. Confirm it
+    /// with update_booking {status: "confirmed"}.
+    pub hold_until: Option<Line>,
+    /// Staff notes, free text.
+    pub notes: Option<Notes>,
+    /// A key of your choice: a retry with the same key and arguments returns the same booking(s)
+    /// and books nothing twice.
+    pub idempotency_key: Option<Id>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelBookingArgs {
+    /// The booking's id.
+    pub id: Id,
+    /// "occurrence" (default): this booking only; "following": this and every later session of its
+    /// series; "series": every session of its series that has not started yet.
+    pub scope: Option<ScopeArg>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeArg {
+    Occurrence,
+    Following,
+    Series,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveBookingArgs {
+    /// The booking's id.
+    pub id: Id,
+    /// The new room (default: the same room).
+    pub room: Option<Id>,
+    /// The new start, within the same window as a new booking's; the booking keeps its length.
+    pub start: Line,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetRoomOfflineArgs {
+    /// The room's id.
+    pub room: Id,
+    /// When it goes out of use: RFC 3339 with an offset, or local studio time.
+    pub from: Line,
+    /// When it comes back: after the studio's clock, and no later than its booking horizon.
+    /// A window that overlaps or touches another of the room's is merged with it.
+    pub to: Line,
+    /// Why, for the people who read the calendar (e.g. "desk replacement").
+    pub reason: Line,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListOfflineWindowsArgs {
+    /// Only this room.
+    pub room: Option<Id>,
+    /// Keep windows that end after this time (default: now).
+    pub from: Option<Line>,
+    /// Keep windows that start before this time (default: a year after `from`).
+    pub to: Option<Line>,
+}
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReflowMonthArgs {
+    /// The month, YYYY-MM (four-digit year from 2000 to 2199, month 01 to 12).
+    #[schemars(pattern(r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
+    pub month: String,
+    /// The rooms whose bookings must move: their offline windows in the month are used, and a room
+    /// with none is treated as offline the whole month.
+    pub offline_rooms: List<Id>,
+    /// How far a booking's start may shift within its day, 0 to 720 minutes (default 120).
+    pub max_shift_minutes: Option<i64>,
+    /// Plan and record the reflow without moving anything (default false).
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Solve, then ask before moving anything (needs a client that declares the tasks extension;
+    /// the question comes as an elicitation in the task's inputRequests). Default false.
+    #[serde(default)]
+    pub require_approval: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetReflowArgs {
+    /// The reflow's id, e.g. "rf_0001".
+    pub reflow_id: Id,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListPeopleArgs {
+    /// Part of an id or a name, any case (e.g. "osei").
+    pub query: Option<Line>,
+    /// Only active (true) or only inactive (false) people; both without it.
+    pub active: Option<bool>,
+    /// People per page, 1 to 500 (default 50).
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page, to read the next one.
+    pub cursor: Option<Id>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateClientArgs {
+    /// The client's name (a band, an artist, a podcast), e.g. "Amara Osei".
+    pub name: Name,
+    /// An email address, e.g. "amara@example.com".
+    pub email: Option<Email>,
+    pub phone: Option<Line>,
+    /// Free text for staff.
+    pub notes: Option<Notes>,
+    /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name, e.g. "amara-osei".
+    pub id: Option<Id>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateEngineerArgs {
+    /// The engineer's name.
+    pub name: Name,
+    pub email: Option<Email>,
+    pub phone: Option<Line>,
+    pub notes: Option<Notes>,
+    /// Free-text tags, e.g. ["mixing", "drums"].
+    #[serde(default)]
+    pub skills: List<Tag>,
+    /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name.
+    pub id: Option<Id>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateClientArgs {
+    /// The client's id.
+    pub id: Id,
+    pub name: Option<Name>,
+    /// A new email; "" clears it.
+    pub email: Option<Email>,
+    /// A new phone number; "" clears it.
+    pub phone: Option<Line>,
+    /// New notes; "" clears them.
+    pub notes: Option<Notes>,
+    /// false deactivates the client (they cannot be booked; their bookings stay), true reactivates.
+    pub active: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateEngineerArgs {
+    /// The engineer's id.
+    pub id: Id,
+    pub name: Option<Name>,
+    /// A new email; "" clears it.
+    pub email: Option<Email>,
+    /// A new phone number; "" clears it.
+    pub phone: Option<Line>,
+    /// New notes; "" clears them.
+    pub notes: Option<Notes>,
+    /// The new list of tags (replaces the old one).
+    pub skills: Option<List<Tag>>,
+    /// false deactivates the engineer (they cannot be booked; their bookings stay), true reactivates.
+    pub active: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRoomArgs {
+    /// The room's id (a-z, 0-9, '-', '_'), e.g. "studio-d".
+    pub id: Id,
+    pub name: Name,
+    /// How many people it holds, at least 1.
+    #[schemars(range(min = 1, max = 1000))]
+    pub capacity: u32,
+    /// What it has, e.g. ["drums", "vocal-booth"].
+    #[serde(default)]
+    pub features: List<Tag>,
+    /// Weekly opening hours as list_rooms shows them, e.g. ["mon-fri 10:00-01:00", "sat 12:00-18:00"].
+    pub opening_hours: List<Line>,
+    /// Turnaround kept free between two sessions, 0 to 240 minutes (default 0).
+    pub buffer_minutes: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateRoomArgs {
+    /// The room's id.
+    pub id: Id,
+    pub name: Option<Name>,
+    #[schemars(range(min = 1, max = 1000))]
+    pub capacity: Option<u32>,
+    /// The new feature list (replaces the old one).
+    pub features: Option<List<Tag>>,
+    /// The new weekly opening hours (replace the old ones).
+    pub opening_hours: Option<List<Line>>,
+    pub buffer_minutes: Option<i64>,
+    /// false retires the room: it cannot be booked, and its future bookings are displaced.
+    pub active: Option<bool>,
+    /// Apply a change that puts future bookings out of the room, marking them displaced (default
+    /// false: such a change is refused, listing them).
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveOfflineWindowArgs {
+    /// The window's id, as list_offline_windows shows it.
+    pub id: i64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateBookingArgs {
+    /// The booking's id.
+    pub id: Id,
+    /// The engineer's id; null takes the engineer off.
+    #[serde(default, deserialize_with = "nullable")]
+    pub engineer: Option<Option<Id>>,
+    #[schemars(range(min = 1, max = 1000))]
+    pub party_size: Option<u32>,
+    /// What the session needs (replaces the old list).
+    pub requires: Option<List<Tag>>,
+    /// Staff notes; "" clears them.
+    pub notes: Option<Notes>,
+    /// "confirmed" (which ends a hold) or "tentative"; cancel with cancel_booking.
+    pub status: Option<StatusArg>,
+    /// Locked by staff: a reflow never moves a pinned booking.
+    pub pinned: Option<bool>,
+    /// Hold a tentative booking until this time; "" clears the hold.
+    pub hold_until: Option<Line>,
+    /// "occurrence" (default): this booking; "following": this and every later session of its
+    /// series; "series": every session of its series that has not started.
+    pub scope: Option<ScopeArg>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReflowIdArgs {
+    /// The reflow's id, e.g. "rf_0001".
+    pub reflow_id: Id,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EntityArg {
+    Booking,
+    Room,
+    Client,
+    Engineer,
+    OfflineWindow,
+    Reflow,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListChangesArgs {
+    /// The `next_cursor` of an earlier answer: only changes committed after it. Without it, from
+    /// the first change.
+    pub since: Option<Id>,
+    /// Only changes to this kind of thing.
+    pub entity: Option<EntityArg>,
+    /// Only changes to the thing with this id (a booking id, a room id, a window id...).
+    pub id: Option<Id>,
+    /// Changes per page, 1 to 1000 (default 100).
+    pub limit: Option<u32>,
+}

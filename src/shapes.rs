@@ -1,0 +1,119 @@
+//! How a reflow and a booking are written out for programs and for pages: times in the studio's
+//! zone (RFC 3339 with its offset), ids as text. One shape, below the MCP edge: the edge's answers
+//! are these (their doc comments become the answers' schema text), and the view draws the same
+//! fields, so a tool's answer and a page can never differ. It knows no protocol.
+
+use crate::domain::{Booking, StudioTz};
+use crate::store::ReflowRecord;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BookingOut {
+    pub id: String,
+    pub room: String,
+    pub client: String,
+    pub engineer: Option<String>,
+    pub start: String,
+    pub end: String,
+    pub party_size: u32,
+    pub requires: Vec<String>,
+    pub series: Option<String>,
+    /// "confirmed", "tentative" or "cancelled".
+    pub status: String,
+    /// Locked by staff: a reflow never moves it.
+    pub pinned: bool,
+    /// Staff notes.
+    pub notes: Option<String>,
+    /// A tentative booking is released (cancelled) by the server after this time.
+    pub hold_until: Option<String>,
+    /// Put out of its room by a change to the room: it holds nothing until a reflow of its month
+    /// or move_booking places it.
+    pub displaced: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReflowOut {
+    pub reflow_id: String,
+    pub month: String,
+    /// Whether the moves were written (false for a dry run).
+    pub applied: bool,
+    /// Bookings in an offline room at an offline time.
+    pub affected: u32,
+    pub moved: u32,
+    pub unresolved: u32,
+    /// The REFLOW.md cost of the plan (lower is better).
+    pub cost: i64,
+    /// A proven lower bound on the cost; equal to `cost` when the plan is optimal.
+    pub lower_bound: Option<i64>,
+    pub unresolved_bookings: Vec<UnresolvedOut>,
+    pub moves: Vec<MoveOut>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UnresolvedOut {
+    pub booking: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct MoveOut {
+    pub booking: String,
+    pub from_room: String,
+    pub from_start: String,
+    pub to_room: String,
+    pub to_start: String,
+    pub to_end: String,
+}
+
+/// A booking as it is written out.
+pub fn booking(tz: &StudioTz, b: &Booking) -> BookingOut {
+    BookingOut {
+        id: b.id.0.clone(),
+        room: b.room.0.clone(),
+        client: b.client.0.clone(),
+        engineer: b.engineer.as_ref().map(|e| e.0.clone()),
+        start: tz.format(b.start),
+        end: tz.format(b.end),
+        party_size: b.party_size,
+        requires: b.requires.clone(),
+        series: b.series.as_ref().map(|s| s.0.clone()),
+        status: b.status.to_string(),
+        pinned: b.pinned,
+        notes: b.notes.clone(),
+        hold_until: b.hold_until.map(|t| tz.format(t)),
+        displaced: b.displaced,
+    }
+}
+
+/// A stored reflow as it is written out: its moves and its unresolved bookings with their reasons.
+pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
+    ReflowOut {
+        reflow_id: r.id.clone(),
+        month: r.month.clone(),
+        applied: r.applied,
+        affected: r.affected as u32,
+        moved: r.moves.len() as u32,
+        unresolved: r.unresolved.len() as u32,
+        cost: r.cost,
+        lower_bound: r.lower_bound,
+        unresolved_bookings: r
+            .unresolved
+            .iter()
+            .map(|(b, reason)| UnresolvedOut { booking: b.0.clone(), reason: reason.clone() })
+            .collect(),
+        moves: r
+            .moves
+            .iter()
+            .map(|record| &record.moved)
+            .map(|m| MoveOut {
+                booking: m.booking.0.clone(),
+                from_room: m.from_room.0.clone(),
+                from_start: tz.format(m.from_start),
+                to_room: m.to_room.0.clone(),
+                to_start: tz.format(m.to_start),
+                to_end: tz.format(m.to_end),
+            })
+            .collect(),
+    }
+}
