@@ -26,6 +26,8 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const INVALID_PARAMS: i64 = -32602;
 /// The method does not exist (in the protocol version the request speaks).
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// Our own failure.
+pub const INTERNAL_ERROR: i64 = -32603;
 
 /// Methods of the `initialize` handshake's protocol (2025-11-25) that 2026-07-28 removed: a request
 /// that speaks 2026-07-28 (its `_meta` says so) and names one of them names a method that does not

@@ -14,8 +14,9 @@
 //! stdio the process's one client; stateless HTTP has no session, so there it lists nothing (a
 //! task id, 160 random bits, still reads it).
 
-use crate::mcp::server::tasks::call_tool_result;
-use crate::mcp::server::tools::{self, names, Caller, Follow, Reply, ToolError, ToolSpec};
+use crate::mcp::front::jsonrpc::{self, INTERNAL_ERROR, INVALID_PARAMS};
+use crate::mcp::server::tasks::iso;
+use crate::mcp::server::tools::{self, call_tool_result, names, Caller, Follow, Reply, ToolError, ToolSpec};
 use crate::mcp::server::StudioServer;
 use crate::store::{TaskRecord, TaskStatus};
 use crate::auth::Principal;
@@ -68,17 +69,14 @@ fn id_key(message: &Value) -> Option<String> {
     message.get("id").map(Value::to_string)
 }
 
-fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+fn error(id: &Value, code: i64, message: impl AsRef<str>) -> Value {
+    jsonrpc::error(id.clone(), code, message.as_ref())
 }
 
 fn reply(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-fn iso(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
 
 /// A task as 2025-11-25 writes it.
 fn task_json(record: &TaskRecord) -> Value {
@@ -196,7 +194,7 @@ impl Legacy {
                 Err(e) => e.into_reply(&id),
             },
             ("tasks/result", Some(task)) => self.result(&id, &task).await,
-            _ => error(&id, -32602, format!("{method} needs params.taskId")),
+            _ => error(&id, INVALID_PARAMS, format!("{method} needs params.taskId")),
         }
     }
 
@@ -204,11 +202,11 @@ impl Legacy {
     async fn call(&self, id: &Value, params: &Value) -> Value {
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
         let Some(job) = self.server.tools().iter().find(|spec| spec.name() == name).and_then(|spec| spec.job) else {
-            return error(id, -32602, format!("{name} does not run as a task (its execution.taskSupport is forbidden): call it without params.task"));
+            return error(id, INVALID_PARAMS, format!("{name} does not run as a task (its execution.taskSupport is forbidden): call it without params.task"));
         };
         let arguments = match params.get("arguments").cloned().unwrap_or(json!({})) {
             Value::Object(arguments) => arguments,
-            other => return error(id, -32602, format!("params.arguments must be an object, not {other}")),
+            other => return error(id, INVALID_PARAMS, format!("params.arguments must be an object, not {other}")),
         };
         // Stateless HTTP has no session to remember the client's name in.
         let who = self.who.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -245,7 +243,7 @@ impl Legacy {
             None => 0,
             Some(cursor) => match cursor.parse::<usize>() {
                 Ok(n) => n,
-                Err(_) => return error(id, -32602, format!("cursor {cursor:?} is not one this server gave")),
+                Err(_) => return error(id, INVALID_PARAMS, format!("cursor {cursor:?} is not one this server gave")),
             },
         };
         let records: Vec<TaskRecord> = if let Some(owner) = self.owner() {
@@ -288,7 +286,7 @@ impl Legacy {
             Err(e) => return e.into_reply(id),
         };
         if view.task.status == TaskStatus::Cancelled {
-            return error(id, -32602, format!("task {task} was cancelled: nothing was moved"));
+            return error(id, INVALID_PARAMS, format!("task {task} was cancelled: nothing was moved"));
         }
         let outcome = tools::finished_reflow(&view).and_then(|(out, summary)| {
             let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
@@ -338,10 +336,10 @@ impl Legacy {
 /// only a `CreateTaskResult` as success (-32602 with what to change, or -32603 for our failure).
 fn refused(id: &Value, e: ToolError) -> Value {
     match e {
-        ToolError::Fix(message) => error(id, -32602, message),
+        ToolError::Fix(message) => error(id, INVALID_PARAMS, message),
         // The legacy task wire has no retryable answer to a task request: our failure, worded
         // with the retry.
-        ToolError::Internal(message) | ToolError::Transient(message) => error(id, -32603, message),
+        ToolError::Internal(message) | ToolError::Transient(message) => error(id, INTERNAL_ERROR, message),
     }
 }
 
@@ -354,9 +352,9 @@ enum Failure {
 impl Failure {
     fn into_reply(self, id: &Value) -> Value {
         match self {
-            Failure::Task(e) if e.is_ours() => error(id, -32603, e.to_string()),
-            Failure::Task(e) => error(id, -32602, e.to_string()),
-            Failure::Stopped(e) => error(id, -32603, format!("the task request stopped: {e}")),
+            Failure::Task(e) if e.is_ours() => error(id, INTERNAL_ERROR, e.to_string()),
+            Failure::Task(e) => error(id, INVALID_PARAMS, e.to_string()),
+            Failure::Stopped(e) => error(id, INTERNAL_ERROR, format!("the task request stopped: {e}")),
         }
     }
 }

@@ -17,8 +17,8 @@ pub(super) mod wire;
 pub use tools::Ctx;
 
 use progress::{Listener, SessionLevel};
-use tasks::{approval, call_tool_result, detailed, task, task_error};
-use tools::{Caller, Follow, ToolError, ToolSpec};
+use tasks::{approval, detailed, task, task_error};
+use tools::{call_tool_result, Caller, Follow, ToolError, ToolSpec};
 use crate::auth::Principal;
 use crate::domain::Actor;
 use crate::tasks::{TaskError, Tasks};

@@ -3,29 +3,16 @@
 //! the durable task store. A task's result is written from its stored outcome, by the same code
 //! as the synchronous call's answer, so the two are the same document.
 
-use super::tools::{finished_reflow, Reply, ToolError};
+use super::tools::{call_tool_result, finished_reflow, Reply, ToolError};
 use crate::store::{ReflowRecord, TaskRecord, TaskStatus};
 use crate::tasks::{Approval, TaskError, TaskView};
 use crate::domain::StudioTz;
-use rmcp::model::{CallToolResult, ContentBlock, DetailedTask, InputRequests, InputResponses, JsonObject, Task, TaskPayload};
+use rmcp::model::{DetailedTask, InputRequests, InputResponses, JsonObject, Task, TaskPayload};
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
 
 /// How many moves the approval question spells out; the rest are in the stored reflow.
 const MOVES_SHOWN: usize = 25;
-
-/// A tool's outcome as the `CallToolResult` a client receives.
-pub fn call_tool_result(outcome: Result<Reply, ToolError>) -> Result<CallToolResult, McpError> {
-    match outcome {
-        Ok(reply) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(reply.summary)]);
-            result.structured_content = Some(reply.structured);
-            Ok(result)
-        }
-        Err(ToolError::Fix(message) | ToolError::Transient(message)) => Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
-        Err(ToolError::Internal(message)) => Err(McpError::internal_error(message, None)),
-    }
-}
 
 /// The approval question about a recorded plan, as the elicitation a client answers.
 fn approval_question(tz: &StudioTz, reflow: &ReflowRecord) -> Value {
@@ -87,7 +74,8 @@ pub fn approval(responses: &InputResponses) -> Result<Option<Approval>, McpError
     }
 }
 
-fn iso(ms: i64) -> String {
+/// An instant in milliseconds as the task wires write it (RFC 3339, UTC, milliseconds).
+pub(in crate::mcp) fn iso(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .unwrap_or_default()
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)

@@ -3,10 +3,10 @@
 //! store transaction, checked as a new booking is and recorded as the caller's.
 
 use super::super::wire::{self, *};
-use super::{plural, room_id, status, time, Call, ToolError};
+use super::{cancel_scope, plural, room_id, status, time, Call, ToolError};
 use crate::calendar::{self, SlotQuery};
 use crate::domain::{BookingId, ClientId, EngineerId, List, SeriesId, Session, Status, MAX_PEOPLE};
-use crate::store::{BookingEdit, BookingQuery, CancelScope, StoreError};
+use crate::store::{BookingEdit, BookingQuery, StoreError};
 use chrono::Duration;
 
 /// Cursors are versioned so that a change of paging never misreads an old one.
@@ -179,11 +179,7 @@ pub fn create_booking(ctx: &Call<'_>, a: CreateBookingArgs) -> Result<(CreatedOu
 }
 
 pub fn cancel_booking(ctx: &Call<'_>, a: CancelBookingArgs) -> Result<(CancelledOut, String), ToolError> {
-    let scope = match a.scope.unwrap_or(ScopeArg::Occurrence) {
-        ScopeArg::Occurrence => CancelScope::Occurrence,
-        ScopeArg::Following => CancelScope::Following,
-        ScopeArg::Series => CancelScope::Series,
-    };
+    let scope = cancel_scope(a.scope);
     ctx.with(|store| {
         let tz = store.studio()?.tz;
         let id = BookingId::new(a.id.trim());
@@ -210,11 +206,7 @@ pub fn move_booking(ctx: &Call<'_>, a: MoveBookingArgs) -> Result<(MovedOut, Str
 }
 
 pub fn update_booking(ctx: &Call<'_>, a: UpdateBookingArgs) -> Result<(UpdatedOut, String), ToolError> {
-    let scope = match a.scope.unwrap_or(ScopeArg::Occurrence) {
-        ScopeArg::Occurrence => CancelScope::Occurrence,
-        ScopeArg::Following => CancelScope::Following,
-        ScopeArg::Series => CancelScope::Series,
-    };
+    let scope = cancel_scope(a.scope);
     let nothing = a.engineer.is_none()
         && a.party_size.is_none()
         && a.requires.is_none()

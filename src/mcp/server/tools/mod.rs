@@ -17,14 +17,15 @@ mod rooms;
 
 pub use reflows::{finished_reflow, reflow_refusal, Follow};
 
-use super::wire::StatusArg;
+use super::wire::{ScopeArg, StatusArg};
 use crate::auth::Scope;
 use crate::domain::{Actor, RoomId, Status, StudioTz};
 use crate::error::Blame;
-use crate::store::{Pool, Store};
+use crate::store::{CancelScope, Pool, Store};
 use crate::tasks::{ProgressHook, ReflowJob, Tasks};
 use chrono::{DateTime, Utc};
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::ErrorData as McpError;
 use schemars::JsonSchema;
 use serde::{de::DeserializeOwned, Serialize};
 use std::sync::Arc;
@@ -119,6 +120,20 @@ impl Call<'_> {
 pub struct Reply {
     pub structured: serde_json::Value,
     pub summary: String,
+}
+
+/// A tool's outcome as the `CallToolResult` a client receives: the answer with its summary, a
+/// refusal or a passing failure as `isError`, and a failure of ours as a JSON-RPC error.
+pub fn call_tool_result(outcome: Result<Reply, ToolError>) -> Result<CallToolResult, McpError> {
+    match outcome {
+        Ok(reply) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(reply.summary)]);
+            result.structured_content = Some(reply.structured);
+            Ok(result)
+        }
+        Err(ToolError::Fix(message) | ToolError::Transient(message)) => Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
+        Err(ToolError::Internal(message)) => Err(McpError::internal_error(message, None)),
+    }
 }
 
 /// Why a tool call failed.
@@ -357,6 +372,15 @@ pub(crate) fn status(s: StatusArg) -> Status {
         StatusArg::Confirmed => Status::Confirmed,
         StatusArg::Tentative => Status::Tentative,
         StatusArg::Cancelled => Status::Cancelled,
+    }
+}
+
+/// Which sessions a change reaches: this one (the default), the following ones, or the series.
+pub(crate) fn cancel_scope(arg: Option<ScopeArg>) -> CancelScope {
+    match arg.unwrap_or(ScopeArg::Occurrence) {
+        ScopeArg::Occurrence => CancelScope::Occurrence,
+        ScopeArg::Following => CancelScope::Following,
+        ScopeArg::Series => CancelScope::Series,
     }
 }
 
