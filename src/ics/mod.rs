@@ -29,7 +29,7 @@ pub fn default_window(now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
 /// Why a calendar could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum IcsError {
-    #[error("there is no {0}: list_rooms (or query_bookings) shows the ids")]
+    #[error("there is no {0}: `studioflow list rooms|clients|engineers` (or the list tools over MCP) shows the ids")]
     Unknown(CalendarOf),
     #[error("the window ends before it starts: give --to after --from")]
     EmptyWindow,

@@ -5,6 +5,7 @@
 //! state file and terminal never see the protocol. It does not poll, retry or print.
 
 use crate::report::{MoveLine, ReflowReport, UnresolvedLine};
+use super::server::tools::names;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities, ClientConfig,
     ErrorCode, GetTaskParams, Implementation, JsonObject, ProtocolVersion, TaskPayload, UpdateTaskParams,
@@ -17,7 +18,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 /// The only tool that becomes a task.
-const REFLOW_TOOL: &str = "reflow_month";
+const REFLOW_TOOL: &str = names::REFLOW_MONTH;
 
 /// How long one request may take before it counts as a transport failure.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -247,7 +248,7 @@ impl Session {
             if let Some(cursor) = &cursor {
                 arguments.insert("cursor".into(), json!(cursor));
             }
-            let params = CallToolRequestParams::new("list_clients").with_arguments(arguments);
+            let params = CallToolRequestParams::new(names::LIST_CLIENTS).with_arguments(arguments);
             let Some(CallToolResponse::Complete(result)) = timed(self.service.peer().call_tool_once(params)).await.ok() else { break };
             let Some(page) = result.structured_content else { break };
             for client in page.get("clients").and_then(|c| c.as_array()).into_iter().flatten() {
@@ -267,7 +268,7 @@ impl Session {
     pub async fn booking_detail(&self, id: &str, names: &std::collections::HashMap<String, String>) -> Option<String> {
         let mut arguments = JsonObject::new();
         arguments.insert("id".into(), json!(id));
-        let params = CallToolRequestParams::new("get_booking").with_arguments(arguments);
+        let params = CallToolRequestParams::new(names::GET_BOOKING).with_arguments(arguments);
         let CallToolResponse::Complete(result) = timed(self.service.peer().call_tool_once(params)).await.ok()? else { return None };
         let booking = result.structured_content.as_ref()?.get("booking")?;
         let start = chrono::DateTime::parse_from_rfc3339(booking.get("start")?.as_str()?).ok()?;

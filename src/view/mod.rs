@@ -24,7 +24,7 @@ pub enum ViewError {
     Month(#[from] ReflowError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("there is no reflow {0:?}: reflow ids look like rf_0001 (the demo and reflow_month name them)")]
+    #[error("there is no reflow {0:?}: reflow ids look like rf_0001 (a reflow's answer names its id)")]
     UnknownReflow(String),
     #[error("reflow {id} is of {its}, not of {asked}: leave out --month or give --month {its}")]
     OtherMonth { id: String, its: String, asked: String },

@@ -209,12 +209,14 @@ impl ServerHandler for StudioServer {
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("studioflow", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
+            .with_instructions(format!(
                 "studioflow keeps a studio's bookings. Times are RFC 3339 with an offset, or local \
                  studio time such as 2026-09-07T10:00. Quick tools answer at once; when a room goes \
-                 offline, call set_room_offline and then reflow_month for each month it touches; \
+                 offline, call {} and then {} for each month it touches; \
                  clients that declare the tasks extension get the reflow as a task to poll.",
-            )
+                tools::names::SET_ROOM_OFFLINE,
+                tools::names::REFLOW_MONTH,
+            ))
     }
 
     async fn list_tools(

@@ -61,7 +61,10 @@ pub fn templates() -> ListResourceTemplatesResult {
         calendar(ENGINEER_CALENDAR, "engineer-calendar", "Engineer calendar", "engineer"),
         ResourceTemplate::new(REFLOW_PLAN, "reflow-plan")
             .with_title("Reflow plan")
-            .with_description("A recorded month reflow as JSON: its request, moves, unresolved bookings with reasons, and whether it was applied (the answer of get_reflow).")
+            .with_description(format!(
+                "A recorded month reflow as JSON: its request, moves, unresolved bookings with reasons, and whether it was applied (the answer of {}).",
+                super::tools::names::GET_REFLOW
+            ))
             .with_mime_type("application/json"),
     ])
     .with_ttl_ms(LIST_TTL_MS)

@@ -37,7 +37,7 @@ fn approval_question(tz: &StudioTz, reflow: &ReflowRecord) -> Value {
         );
     }
     if reflow.moves.len() > MOVES_SHOWN {
-        message += &format!("\n… and {} more: get_reflow {} shows the whole plan.", reflow.moves.len() - MOVES_SHOWN, reflow.id);
+        message += &format!("\n… and {} more: {} {} shows the whole plan.", reflow.moves.len() - MOVES_SHOWN, super::tools::names::GET_REFLOW, reflow.id);
     }
     for (booking, reason) in &reflow.unresolved {
         message += &format!("\n- {booking} stays where it is: {reason}");

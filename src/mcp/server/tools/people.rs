@@ -2,7 +2,7 @@
 //! shape and one set of rules (the store's); a person is deactivated, never deleted.
 
 use super::super::wire::{self, *};
-use super::{plural, Call, ToolError};
+use super::{names, plural, Call, ToolError};
 use crate::domain::{List, Profile};
 use crate::store::{PersonEdit, PersonKind, PersonQuery, PersonRecord};
 
@@ -58,7 +58,7 @@ fn create(ctx: &Call<'_>, kind: PersonKind, id: Option<&str>, name: &str, profil
 pub fn create_client(ctx: &Call<'_>, a: CreateClientArgs) -> Result<(ClientOut, String), ToolError> {
     let profile = Profile { email: a.email.map(String::from), phone: a.phone.map(String::from), notes: a.notes.map(String::from), ..Profile::default() };
     let p = create(ctx, PersonKind::Client, a.id.as_deref(), &a.name, profile)?;
-    let summary = format!("Added client {} ({}): book them with create_booking {{\"client\": \"{}\"}}.", p.name, p.id, p.id);
+    let summary = format!("Added client {} ({}): book them with {} {{\"client\": \"{}\"}}.", p.name, p.id, names::CREATE_BOOKING, p.id);
     Ok((ClientOut { client: wire::person(&p, false), future_bookings: Vec::new() }, summary))
 }
 

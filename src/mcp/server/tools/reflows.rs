@@ -41,17 +41,20 @@ pub enum Follow {
 pub fn reflow_refusal(e: TaskError, follow: Follow) -> ToolError {
     match e {
         TaskError::Reflow(ReflowError::NoWindow { room, month }) => ToolError::Fix(format!(
-            "{room} has no offline window in {month}: take it offline first with set_room_offline (from, to, reason), \
-             or preview the whole month with dry_run"
+            "{room} has no offline window in {month}: take it offline first with {} (from, to, reason), \
+             or preview the whole month with dry_run",
+            names::SET_ROOM_OFFLINE
         )),
         TaskError::Busy { month, task: Some(task) } if follow == Follow::Task => ToolError::Fix(format!(
             "a reflow of {month} is already under way as task {task}: poll it with tasks/get, or cancel it with \
              tasks/cancel before starting another"
         )),
         TaskError::Busy { month, task } => ToolError::Fix(format!(
-            "a reflow of {month} is already under way{}: wait for it to finish (get_reflow shows its plan once it is \
-             recorded), then run reflow_month again",
-            as_task(&task)
+            "a reflow of {month} is already under way{}: wait for it to finish ({} shows its plan once it is \
+             recorded), then run {} again",
+            as_task(&task),
+            names::GET_REFLOW,
+            names::REFLOW_MONTH
         )),
         other => other.into(),
     }
@@ -116,7 +119,8 @@ fn refusal(e: TaskError) -> ToolError {
         )),
         TaskError::Reflow(ReflowError::NoWindow { room, month }) => ToolError::Fix(format!(
             "{room} has no offline window in {month}: a plan that moves bookings out of a room is applied only while the room \
-             has a window; add one with set_room_offline, then apply the plan"
+             has a window; add one with {}, then apply the plan",
+            names::SET_ROOM_OFFLINE
         )),
         other => other.into(),
     }

@@ -3,7 +3,7 @@
 //! room offline, list offline windows, and end one early.
 
 use super::super::wire::{self, *};
-use super::{plural, room_id, time, Call, ToolError};
+use super::{names, plural, room_id, time, Call, ToolError};
 use crate::calendar;
 use crate::domain::{Line, List, Room, WeeklyHours};
 use crate::store::{RoomEdit, StoreError};
@@ -44,7 +44,7 @@ pub fn set_room_offline(ctx: &Call<'_>, a: SetRoomOfflineArgs) -> Result<(Offlin
             "Nothing to move.".to_owned()
         } else {
             let months: Vec<String> = months.into_iter().collect();
-            format!("Run reflow_month for {} with offline_rooms [\"{room}\"] to move them.", months.join(" and "))
+            format!("Run {} for {} with offline_rooms [\"{room}\"] to move them.", names::REFLOW_MONTH, months.join(" and "))
         };
         let summary = format!(
             "{room} is offline from {} to {}{}; {} affected. {next_step}",
@@ -151,8 +151,10 @@ pub fn update_room(ctx: &Call<'_>, a: UpdateRoomArgs) -> Result<(RoomChangedOut,
         } else {
             let months: Vec<String> = months.into_iter().collect();
             format!(
-                "Run reflow_month for {} (offline_rooms may be empty) to move the displaced bookings, or move them with move_booking.",
-                months.join(" and ")
+                "Run {} for {} (offline_rooms may be empty) to move the displaced bookings, or move them with {}.",
+                names::REFLOW_MONTH,
+                months.join(" and "),
+                names::MOVE_BOOKING
             )
         };
         let state = if change.room.active { "Updated" } else { "Retired" };
@@ -183,12 +185,17 @@ pub fn remove_offline_window(ctx: &Call<'_>, a: RemoveOfflineWindowArgs) -> Resu
             })
             .collect();
         let w = &removed.window;
-        let next = if could_return.is_empty() { String::new() } else { " Put them back with move_booking, or undo_reflow for a whole reflow.".to_owned() };
+        let next = if could_return.is_empty() {
+            String::new()
+        } else {
+            format!(" Put them back with {}, or {} for a whole reflow.", names::MOVE_BOOKING, names::UNDO_REFLOW)
+        };
         let stuck = match removed.still_displaced.len() {
             0 => String::new(),
             n => format!(
-                " {} the window displaced cannot take their place back (it was booked meanwhile) and stay displaced: move them, or run reflow_month for their month with no offline room.",
-                plural(n, "booking", "bookings")
+                " {} the window displaced cannot take their place back (it was booked meanwhile) and stay displaced: move them, or run {} for their month with no offline room.",
+                plural(n, "booking", "bookings"),
+                names::REFLOW_MONTH
             ),
         };
         let summary = format!(
