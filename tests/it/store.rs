@@ -467,13 +467,13 @@ on_both! {
         assert_eq!(store.booking(&a.id).unwrap().unwrap().room, RoomId::new("live"));
         assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("hall"));
         let again = store.write_with(|w| w.undo_reflow(&id));
-        assert!(matches!(&again, Err(StoreError::Undo(m)) if m.contains("undone already")), "{again:?}");
+        assert!(matches!(&again, Err(StoreError::Undo(m)) if m.to_string().contains("undone already")), "{again:?}");
 
         // Applied again, then one booking moved by hand: the undo names it and changes nothing.
         let id = apply_plan(&mut store, &plan, false).unwrap();
         store.write_with(|w| w.move_booking(&a.id, &RoomId::new("hall"), at("2026-09-07T15:00"))).unwrap();
         let refused = store.write_with(|w| w.undo_reflow(&id));
-        assert!(matches!(&refused, Err(StoreError::Undo(m)) if m.contains(a.id.as_str()) && m.contains("changed since")), "{refused:?}");
+        assert!(matches!(&refused, Err(StoreError::Undo(m)) if m.to_string().contains(a.id.as_str()) && m.to_string().contains("changed since")), "{refused:?}");
         assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("live"), "nothing was put back");
     }
 }

@@ -15,8 +15,9 @@ pub use reflows::{finished_reflow, reflow_job, reflow_month_reply, reflow_refusa
 use super::wire::StatusArg;
 use crate::domain::{Actor, RoomId, Status, StudioTz};
 use crate::error::Blame;
-use crate::store::{Pool, Store};
-use crate::tasks::Tasks;
+use crate::reflow::ReflowError;
+use crate::store::{Pool, Remedy, Store, StoreError};
+use crate::tasks::{TaskError, Tasks};
 use chrono::{DateTime, Utc};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -86,8 +87,36 @@ impl<E: Blame> From<E> for ToolError {
         } else if e.is_ours() {
             ToolError::Internal(e.to_string())
         } else {
-            ToolError::Fix(e.to_string())
+            ToolError::Fix(store_error_in(&e).map_or_else(|| e.to_string(), |store| store.worded(&tool_remedy)))
         }
+    }
+}
+
+/// The store's failure that `e` is or carries (a reflow's or a task's), whose remedies the tools
+/// word: the store names no tool, since the command line shows its words too.
+fn store_error_in(e: &dyn std::any::Any) -> Option<&StoreError> {
+    if let Some(store) = e.downcast_ref::<StoreError>() {
+        return Some(store);
+    }
+    if let Some(ReflowError::Store(store)) = e.downcast_ref::<ReflowError>() {
+        return Some(store);
+    }
+    match e.downcast_ref::<TaskError>()? {
+        TaskError::Store(store) | TaskError::Reflow(ReflowError::Store(store)) => Some(store),
+        _ => None,
+    }
+}
+
+/// A store remedy in the words of the tool that does it.
+fn tool_remedy(remedy: Remedy) -> String {
+    match remedy {
+        Remedy::Reactivate(kind) => format!("reactivate it with update_{kind} {{\"active\": true}}"),
+        Remedy::Force => "pass force: true to apply it and mark them displaced".into(),
+        Remedy::CancelInstead => "cancel a booking with cancel_booking".into(),
+        Remedy::ListWindows => "list_offline_windows shows their ids".into(),
+        Remedy::EndWindowEarly => "remove_offline_window ends a window early".into(),
+        Remedy::NewPlan => "make a new plan with reflow_month".into(),
+        Remedy::DryRunPlan => "reflow_month with dry_run: true makes a plan".into(),
     }
 }
 
