@@ -298,3 +298,43 @@ impl StoreError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The store's words name no tool (the command line shows them too); the MCP edge words each
+    /// remedy with its tool.
+    #[test]
+    fn the_store_words_its_remedies_without_naming_a_tool() {
+        let refusals = [
+            StoreError::Inactive { kind: "room", id: "studio-c".into() },
+            StoreError::RoomChangeDisplaces { room: RoomId::new("studio-c"), bookings: vec![BookingId::new("bk_00001")], total: 3 },
+            StoreError::EditCancels,
+            StoreError::UnknownWindow(9),
+            StoreError::Undo(UndoRefusal::Blocked {
+                reflow: "rf_0001".into(),
+                blocked: vec![(BookingId::new("bk_00001"), StoreError::Inactive { kind: "client", id: "lumens".into() })],
+            }),
+            StoreError::Plan(PlanRefusal::Unknown { reflow: "rf_0009".into() }),
+            StoreError::Plan(PlanRefusal::Applied { reflow: "rf_0001".into(), undone: true }),
+        ];
+        let tools = ["update_", "force: true", "cancel_booking", "list_offline_windows", "remove_offline_window", "reflow_month", "dry_run"];
+        for refusal in &refusals {
+            let text = refusal.to_string();
+            assert!(!tools.iter().any(|tool| text.contains(tool)), "{text}");
+            assert_eq!(text, refusal.worded(&Remedy::neutral));
+        }
+        let edge = |remedy: Remedy| format!("<{remedy:?}>");
+        assert_eq!(
+            refusals[4].worded(&edge),
+            "cannot undo reflow rf_0001: a booking cannot go back: bk_00001 (client \"lumens\" is inactive and cannot be booked: \
+             choose another client, or <Reactivate(\"client\")>); free the old places first (<EndWindowEarly>), or move bookings by hand"
+        );
+        assert_eq!(
+            refusals[1].to_string(),
+            "this change to studio-c would displace 3 future bookings: bk_00001 and 2 more; change them first, or force the change \
+             to apply it and mark them displaced (a reflow of their month then moves them)"
+        );
+    }
+}

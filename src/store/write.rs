@@ -1,6 +1,9 @@
 //! Writes. A [`Writer`] is one `BEGIN IMMEDIATE` transaction: it checks every rule of the calendar
-//! against what is committed plus what it has written so far, and only then writes. Dropping it
-//! without [`Writer::commit`] rolls everything back, so a refused series leaves no session behind.
+//! (`rules.rs`) against what is committed plus what it has written so far, and only then writes.
+//! Dropping it without [`Writer::commit`] rolls everything back, so a refused series leaves no
+//! session behind. This file holds the writes that add to the calendar (the studio, rooms and
+//! people, bookings and series, cancelling, moving, offline windows); `edits.rs` and `roster.rs`
+//! hold the rest.
 
 use super::db::{self, params, Connection, Transaction};
 use super::events::{self, Action, Entity};

@@ -499,3 +499,28 @@ on_both! {
         assert_eq!(seen, ["Zed", "abe", "c1", "c2", "c3", "client-1-2", "client-10", "client_9"]);
     }
 }
+
+on_both! {
+    /// Issue 23: a booking in an offline window of its room is displaced and holds nothing, so a
+    /// change to the room passes over it, as every clash query does; the window's removal checks it
+    /// again, and a booking the changed room no longer holds is flagged then.
+    fn a_room_change_passes_over_a_booking_its_offline_window_displaces(db) {
+        use studioflow::store::RoomEdit;
+        let mut store = small_studio(db);
+        let live = RoomId::new("live");
+        let mut big = session("live", "c1", "2026-09-07T12:00", 120);
+        big.party_size = 5;
+        let booked = store.write_with(|w| w.create_booking(&big)).unwrap();
+        let window = store.write_with(|w| w.add_offline_window(&live, at("2026-09-07T00:00"), at("2026-09-08T00:00"), "flood")).unwrap();
+
+        let edit = RoomEdit { capacity: Some(2), ..Default::default() };
+        let change = store.write_with(|w| w.update_room(&live, &edit, false)).unwrap();
+        assert!(change.displaced.is_empty(), "{:?}", change.displaced);
+        assert!(!store.booking(&booked.id).unwrap().unwrap().displaced);
+
+        let removed = store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
+        let flagged: Vec<BookingId> = removed.still_displaced.iter().map(|b| b.id.clone()).collect();
+        assert_eq!(flagged, [booked.id.clone()]);
+        assert!(store.booking(&booked.id).unwrap().unwrap().displaced);
+    }
+}
