@@ -77,8 +77,7 @@ fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
             .optional()?;
         let Some(((id, month, request), (created_at, applied, affected, cost, lower_bound), undone)) = head else { return Ok(None) };
         let request = serde_json::from_str(&request).map_err(|e| StoreError::Corrupt(format!("the request of reflow {id}: {e}")))?;
-        let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
-        let moves = collect_moves(conn, &sql, [&id])?;
+        let moves = moves_of(conn, &id)?;
         let mut stmt = conn.prepare_cached("SELECT booking_id, reason FROM reflow_unresolved WHERE reflow_id = ? ORDER BY booking_id")?;
         let unresolved = stmt
             .query_map([&id], |row| Ok((BookingId(row.get(0)?), row.get(1)?)))?
@@ -124,6 +123,12 @@ impl Store {
         );
         collect_moves(self.conn(), &sql, [booking.as_str()])
     }
+}
+
+/// The moves of reflow `id`, by booking.
+fn moves_of(conn: &Connection, id: &str) -> Result<Vec<MoveRecord>> {
+    let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
+    collect_moves(conn, &sql, [id])
 }
 
 fn collect_moves(conn: &Connection, sql: &str, args: impl db::Params) -> Result<Vec<MoveRecord>> {
@@ -214,7 +219,6 @@ impl Writer<'_> {
 
     /// The moves of a recorded reflow, as this transaction sees them.
     pub fn reflow_moves(&self, id: &str) -> Result<Vec<MoveRecord>> {
-        let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
-        collect_moves(self.conn(), &sql, [id])
+        moves_of(self.conn(), id)
     }
 }
