@@ -2,7 +2,7 @@
 //! when a room goes offline. The modules, in reading order:
 //!
 //! - [`domain`]: rooms, bookings, series, offline windows and the rules that say when they clash.
-//! - [`store`]: the SQLite store, the only code that speaks SQL.
+//! - [`store`]: the store, on SQLite or PostgreSQL, the only code that speaks SQL.
 //! - [`calendar`]: answers that take several reads (free slots, what a window displaces).
 //! - [`reflow`]: the bridge between the store and the solver crate.
 //! - [`shapes`]: a reflow and a booking as they are written out, for the tools' answers and the

@@ -4,7 +4,7 @@
 //! It owns the conversions; the solver never sees a timestamp and the store never sees a minute.
 
 pub use crate::domain::Move;
-use crate::domain::{Actor, Booking, BookingId, Lock, RoomId, Status, StudioTz};
+use crate::domain::{Actor, Booking, BookingId, Lock, OfflineWindow, Room, RoomId, Status, StudioTz};
 use crate::store::{NewReflow, ReflowRecord, Store, StoreError, Writer};
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -190,19 +190,74 @@ impl MonthClock {
     }
 }
 
+/// The month as the export sees it: its instants, and the minutes of the instance.
+struct Frame {
+    month: Month,
+    clock: MonthClock,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    /// Openings and windows may run past the month's end for the last day's late sessions: up to
+    /// the end of the next month's first day.
+    horizon_end: DateTime<Utc>,
+    /// `horizon_end` in the instance's minutes.
+    horizon: i64,
+}
+
+impl Frame {
+    fn of(month: Month, tz: StudioTz) -> Frame {
+        let (start, end) = month.bounds(&tz);
+        let clock = MonthClock { tz, origin: month.first_day().and_time(NaiveTime::MIN) };
+        let horizon_end = tz.start_of_day(month.next_first_day() + Duration::days(1));
+        Frame { month, clock, start, end, horizon_end, horizon: clock.minute(horizon_end) }
+    }
+
+    /// `[from, to)` in the instance's minutes, cut to the instance; `None` when nothing is left.
+    fn clip(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Option<[i64; 2]> {
+        let (a, b) = (self.clock.minute(from).max(0), self.clock.minute(to).min(self.horizon));
+        (a < b).then_some([a, b])
+    }
+
+    /// Whether a booking is flagged displaced (its room changed under it) in this month: one the
+    /// reflow moves even with no room offline.
+    fn flagged(&self, b: &Booking) -> bool {
+        b.displaced && b.is_active() && b.start >= self.start && b.start < self.end
+    }
+}
+
 /// Writes the month as a REFLOW.md instance. The listed rooms' offline windows in the month are the
 /// instance's `offline` intervals (a listed room with none is offline all month); other rooms'
 /// windows are cut out of their opening hours, so nothing is placed there and nothing there moves.
 /// The instance has one turnaround buffer, so it takes the largest of the rooms': never too little.
 pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export, ReflowError> {
     let studio = store.studio()?;
-    let tz = studio.tz;
     let rooms = store.rooms()?;
-    let (month_start, month_end) = request.month.bounds(&tz);
+    let frame = Frame::of(request.month, studio.tz);
+    check_request(store, request, &rooms, &frame)?;
+    let windows = store.offline_windows(None, frame.start, frame.horizon_end)?;
+    let mut instance_rooms: Vec<solver::Room> = rooms.iter().map(|room| instance_room(room, &windows, request, &frame)).collect();
+    let placed = instance_bookings(store, &frame, &instance_rooms, studio.now(Utc::now()), studio.notice)?;
+    for id in placed.pseudo_rooms {
+        instance_rooms.push(solver::Room { id, capacity: 0, features: Vec::new(), open: Vec::new(), offline: vec![[0, frame.horizon]] });
+    }
+    let instance = solver::Instance {
+        version: solver::VERSION,
+        month: frame.month.to_string(),
+        grid_minutes: 15,
+        max_shift_minutes: request.max_shift_minutes,
+        buffer_minutes: rooms.iter().map(|r| r.buffer.num_minutes()).max().unwrap_or(0),
+        weights: solver::Weights::default(),
+        rooms: instance_rooms,
+        bookings: placed.instance,
+    };
+    Ok(Export { instance, clock: frame.clock, bookings: placed.bookings, locks: placed.locks, notice_hours: studio.notice.num_hours() })
+}
+
+/// Refuses a request the export cannot take: no room to empty (and no flagged booking to move),
+/// an unknown room, or a shift out of range.
+fn check_request(store: &Store, request: &ReflowRequest, rooms: &[Room], frame: &Frame) -> Result<(), ReflowError> {
     // A month with bookings flagged displaced (their room changed under them) is worth a reflow
     // with no room offline: those bookings are what it moves.
-    let flagged = |b: &Booking| b.displaced && b.is_active() && b.start >= month_start && b.start < month_end;
-    if request.offline_rooms.is_empty() && !store.bookings_between(month_start, month_end)?.iter().any(flagged) {
+    if request.offline_rooms.is_empty() && !store.bookings_between(frame.start, frame.end)?.iter().any(|b| frame.flagged(b)) {
         return Err(ReflowError::invalid("offline_rooms", "offline_rooms: name at least one room, e.g. [\"studio-b\"]"));
     }
     for id in &request.offline_rooms {
@@ -213,58 +268,53 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
     if !(0..=720).contains(&request.max_shift_minutes) {
         return Err(ReflowError::invalid("max_shift_minutes", "max_shift_minutes must be 0 to 720"));
     }
-    let month = request.month;
-    let clock = MonthClock { tz, origin: month.first_day().and_time(NaiveTime::MIN) };
-    // Openings and windows may run past the month's end for the last day's late sessions.
-    let horizon_end = tz.start_of_day(month.next_first_day() + Duration::days(1));
-    let horizon = clock.minute(horizon_end);
-    let clip = |from: DateTime<Utc>, to: DateTime<Utc>| -> Option<[i64; 2]> {
-        let (a, b) = (clock.minute(from).max(0), clock.minute(to).min(horizon));
-        (a < b).then_some([a, b])
-    };
+    Ok(())
+}
 
-    let windows = store.offline_windows(None, month_start, horizon_end)?;
-    let mut instance_rooms = Vec::with_capacity(rooms.len());
-    for room in &rooms {
-        let listed = request.offline_rooms.contains(&room.id);
-        let own: Vec<[i64; 2]> =
-            windows.iter().filter(|w| w.room == room.id).filter_map(|w| clip(w.from, w.to)).collect();
-        let mut open: Vec<[i64; 2]> = room
-            .hours
-            .openings(&tz, month.first_day() - Duration::days(1), month.next_first_day() - Duration::days(1))
-            .into_iter()
-            .filter_map(|(o, c)| clip(o, c))
-            .collect();
-        let offline = match (listed, own.is_empty()) {
-            (true, true) => vec![[0, horizon]],
-            (true, false) => own,
-            (false, _) => {
-                open = subtract(&open, &own);
-                Vec::new()
-            }
-        };
-        // A retired room is never a placement.
-        if !room.active {
-            open.clear();
+/// A room of the instance: its openings in the month, and its offline minutes if it is listed
+/// (its windows, or the whole month); an unlisted room's windows are cut out of its openings,
+/// and a retired room has none.
+fn instance_room(room: &Room, windows: &[OfflineWindow], request: &ReflowRequest, frame: &Frame) -> solver::Room {
+    let tz = frame.clock.tz;
+    let first = frame.month.first_day();
+    let listed = request.offline_rooms.contains(&room.id);
+    let own: Vec<[i64; 2]> = windows.iter().filter(|w| w.room == room.id).filter_map(|w| frame.clip(w.from, w.to)).collect();
+    let mut open: Vec<[i64; 2]> = room
+        .hours
+        .openings(&tz, first - Duration::days(1), frame.month.next_first_day() - Duration::days(1))
+        .into_iter()
+        .filter_map(|(o, c)| frame.clip(o, c))
+        .collect();
+    let offline = match (listed, own.is_empty()) {
+        (true, true) => vec![[0, frame.horizon]],
+        (true, false) => own,
+        (false, _) => {
+            open = subtract(&open, &own);
+            Vec::new()
         }
-        instance_rooms.push(solver::Room {
-            id: room.id.0.clone(),
-            capacity: room.capacity,
-            features: room.features.clone(),
-            open,
-            offline,
-        });
+    };
+    // A retired room is never a placement.
+    if !room.active {
+        open.clear();
     }
+    solver::Room { id: room.id.0.clone(), capacity: room.capacity, features: room.features.clone(), open, offline }
+}
 
-    let now = studio.now(Utc::now());
-    let offline_minutes: HashMap<&str, &Vec<[i64; 2]>> = instance_rooms.iter().map(|r| (r.id.as_str(), &r.offline)).collect();
-    let mut bookings = HashMap::new();
-    let mut locks = HashMap::new();
-    let mut instance_bookings = Vec::new();
-    // Sessions of the next month's first hours are there too, fixed, so that a late session moved
-    // past midnight cannot land on them.
-    let mut pseudo_rooms: Vec<String> = Vec::new();
-    for b in store.bookings_between(month_start, horizon_end)? {
+/// The bookings of the instance, with what reading its answer back needs.
+struct Placed {
+    instance: Vec<solver::Booking>,
+    bookings: HashMap<BookingId, Booking>,
+    locks: HashMap<BookingId, Pin>,
+    /// The rooms of bookings flagged displaced ([`displaced_room`]), to add to the instance.
+    pseudo_rooms: Vec<String>,
+}
+
+/// Every active booking of the month as the instance takes it, with those of the next month's
+/// first hours fixed, so that a late session moved past midnight cannot land on them.
+fn instance_bookings(store: &Store, frame: &Frame, rooms: &[solver::Room], now: DateTime<Utc>, notice: Duration) -> Result<Placed, ReflowError> {
+    let offline_minutes: HashMap<&str, &Vec<[i64; 2]>> = rooms.iter().map(|r| (r.id.as_str(), &r.offline)).collect();
+    let mut placed = Placed { instance: Vec::new(), bookings: HashMap::new(), locks: HashMap::new(), pseudo_rooms: Vec::new() };
+    for b in store.bookings_between(frame.start, frame.horizon_end)? {
         if b.status == Status::Cancelled {
             continue;
         }
@@ -272,25 +322,25 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
         // puts it in a room offline all month (REFLOW.md's "affected" stays as it is), and the
         // plan reads it back to its real room. One of another month is left out.
         let room = if b.displaced {
-            if !flagged(&b) {
+            if !frame.flagged(&b) {
                 continue;
             }
             let pseudo = displaced_room(&b.room);
-            if !pseudo_rooms.contains(&pseudo) {
-                pseudo_rooms.push(pseudo.clone());
+            if !placed.pseudo_rooms.contains(&pseudo) {
+                placed.pseudo_rooms.push(pseudo.clone());
             }
             pseudo
         } else {
             b.room.0.clone()
         };
-        let start = clock.minute(b.start).max(0);
+        let start = frame.clock.minute(b.start).max(0);
         // Wall-clock minutes, but never shorter than the real session: across a clock change the
         // two differ, and the longer keeps every rule on the safe side.
-        let end = clock.minute(b.end).max(start + (b.end - b.start.max(month_start)).num_minutes());
-        let lock = if b.start < month_start {
+        let end = frame.clock.minute(b.end).max(start + (b.end - b.start.max(frame.start)).num_minutes());
+        let lock = if b.start < frame.start {
             // A session that begins in the month before belongs to that month's plan: it stays put.
             Some(Pin::EarlierMonth)
-        } else if b.start >= month_end {
+        } else if b.start >= frame.end {
             // One that begins in the next month stays put, and if its room is offline then it is
             // displaced and holds nothing: leave it out.
             let displaced = offline_minutes.get(b.room.as_str()).is_some_and(|w| w.iter().any(|&[s, e]| start < e && s < end));
@@ -299,12 +349,12 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
             }
             Some(Pin::LaterMonth)
         } else {
-            b.lock(now, studio.notice).map(Pin::Lock)
+            b.lock(now, notice).map(Pin::Lock)
         };
         if let Some(lock) = lock {
-            locks.insert(b.id.clone(), lock);
+            placed.locks.insert(b.id.clone(), lock);
         }
-        instance_bookings.push(solver::Booking {
+        placed.instance.push(solver::Booking {
             id: b.id.0.clone(),
             room,
             start,
@@ -316,24 +366,9 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
             series: b.series.as_ref().map(|s| s.0.clone()),
             movable: lock.is_none(),
         });
-        bookings.insert(b.id.clone(), b);
+        placed.bookings.insert(b.id.clone(), b);
     }
-
-    for id in pseudo_rooms {
-        instance_rooms.push(solver::Room { id, capacity: 0, features: Vec::new(), open: Vec::new(), offline: vec![[0, horizon]] });
-    }
-
-    let instance = solver::Instance {
-        version: solver::VERSION,
-        month: month.to_string(),
-        grid_minutes: 15,
-        max_shift_minutes: request.max_shift_minutes,
-        buffer_minutes: rooms.iter().map(|r| r.buffer.num_minutes()).max().unwrap_or(0),
-        weights: solver::Weights::default(),
-        rooms: instance_rooms,
-        bookings: instance_bookings,
-    };
-    Ok(Export { instance, clock, bookings, locks, notice_hours: studio.notice.num_hours() })
+    Ok(placed)
 }
 
 /// The instance's room for bookings flagged displaced out of `room`: never open, offline all month.

@@ -2,14 +2,14 @@
 //! their release, a reflow's moves with what they displaced, undoing a reflow, and ending an
 //! offline window early. Each is one [`Writer`] step with its checks and its history events.
 
-use super::events::{self, Entity};
-use super::history::move_at;
-use super::read::{self, booking_from_row, BOOKING_COLUMNS};
-use super::write::{check, CancelScope};
-use super::{check_people, clean_list, clean_text, instant_at, to_json_list, Result, StoreError, Writer};
-use crate::domain::{normalize_features, Booking, BookingId, EngineerId, Move, OfflineWindow, RoomId, Session, Status, TextKind};
-use chrono::{DateTime, Duration, Utc};
 use super::db::{self, params, OptionalExtension};
+use super::events::{self, Action, Entity};
+use super::read::{self, booking_from_row, BOOKING_COLUMNS, HOLDS_ITS_PLACE};
+use super::reflows::move_at;
+use super::rules::{self, CancelScope, ScopeFor};
+use super::{check_people, clean_list, instant_at, to_json_list, Result, StoreError, UndoRefusal, Writer};
+use crate::domain::{normalize_features, Booking, BookingId, EngineerId, Move, OfflineWindow, RoomId, Session, Status, TextKind};
+use chrono::{DateTime, Utc};
 
 /// What to change of a booking; `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -45,31 +45,6 @@ pub struct WindowRemoved {
     pub still_displaced: Vec<Booking>,
 }
 
-/// Refuses a hold that cannot be: only a tentative booking is held, until a time after now.
-pub(super) fn check_hold(now: DateTime<Utc>, status: Status, hold_until: Option<DateTime<Utc>>, start: DateTime<Utc>) -> Result<()> {
-    let Some(until) = hold_until else { return Ok(()) };
-    if status != Status::Tentative {
-        return Err(StoreError::invalid(
-            "hold_until",
-            "hold_until: only a tentative booking is held; set status \"tentative\", or leave hold_until out",
-        ));
-    }
-    if until <= now {
-        return Err(StoreError::invalid("hold_until", "hold_until: a hold must end after now"));
-    }
-    if until > start {
-        return Err(StoreError::invalid("hold_until", "hold_until: a hold must end by the session's start"));
-    }
-    Ok(())
-}
-
-/// Notes as stored: by the rule of notes, `None` when empty.
-pub(super) fn clean_notes(notes: Option<&str>) -> Result<Option<String>> {
-    let Some(notes) = notes else { return Ok(None) };
-    let notes = clean_text("notes", TextKind::Notes, notes)?;
-    Ok((!notes.is_empty()).then_some(notes))
-}
-
 impl super::Store {
     /// Whether some hold has ended by `now`: a read, so that the server's sweeper takes the write
     /// lock only when there is something to release.
@@ -84,50 +59,26 @@ impl super::Store {
 }
 
 impl Writer<'_> {
-    /// The bookings a scope reaches from `booking`, as `cancel_booking` counts them.
-    fn scope_ids(&self, booking: &Booking, scope: CancelScope) -> Result<Vec<BookingId>> {
-        match (scope, &booking.series) {
-            (CancelScope::Occurrence, _) => {
-                if booking.status == Status::Cancelled {
-                    return Err(StoreError::invalid("id", format!("{} is cancelled: book a new session instead", booking.id)));
-                }
-                Ok(vec![booking.id.clone()])
-            }
-            (_, None) => Err(StoreError::invalid(
-                "scope",
-                format!("{} is not part of a series: use scope \"occurrence\"", booking.id),
-            )),
-            (scope, Some(series)) => {
-                let from = if scope == CancelScope::Following { booking.start } else { self.now() + Duration::seconds(1) };
-                let mut stmt = self.tx.prepare_cached(
-                    "SELECT id FROM bookings WHERE series_id = ? AND start_at >= ? AND status != 'cancelled' ORDER BY start_at",
-                )?;
-                let rows = stmt.query_map(params![series.as_str(), from.timestamp()], |row| row.get::<_, String>(0))?;
-                Ok(rows.map(|r| r.map(BookingId)).collect::<db::Result<_>>()?)
-            }
-        }
-    }
-
     /// Edits a booking, or the following sessions or the whole rest of its series, each checked
     /// exactly as a new booking is. A displaced booking holds nothing, so only its people are
     /// checked; it stays displaced until it is moved.
     pub fn update_booking(&mut self, id: &BookingId, edit: &BookingEdit, scope: CancelScope) -> Result<Vec<Booking>> {
         let booking = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
         if edit.status == Some(Status::Cancelled) {
-            return Err(StoreError::invalid("status", "status: cancel a booking with cancel_booking"));
+            return Err(StoreError::EditCancels);
         }
         if let Some(party) = edit.party_size {
             check_people("party_size", party)?;
         }
         let requires = edit.requires.as_deref().map(|r| clean_list("requires", TextKind::Tag, r)).transpose()?;
         let notes = match &edit.notes {
-            Some(n) => Some(clean_notes(n.as_deref())?),
+            Some(n) => Some(rules::clean_notes(n.as_deref())?),
             None => None,
         };
         let now = self.now();
         let tz = self.studio()?.tz;
         let mut updated = Vec::new();
-        for target in self.scope_ids(&booking, scope)? {
+        for target in rules::scope_ids(&self.tx, &booking, scope, now, ScopeFor::Edit)? {
             let before = read::booking(&self.tx, &target)?.ok_or_else(|| StoreError::UnknownBooking(target.clone()))?;
             let session = Session {
                 engineer: edit.engineer.clone().unwrap_or_else(|| before.engineer.clone()),
@@ -143,12 +94,12 @@ impl Writer<'_> {
                 (None, Status::Confirmed) => None,
                 (None, _) => before.hold_until,
             };
-            check_hold(now, session.status, hold_until, session.start)
+            rules::check_hold(now, session.status, hold_until, session.start)
                 .map_err(|e| if edit.hold_until.is_some() { e } else { StoreError::invalid("hold_until", "hold_until: the booking's hold has passed; give a new one or confirm it") })?;
-            if before.displaced {
-                check_engineer(self, &before, session.engineer.as_ref())?;
-            } else {
-                check(&self.tx, &tz, &session, Some(&target))?;
+            if !before.displaced {
+                rules::check(&self.tx, &tz, &session, Some(&target))?;
+            } else if let Some(engineer) = &session.engineer {
+                rules::check_engineer(&self.tx, engineer, Some(&before))?;
             }
             self.tx.execute(
                 "UPDATE bookings SET engineer_id = ?, party_size = ?, requires = ?, status = ?, pinned = ?, notes = ?, hold_until = ?, \
@@ -165,19 +116,9 @@ impl Writer<'_> {
                     target.as_str()
                 ],
             )?;
-            updated.push(self.booking_event(Some(&before), &target, "updated")?);
+            updated.push(self.booking_event(Some(&before), &target, Action::Updated)?);
         }
         Ok(updated)
-    }
-
-    /// Sets notes and a hold on bookings just created in this transaction, before their
-    /// creation is recorded; see [`Writer::create_booking_with`].
-    pub(super) fn set_extras(&mut self, id: &BookingId, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<()> {
-        self.tx.execute(
-            "UPDATE bookings SET notes = ?, hold_until = ? WHERE id = ?",
-            params![notes, hold_until.map(|t| t.timestamp()), id.as_str()],
-        )?;
-        Ok(())
     }
 
     /// Cancels every tentative booking whose hold ended by `now`: the slot is free again.
@@ -196,7 +137,7 @@ impl Writer<'_> {
                 "UPDATE bookings SET status = 'cancelled', hold_until = NULL, updated_at = ? WHERE id = ?",
                 params![Utc::now().timestamp(), b.id.as_str()],
             )?;
-            released.push(self.booking_event(Some(b), &b.id, "hold released")?);
+            released.push(self.booking_event(Some(b), &b.id, Action::HoldReleased)?);
         }
         Ok(released)
     }
@@ -217,81 +158,21 @@ impl Writer<'_> {
         self.set_via(via);
         applied?;
         let change = events::diff(None, Some(events::fields([("moves", serde_json::json!(moves.len()))])));
-        self.event(Entity::Reflow, reflow_id, "applied", change)
+        self.event(Entity::Reflow, reflow_id, Action::Applied, change)
     }
 
     /// Puts back every booking a reflow moved, if none changed since and each old place is free
     /// again (set all, then check all, so that swaps go back too). A booking that was displaced
     /// before the reflow goes back displaced. At most once; the undo is recorded.
     pub fn undo_reflow(&mut self, reflow_id: &str) -> Result<Undone> {
-        let head: Option<(bool, Option<i64>)> = self
-            .tx
-            .query_row("SELECT applied, undone_at FROM reflows WHERE id = ?", [reflow_id], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()?;
-        match head {
-            None => return Err(StoreError::Undo(format!("unknown reflow \"{reflow_id}\": reflow ids look like rf_0001"))),
-            Some((false, _)) => {
-                return Err(StoreError::Undo(format!("reflow {reflow_id} was never applied: there is nothing to undo")));
-            }
-            Some((true, Some(_))) => return Err(StoreError::Undo(format!("reflow {reflow_id} was undone already"))),
-            Some((true, None)) => {}
-        }
-        let moves: Vec<(Move, bool)> = {
-            let mut stmt = self.tx.prepare_cached(
-                "SELECT booking_id, from_room, from_start, from_end, to_room, to_start, to_end, was_displaced \
-                 FROM reflow_moves WHERE reflow_id = ? ORDER BY booking_id",
-            )?;
-            let rows = stmt.query_map([reflow_id], |row| {
-                Ok((move_at(row, 0)?, row.get(7)?))
-            })?;
-            rows.collect::<db::Result<_>>()?
-        };
-        let mut before = Vec::with_capacity(moves.len());
-        let mut changed = Vec::new();
-        for (m, _) in &moves {
-            match read::booking(&self.tx, &m.booking)? {
-                Some(b) if b.is_active() && b.room == m.to_room && b.start == m.to_start && b.end == m.to_end && !b.displaced => before.push(b),
-                _ => changed.push(m.booking.as_str().to_owned()),
-            }
-        }
-        if !changed.is_empty() {
-            return Err(StoreError::Undo(format!(
-                "cannot undo reflow {reflow_id}: {} changed since it moved them; move them back by hand instead",
-                changed.join(", ")
-            )));
-        }
-        for (m, was_displaced) in &moves {
-            self.set_place(&m.booking, &m.from_room, m.from_start, m.from_end)?;
-            if *was_displaced {
-                self.tx.execute("UPDATE bookings SET displaced = 1 WHERE id = ?", [m.booking.as_str()])?;
-            }
-        }
-        let tz = self.studio()?.tz;
-        let mut blocked = Vec::new();
-        for (m, was_displaced) in &moves {
-            if *was_displaced {
-                continue;
-            }
-            let b = read::booking(&self.tx, &m.booking)?.ok_or_else(|| StoreError::UnknownBooking(m.booking.clone()))?;
-            if let Err(e) = check(&self.tx, &tz, &b.session, Some(&m.booking)) {
-                if e.is_ours() {
-                    return Err(e);
-                }
-                blocked.push(format!("{} ({e})", m.booking));
-            }
-        }
-        if !blocked.is_empty() {
-            return Err(StoreError::Undo(format!(
-                "cannot undo reflow {reflow_id}: {} cannot go back: {}; free the old places first (remove_offline_window \
-                 ends a window early), or move bookings by hand",
-                if blocked.len() == 1 { "a booking" } else { "some bookings" },
-                blocked.join("; ")
-            )));
-        }
+        self.check_undoable(reflow_id)?;
+        let moves = self.undo_moves(reflow_id)?;
+        let before = self.bookings_as_moved(reflow_id, &moves)?;
+        self.put_back(reflow_id, &moves)?;
         let via = self.set_via(format!("undo {reflow_id}"));
         let mut restored = Vec::with_capacity(moves.len());
         for ((m, _), b) in moves.iter().zip(&before) {
-            restored.push(self.booking_event(Some(b), &m.booking, "moved back")?);
+            restored.push(self.booking_event(Some(b), &m.booking, Action::MovedBack)?);
         }
         self.set_via(via);
         self.tx.execute(
@@ -299,8 +180,79 @@ impl Writer<'_> {
             params![self.now().timestamp(), self.actor().who, reflow_id],
         )?;
         let change = events::diff(None, Some(events::fields([("moves_undone", serde_json::json!(moves.len()))])));
-        self.event(Entity::Reflow, reflow_id, "undone", change)?;
+        self.event(Entity::Reflow, reflow_id, Action::Undone, change)?;
         Ok(Undone { reflow: reflow_id.to_owned(), restored })
+    }
+
+    /// Refuses to undo a reflow that is unknown, was never applied, or was undone already.
+    fn check_undoable(&self, reflow_id: &str) -> Result<()> {
+        let head: Option<(bool, Option<i64>)> = self
+            .tx
+            .query_row("SELECT applied, undone_at FROM reflows WHERE id = ?", [reflow_id], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        let reflow = reflow_id.to_owned();
+        match head {
+            None => Err(StoreError::Undo(UndoRefusal::Unknown { reflow })),
+            Some((false, _)) => Err(StoreError::Undo(UndoRefusal::NeverApplied { reflow })),
+            Some((true, Some(_))) => Err(StoreError::Undo(UndoRefusal::AlreadyUndone { reflow })),
+            Some((true, None)) => Ok(()),
+        }
+    }
+
+    /// A reflow's moves, each with whether its booking was flagged displaced before it.
+    fn undo_moves(&self, reflow_id: &str) -> Result<Vec<(Move, bool)>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT booking_id, from_room, from_start, from_end, to_room, to_start, to_end, was_displaced \
+             FROM reflow_moves WHERE reflow_id = ? ORDER BY booking_id",
+        )?;
+        let rows = stmt.query_map([reflow_id], |row| Ok((move_at(row, 0)?, row.get(7)?)))?;
+        Ok(rows.collect::<db::Result<_>>()?)
+    }
+
+    /// The bookings of `moves` as they are, each still where the reflow put it; refused, naming
+    /// them, when any changed since.
+    fn bookings_as_moved(&self, reflow_id: &str, moves: &[(Move, bool)]) -> Result<Vec<Booking>> {
+        let mut before = Vec::with_capacity(moves.len());
+        let mut changed = Vec::new();
+        for (m, _) in moves {
+            match read::booking(&self.tx, &m.booking)? {
+                Some(b) if b.is_active() && b.room == m.to_room && b.start == m.to_start && b.end == m.to_end && !b.displaced => before.push(b),
+                _ => changed.push(m.booking.clone()),
+            }
+        }
+        if !changed.is_empty() {
+            return Err(StoreError::Undo(UndoRefusal::Changed { reflow: reflow_id.to_owned(), bookings: changed }));
+        }
+        Ok(before)
+    }
+
+    /// Sets every booking of `moves` back in its old place (flagged displaced again where it was),
+    /// then checks each that was not displaced there; refused, naming them, when any cannot go back.
+    fn put_back(&mut self, reflow_id: &str, moves: &[(Move, bool)]) -> Result<()> {
+        for (m, was_displaced) in moves {
+            self.set_place(&m.booking, &m.from_room, m.from_start, m.from_end)?;
+            if *was_displaced {
+                self.tx.execute("UPDATE bookings SET displaced = 1 WHERE id = ?", [m.booking.as_str()])?;
+            }
+        }
+        let tz = self.studio()?.tz;
+        let mut blocked = Vec::new();
+        for (m, was_displaced) in moves {
+            if *was_displaced {
+                continue;
+            }
+            let b = read::booking(&self.tx, &m.booking)?.ok_or_else(|| StoreError::UnknownBooking(m.booking.clone()))?;
+            if let Err(e) = rules::check(&self.tx, &tz, &b.session, Some(&m.booking)) {
+                if e.is_ours() {
+                    return Err(e);
+                }
+                blocked.push((m.booking.clone(), e));
+            }
+        }
+        if !blocked.is_empty() {
+            return Err(StoreError::Undo(UndoRefusal::Blocked { reflow: reflow_id.to_owned(), blocked }));
+        }
+        Ok(())
     }
 
     /// Removes an offline window (a repair that ended early) and says which bookings an applied
@@ -316,7 +268,7 @@ impl Writer<'_> {
             .ok_or(StoreError::UnknownWindow(id))?;
         self.tx.execute("DELETE FROM offline_windows WHERE id = ?", [id])?;
         let tz = self.studio()?.tz;
-        self.event(Entity::OfflineWindow, &id.to_string(), "removed", events::diff(Some(events::window_fields(&tz, &window)), None))?;
+        self.event(Entity::OfflineWindow, &id.to_string(), Action::Removed, events::diff(Some(events::window_fields(&tz, &window)), None))?;
         let still_displaced = self.keep_displaced(&window)?;
         let candidates: Vec<Move> = {
             let mut stmt = self.tx.prepare_cached(
@@ -336,7 +288,7 @@ impl Writer<'_> {
                 continue;
             }
             let back = Session { room: m.from_room.clone(), start: m.from_start, end: m.from_end, ..b.session.clone() };
-            if check(&self.tx, &tz, &back, Some(&b.id)).is_ok() {
+            if rules::check(&self.tx, &tz, &back, Some(&b.id)).is_ok() {
                 could_return.push((b, m));
             }
         }
@@ -351,11 +303,8 @@ impl Writer<'_> {
         let now = self.studio()?.now(Utc::now());
         let revived: Vec<Booking> = {
             let sql = format!(
-                "SELECT {BOOKING_COLUMNS} FROM bookings b WHERE room_id = ? AND status != 'cancelled' AND displaced = 0 \
-                 AND start_at < ? AND end_at > ? AND start_at >= ? \
-                 AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
-                                 AND w.from_at < b.end_at AND w.to_at > b.start_at) \
-                 ORDER BY start_at, seq"
+                "SELECT {BOOKING_COLUMNS} FROM bookings b WHERE room_id = ? AND {HOLDS_ITS_PLACE} \
+                 AND start_at < ? AND end_at > ? AND start_at >= ? ORDER BY start_at, seq"
             );
             let mut stmt = self.tx.prepare_cached(&sql)?;
             let args = params![window.room.as_str(), window.to.timestamp(), window.from.timestamp(), now.timestamp()];
@@ -365,27 +314,16 @@ impl Writer<'_> {
         let tz = self.studio()?.tz;
         let mut displaced = Vec::new();
         for b in revived {
-            match check(&self.tx, &tz, &b.session, Some(&b.id)) {
+            match rules::check(&self.tx, &tz, &b.session, Some(&b.id)) {
                 Ok(()) => {}
                 // Its room, people or rules no longer have it (a room retired meanwhile counts too).
                 Err(StoreError::Refused(_) | StoreError::Inactive { .. }) => {
                     self.tx.execute("UPDATE bookings SET displaced = 1, updated_at = ? WHERE id = ?", params![Utc::now().timestamp(), b.id.as_str()])?;
-                    displaced.push(self.booking_event(Some(&b), &b.id, "displaced")?);
+                    displaced.push(self.booking_event(Some(&b), &b.id, Action::Displaced)?);
                 }
                 Err(e) => return Err(e),
             }
         }
         Ok(displaced)
-    }
-}
-
-/// A new engineer for a displaced booking (which holds no room, so only this is checked) exists
-/// and may be booked; the one it already has may stay even if deactivated since.
-fn check_engineer(w: &Writer<'_>, before: &Booking, engineer: Option<&EngineerId>) -> Result<()> {
-    let Some(e) = engineer else { return Ok(()) };
-    match read::active(w.conn(), "engineers", e.as_str())? {
-        None => Err(StoreError::UnknownEngineer(e.clone())),
-        Some(false) if before.engineer.as_ref() != Some(e) => Err(StoreError::Inactive { kind: "engineer", id: e.0.clone() }),
-        Some(_) => Ok(()),
     }
 }

@@ -57,6 +57,57 @@ impl Entity {
     }
 }
 
+/// What happened to the thing an event is about, as the history stores it (the words below are
+/// the stored text: a history already written keeps its meaning).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Created,
+    Updated,
+    Moved,
+    Cancelled,
+    /// A tentative booking's hold ran out, and the booking was cancelled.
+    HoldReleased,
+    /// A booking put back where it was by a reflow's undo.
+    MovedBack,
+    /// A booking flagged displaced: its room changed under it, or a window that displaced it went.
+    Displaced,
+    /// An offline window merged into another that it met.
+    Merged,
+    Removed,
+    Deactivated,
+    Reactivated,
+    /// A room retired.
+    Retired,
+    /// A reflow's moves applied.
+    Applied,
+    /// A reflow's moves undone.
+    Undone,
+    /// An API token revoked.
+    Revoked,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Created => "created",
+            Action::Updated => "updated",
+            Action::Moved => "moved",
+            Action::Cancelled => "cancelled",
+            Action::HoldReleased => "hold released",
+            Action::MovedBack => "moved back",
+            Action::Displaced => "displaced",
+            Action::Merged => "merged",
+            Action::Removed => "removed",
+            Action::Deactivated => "deactivated",
+            Action::Reactivated => "reactivated",
+            Action::Retired => "retired",
+            Action::Applied => "applied",
+            Action::Undone => "undone",
+            Action::Revoked => "revoked",
+        }
+    }
+}
+
 /// One recorded change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
@@ -70,6 +121,7 @@ pub struct Event {
     pub via: String,
     pub entity: Entity,
     pub id: String,
+    /// The [`Action`]'s stored text (`Action::as_str`), as read back.
     pub action: String,
     /// The changed fields as they were (empty for something new).
     pub before: Map<String, Json>,
@@ -156,7 +208,7 @@ pub fn window_fields(tz: &StudioTz, w: &OfflineWindow) -> Map<String, Json> {
 }
 
 /// Writes one event. `at` is the studio's "now".
-pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity: Entity, id: &str, action: &str, change: Change) -> Result<()> {
+pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity: Entity, id: &str, action: Action, change: Change) -> Result<()> {
     let text = |m: Option<Map<String, Json>>| m.map(|m| Json::Object(m).to_string());
     conn.prepare_cached(
         "INSERT INTO events (at, real_at, who, via, entity, entity_id, action, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -168,7 +220,7 @@ pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity
         actor.via,
         entity.as_str(),
         id,
-        action,
+        action.as_str(),
         text(change.before),
         text(change.after)
     ])?;

@@ -5,15 +5,18 @@
 //! It stores instants as unix seconds (UTC) and knows nothing of MCP or of the solver.
 
 pub mod db;
-mod edits;
-mod events;
 mod calendars;
+mod edits;
+mod error;
+mod events;
 mod file;
-mod history;
+mod idempotency;
 mod migrations;
 mod pool;
 mod read;
+mod reflows;
 mod roster;
+mod rules;
 mod tasks;
 mod tokens;
 mod write;
@@ -21,20 +24,19 @@ mod write;
 pub use db::{Backend, Target};
 pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
 pub use edits::{BookingEdit, Undone, WindowRemoved};
-pub use events::{Entity, Event, EventQuery};
+pub use error::{as_task, PlanRefusal, Remedy, Result, StoreError, UndoRefusal};
+pub use events::{Action, Entity, Event, EventQuery};
 pub use calendars::{CalendarEntry, FeedRecord};
-pub use history::{MoveRecord, NewReflow, ReflowRecord};
+pub use reflows::{MoveRecord, NewReflow, ReflowRecord};
 pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, RoomEdit};
 pub use pool::Pool;
 pub use read::{BookingQuery, Busy};
+pub use rules::CancelScope;
 pub use tasks::{Lease, LiveTask, NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
 pub use tokens::{ApiToken, TokenCheck, TokenStatus, TOKEN_PREFIX};
-pub use write::{CancelScope, Writer};
+pub use write::Writer;
 
-use crate::domain::{
-    check_list, Actor, BookingId, ClientId, EngineerId, Refusal, RoomId, SeriesError, SeriesId, Studio, StudioTz, TextKind, TimeError,
-    MAX_PEOPLE,
-};
+use crate::domain::{check_list, Actor, Studio, StudioTz, TextKind, TimeError, MAX_PEOPLE};
 use chrono::{DateTime, Duration, Utc};
 use db::{Connection, OptionalExtension};
 
@@ -65,138 +67,6 @@ pub struct Store {
     file: Option<std::path::PathBuf>,
 }
 
-/// What went wrong in the store: a refusal the caller can act on, bad input, or a database failure.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    #[error("unknown room \"{0}\": list the rooms to see their ids")]
-    UnknownRoom(RoomId),
-    #[error("unknown client \"{0}\"")]
-    UnknownClient(ClientId),
-    #[error("unknown engineer \"{0}\"")]
-    UnknownEngineer(EngineerId),
-    #[error("unknown booking \"{0}\"")]
-    UnknownBooking(BookingId),
-    #[error("unknown series \"{0}\"")]
-    UnknownSeries(SeriesId),
-    /// A value the caller gave cannot be stored; `field` names it, the message says what to change.
-    #[error("{message}")]
-    Invalid { field: &'static str, message: String },
-    /// Bookings a plan was made from are no longer where it found them.
-    #[error("{} changed since the plan was made", list_ids(.0))]
-    Stale(Vec<BookingId>),
-    /// One live reflow per month: this month's is already under way, as `task` when the caller
-    /// may know it (a task of a principal is named to nobody: task ids leak nothing).
-    #[error("a reflow of {month} is already under way{}", as_task(.task))]
-    Busy { month: String, task: Option<String> },
-    #[error(transparent)]
-    Series(#[from] SeriesError),
-    #[error(transparent)]
-    Time(#[from] TimeError),
-    #[error("this database holds no studio yet: create it with `studioflow init --db PATH [--demo]`")]
-    NoStudio,
-    #[error(transparent)]
-    Migration(#[from] MigrationError),
-    #[error("database error: {0}")]
-    Database(db::Error),
-    /// The connection to the database was lost (PostgreSQL terminated it, shut down or restarted,
-    /// or the network failed) before anything was committed: a transient fault, and the same
-    /// request may simply be sent again.
-    #[error("the database connection was lost ({0}); nothing was changed: retry")]
-    ConnectionLost(db::Error),
-    /// The connection was lost while a change was being committed: it may have been made or
-    /// not. A retry is safe where the request says so itself (an idempotency key).
-    #[error(
-        "the database connection was lost while the change was being committed ({0}), so it may or may not have been made: \
-         read it back before retrying, or retry with the same idempotency key"
-    )]
-    OutcomeUnknown(db::Error),
-    /// The database itself refused a write that would overlap another booking (PostgreSQL's
-    /// exclusion constraints, named by `constraint`): a writer the store's own checks did not see.
-    #[error("the database refused the change: it would overlap another booking ({constraint}); list the bookings again and pick another time")]
-    Overlap { constraint: String },
-    /// A stored row this build cannot read; the message names the row.
-    #[error("the database holds a value this studioflow cannot read: {0}")]
-    Corrupt(String),
-    /// SQLite could not open or write the database file: the message says why (the file, its
-    /// directory, a read-only file system) and what to change.
-    #[error("{why}")]
-    Unwritable { why: String, sqlite: String },
-    /// No connection could be had from the pool in time (the database is down or restarting,
-    /// or every connection is busy): a transient fault.
-    #[error("no database connection could be had in time ({0}); nothing was changed: retry shortly")]
-    Pool(String),
-    /// A task ended or went away while a write for it was being prepared; the write rolls back.
-    #[error("the task is no longer live")]
-    TaskGone,
-    /// A retired room, or a deactivated client or engineer, cannot be booked.
-    #[error("{kind} \"{id}\" is inactive and cannot be booked: choose another {kind}, or reactivate it with update_{kind} {{\"active\": true}}")]
-    Inactive { kind: &'static str, id: String },
-    /// A change to a room would put future bookings out of it; `force` applies it anyway.
-    #[error(
-        "this change to {room} would displace {total} future {}: {}{}; change them first, or pass force: true to \
-         apply it and mark them displaced (a reflow of their month then moves them)",
-        if *.total == 1 { "booking" } else { "bookings" },
-        list_ids(.bookings),
-        if *.total > .bookings.len() { format!(" and {} more", .total - .bookings.len()) } else { String::new() }
-    )]
-    RoomChangeDisplaces { room: RoomId, bookings: Vec<BookingId>, total: usize },
-    /// A reflow cannot be undone: it is unknown, was never applied, was undone already, or
-    /// bookings are in the way; the message says which.
-    #[error("{0}")]
-    Undo(String),
-    /// A stored plan cannot be applied as asked: the message says why.
-    #[error("{0}")]
-    Plan(String),
-    #[error("unknown offline window {0}: list_offline_windows shows their ids")]
-    UnknownWindow(i64),
-    /// The operating system gave no randomness for a new secret.
-    #[error("no randomness for a secret: {0}")]
-    NoRandomness(#[from] getrandom::Error),
-}
-
-pub type Result<T, E = StoreError> = std::result::Result<T, E>;
-
-impl From<db::Error> for StoreError {
-    fn from(e: db::Error) -> StoreError {
-        if e.lost_uncommitted() {
-            return StoreError::ConnectionLost(e);
-        }
-        if e.lost_maybe_committed() {
-            return StoreError::OutcomeUnknown(e);
-        }
-        match e.refusal() {
-            Some(db::Refusal::Overlap(constraint)) => StoreError::Overlap { constraint },
-            // A connection does not know its file's path: where the store does (opening, and
-            // `write_as`), `explained` says what is in the way instead.
-            Some(db::Refusal::FileAccess) => StoreError::Unwritable {
-                why: format!(
-                    "the database file cannot be opened or written ({e}): make it, and the directory it is in (SQLite creates FILE-wal and FILE-shm there), writable for the user running studioflow"
-                ),
-                sqlite: e.to_string(),
-            },
-            _ => StoreError::Database(e),
-        }
-    }
-}
-
-/// " as task ID", when the task may be named.
-pub fn as_task(task: &Option<String>) -> String {
-    task.as_ref().map(|id| format!(" as task {id}")).unwrap_or_default()
-}
-
-fn list_ids(ids: &[BookingId]) -> String {
-    ids.iter().map(BookingId::as_str).collect::<Vec<_>>().join(", ")
-}
-
-impl StoreError {
-    /// Bad input in `field`, with what to change.
-    pub fn invalid(field: &'static str, message: impl Into<String>) -> StoreError {
-        StoreError::Invalid { field, message: message.into() }
-    }
-}
-
 /// `text` as the store keeps it, by its kind's rule (the one rule every text from outside keeps,
 /// whichever path it came by), or bad input in `field`.
 pub(crate) fn clean_text(field: &'static str, kind: TextKind, text: &str) -> Result<String> {
@@ -215,33 +85,6 @@ pub(crate) fn check_people(field: &'static str, n: u32) -> Result<()> {
         return Err(StoreError::invalid(field, format!("{field} must be 1 to {MAX_PEOPLE}")));
     }
     Ok(())
-}
-
-impl StoreError {
-    /// Whether the failure is ours (the database, its contents, a task gone meanwhile) rather
-    /// than something the caller asked for and can change.
-    pub fn is_ours(&self) -> bool {
-        matches!(
-            self,
-            StoreError::Database(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::Pool(_) | StoreError::TaskGone
-                | StoreError::NoRandomness(_) | StoreError::Unwritable { .. } | StoreError::ConnectionLost(_) | StoreError::OutcomeUnknown(_)
-        )
-    }
-
-    /// Whether the failure is ours and passing: the database connection was lost, or none could
-    /// be had in time. Nothing is wrong with the request; sent again, it may succeed (after
-    /// [`StoreError::OutcomeUnknown`], safely only if it carries an idempotency key).
-    pub fn is_transient(&self) -> bool {
-        matches!(self, StoreError::ConnectionLost(_) | StoreError::OutcomeUnknown(_) | StoreError::Pool(_))
-    }
-
-    /// Whether the database gave up on a lock another connection held.
-    fn is_busy(&self) -> bool {
-        match self {
-            StoreError::Database(e) | StoreError::Migration(MigrationError::Database(e)) => e.refusal() == Some(db::Refusal::Busy),
-            _ => false,
-        }
-    }
 }
 
 impl Store {

@@ -12,6 +12,13 @@ use super::db::{self, Value, Connection, OptionalExtension, Row};
 /// The longest a booking may last; it bounds the index range that an overlap query scans.
 pub const MAX_BOOKING: Duration = Duration::hours(24);
 
+/// The condition (over `bookings b`) of a booking that holds its room and its people: not
+/// cancelled, not flagged displaced, and not in an offline window of its room. Every clash query
+/// and `busy_between` asks it, so that a displaced booking occupies nothing anywhere.
+pub(super) const HOLDS_ITS_PLACE: &str = "b.status != 'cancelled' AND b.displaced = 0 \
+     AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
+                     AND w.from_at < b.end_at AND w.to_at > b.start_at)";
+
 pub(super) const BOOKING_COLUMNS: &str = "id, room_id, client_id, engineer_id, start_at, end_at, party_size, \
      requires, series_id, status, pinned, seq, notes, hold_until, displaced";
 
@@ -75,12 +82,11 @@ impl Store {
     /// their room while it is offline, or flagged when their room changed) hold nothing and are
     /// left out.
     pub fn busy_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
-        let mut stmt = self.conn().prepare_cached(
+        let sql = format!(
             "SELECT room_id, client_id, engineer_id, start_at, end_at FROM bookings b \
-             WHERE status != 'cancelled' AND displaced = 0 AND end_at > ?1 AND start_at > ?2 AND start_at < ?3 \
-             AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
-                             AND w.from_at < b.end_at AND w.to_at > b.start_at)",
-        )?;
+             WHERE {HOLDS_ITS_PLACE} AND end_at > ?1 AND start_at > ?2 AND start_at < ?3"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(db::params![from.timestamp(), (from - MAX_BOOKING).timestamp(), to.timestamp()], |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?, row.get::<_, i64>(3)?, row.get::<_, i64>(4)?))
         })?;

@@ -3,14 +3,13 @@
 //! change that would break future bookings is refused listing them, or, forced, applied with
 //! those bookings flagged displaced (they hold nothing until a reflow or a person moves them).
 
-use super::events::{self, Entity};
-use super::read::{self, booking_from_row, BOOKING_COLUMNS};
-use super::{check_people, clean_list, clean_text, json_list, to_json_list, Result, Store, StoreError, Writer};
-use crate::domain::{
-    is_slug, normalize_features, slug_from, Booking, Profile, Room, RoomId, TextKind, WeeklyHours,
-};
-use chrono::Duration;
 use super::db::{self, params, Connection, OptionalExtension};
+use super::events::{self, Action, Entity};
+use super::read::{self, booking_from_row, BOOKING_COLUMNS, HOLDS_ITS_PLACE};
+use super::rules;
+use super::{check_people, clean_list, clean_text, json_list, to_json_list, Result, Store, StoreError, Writer};
+use crate::domain::{is_slug, normalize_features, slug_from, Booking, Profile, Room, RoomId, TextKind, WeeklyHours};
+use chrono::Duration;
 use serde_json::json;
 
 /// Clients or engineers: the two rosters share one shape.
@@ -213,7 +212,7 @@ impl Writer<'_> {
             self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes])?;
         }
         let record = PersonRecord { id: id.clone(), name: name.to_owned(), profile };
-        self.event(kind.entity(), &id, "created", events::diff(None, Some(person_fields(&record, kind))))?;
+        self.event(kind.entity(), &id, Action::Created, events::diff(None, Some(person_fields(&record, kind))))?;
         Ok(record)
     }
 
@@ -258,9 +257,9 @@ impl Writer<'_> {
         let change = events::diff(Some(person_fields(&before, kind)), Some(person_fields(&after, kind)));
         if !change.is_empty() {
             let action = match (before.profile.active, after.profile.active) {
-                (true, false) => "deactivated",
-                (false, true) => "reactivated",
-                _ => "updated",
+                (true, false) => Action::Deactivated,
+                (false, true) => Action::Reactivated,
+                _ => Action::Updated,
             };
             self.event(kind.entity(), id, action, change)?;
         }
@@ -313,11 +312,8 @@ impl Writer<'_> {
         }
         let tz = self.studio()?.tz;
         let now = self.now();
-        // The future bookings that hold the room now.
-        let sql = format!(
-            "SELECT {BOOKING_COLUMNS} FROM bookings WHERE room_id = ? AND status != 'cancelled' AND displaced = 0 \
-             AND start_at > ? ORDER BY start_at, seq"
-        );
+        // The future bookings that hold the room now (one in an offline window holds nothing).
+        let sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings b WHERE room_id = ? AND {HOLDS_ITS_PLACE} AND start_at > ? ORDER BY start_at, seq");
         let future: Vec<Booking> = {
             let mut stmt = self.tx.prepare_cached(&sql)?;
             let rows = stmt.query_map(params![id.as_str(), now.timestamp()], booking_from_row)?;
@@ -326,13 +322,9 @@ impl Writer<'_> {
         let mut broken: Vec<Booking> = Vec::new();
         let mut kept: Vec<&Booking> = Vec::new();
         for b in &future {
-            let fits = room.active
-                && b.party_size <= room.capacity
-                && room.missing_features(&b.requires).is_empty()
-                && room.hours.contains(&tz, b.start, b.end);
             // With a longer turnaround, the later of two sessions that now clash goes.
-            let clashes = kept.iter().any(|k| b.start < k.end + room.buffer && k.start < b.end + room.buffer);
-            if fits && !clashes {
+            let clashes = kept.iter().any(|k| rules::turnaround_clash(k, b, room.buffer));
+            if rules::room_holds(&room, &tz, b) && !clashes {
                 kept.push(b);
             } else {
                 broken.push(b.clone());
@@ -359,13 +351,13 @@ impl Writer<'_> {
         )?;
         let change = events::diff(Some(events::room_fields(&before)), Some(events::room_fields(&room)));
         if !change.is_empty() {
-            let action = if before.active && !room.active { "retired" } else { "updated" };
+            let action = if before.active && !room.active { Action::Retired } else { Action::Updated };
             self.event(Entity::Room, id.as_str(), action, change)?;
         }
         let mut displaced = Vec::with_capacity(broken.len());
         for b in &broken {
             self.tx.execute("UPDATE bookings SET displaced = 1, updated_at = ? WHERE id = ?", params![chrono::Utc::now().timestamp(), b.id.as_str()])?;
-            displaced.push(self.booking_event(Some(b), &b.id, "displaced")?);
+            displaced.push(self.booking_event(Some(b), &b.id, Action::Displaced)?);
         }
         Ok(RoomChange { room, displaced })
     }

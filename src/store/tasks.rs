@@ -13,7 +13,7 @@
 //! API token that owns it was revoked ([`Writer::cancel_tasks_owned_by`]); both are recorded in
 //! the history, and a solve under way stops when its runner next renews its lease or reports.
 
-use super::events::{self, Entity};
+use super::events::{self, Action, Entity};
 use super::{Result, Store, StoreError, Writer};
 use super::db::{self, params, Connection, OptionalExtension, Row};
 use serde_json::json;
@@ -460,7 +460,7 @@ impl Writer<'_> {
         }
         let before = events::fields([("status", json!(task.status.as_str())), ("status_message", json!(task.status_message))]);
         let after = events::fields([("status", json!(TaskStatus::Cancelled.as_str())), ("status_message", json!(message))]);
-        self.event(Entity::Task, &task.id, "cancelled", events::diff(Some(before), Some(after)))?;
+        self.event(Entity::Task, &task.id, Action::Cancelled, events::diff(Some(before), Some(after)))?;
         Ok(true)
     }
 

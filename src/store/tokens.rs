@@ -6,7 +6,7 @@
 //! history; a revocation also cancels the token's live tasks, in the same transaction, so that no
 //! month stays locked by a task whose owner can no longer reach it.
 
-use super::events::{self, Entity};
+use super::events::{self, Action, Entity};
 use super::{instant_at, instant_or_null_at, Result, Store, StoreError, TaskRecord, Writer};
 use crate::auth::{secret, Principal, Scopes};
 use chrono::{DateTime, Duration, SecondsFormat, SubsecRound, Utc};
@@ -222,7 +222,7 @@ impl Writer<'_> {
             ("scopes", json!(token.scopes.iter().map(|s| s.name()).collect::<Vec<_>>())),
             ("expires", json!(token.expires.map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true)))),
         ]);
-        self.event(Entity::Token, &token.id, "created", events::diff(None, Some(fields)))?;
+        self.event(Entity::Token, &token.id, Action::Created, events::diff(None, Some(fields)))?;
         Ok((token, secret))
     }
 
@@ -259,7 +259,7 @@ impl Writer<'_> {
             ("status", json!(TokenStatus::Revoked.to_string())),
             ("tasks_cancelled", json!(cancelled.iter().map(|t| t.id.as_str()).collect::<Vec<_>>())),
         ]);
-        self.event(Entity::Token, id, "revoked", events::diff(Some(before), Some(after)))?;
+        self.event(Entity::Token, id, Action::Revoked, events::diff(Some(before), Some(after)))?;
         Ok((token, cancelled))
     }
 }

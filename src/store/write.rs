@@ -1,33 +1,25 @@
 //! Writes. A [`Writer`] is one `BEGIN IMMEDIATE` transaction: it checks every rule of the calendar
-//! against what is committed plus what it has written so far, and only then writes. Dropping it
-//! without [`Writer::commit`] rolls everything back, so a refused series leaves no session behind.
+//! (`rules.rs`) against what is committed plus what it has written so far, and only then writes.
+//! Dropping it without [`Writer::commit`] rolls everything back, so a refused series leaves no
+//! session behind. This file holds the writes that add to the calendar (the studio, rooms and
+//! people, bookings and series, cancelling, moving, offline windows); `edits.rs` and `roster.rs`
+//! hold the rest.
 
-use super::read::{self, booking_from_row, MAX_BOOKING, BOOKING_COLUMNS};
-use super::{check_people, clean_list, clean_text, to_json_list, Result, StoreError};
-use super::edits;
-use super::events::{self, Entity};
+use super::db::{self, params, Connection, Transaction};
+use super::events::{self, Action, Entity};
+use super::read;
+use super::rules::{self, CancelScope, ScopeFor};
+use super::{check_people, clean_list, clean_text, instant, to_json_list, Result, StoreError};
 use crate::domain::{
-    expand_series, is_slug, normalize_features, overlaps, Actor, Booking, BookingId, BufferNote, Client,
-    Engineer, Move, Session, OfflineWindow, Refusal, Room, RoomId, Series, SeriesId, Status, Studio, TextKind, MAX_HORIZON_DAYS, MAX_LIST,
+    expand_series, is_slug, normalize_features, Actor, Booking, BookingId, Client, Engineer, Move, OfflineWindow, Refusal, Room,
+    RoomId, Series, SeriesId, Session, Status, Studio, StudioTz, TextKind, MAX_HORIZON_DAYS, MAX_LIST,
 };
 use chrono::{DateTime, Duration, Utc};
-use super::db::{self, params, Connection, OptionalExtension, Transaction};
 
 /// The longest offline window, merged or not.
 const MAX_WINDOW: Duration = Duration::days(366);
 /// The longest reasons of a merged window together (one request's is a [`TextKind::Line`]).
 const MAX_MERGED_REASON: usize = 1000;
-
-/// Which sessions a cancellation takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CancelScope {
-    /// Only this booking.
-    Occurrence,
-    /// This session and every later one of its series.
-    Following,
-    /// Every session of its series that has not started yet.
-    Series,
-}
 
 /// One write transaction. See the module docs.
 pub struct Writer<'c> {
@@ -86,12 +78,12 @@ impl<'c> Writer<'c> {
     }
 
     /// Records one change in the history, in this transaction.
-    pub(super) fn event(&self, entity: Entity, id: &str, action: &str, change: events::Change) -> Result<()> {
+    pub(super) fn event(&self, entity: Entity, id: &str, action: Action, change: events::Change) -> Result<()> {
         events::record(&self.tx, self.now(), &self.actor, entity, id, action, change)
     }
 
     /// Records a booking's change from `before` (None: it is new) to what it is now.
-    pub(super) fn booking_event(&self, before: Option<&Booking>, id: &BookingId, action: &str) -> Result<Booking> {
+    pub(super) fn booking_event(&self, before: Option<&Booking>, id: &BookingId, action: Action) -> Result<Booking> {
         let after = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
         let tz = self.studio()?.tz;
         let change = events::diff(before.map(|b| events::booking_fields(&tz, b)), Some(events::booking_fields(&tz, &after)));
@@ -124,29 +116,6 @@ impl<'c> Writer<'c> {
     /// A booking as this transaction sees it.
     pub fn booking(&self, id: &BookingId) -> Result<Option<Booking>> {
         read::booking(&self.tx, id)
-    }
-
-    /// The bookings written earlier under an idempotency key, if the key was used before. A key
-    /// reused for a different request is refused, so that a retry never books something else.
-    pub fn idempotent_replay(&self, key: &str, request: &str) -> Result<Option<Vec<Booking>>> {
-        let Some((earlier, ids)) = super::history::remembered(&self.tx, key)? else { return Ok(None) };
-        if earlier != request {
-            return Err(StoreError::invalid(
-                "idempotency_key",
-                format!("idempotency_key {key:?} was already used for a different booking: use a new key for a new request"),
-            ));
-        }
-        let mut bookings = Vec::with_capacity(ids.len());
-        for id in ids {
-            bookings.push(read::booking(&self.tx, &id)?.ok_or(StoreError::UnknownBooking(id))?);
-        }
-        Ok(Some(bookings))
-    }
-
-    /// Remembers what a request under an idempotency key wrote, in the same transaction.
-    pub fn remember_idempotent(&mut self, key: &str, request: &str, bookings: &[Booking]) -> Result<()> {
-        let ids: Vec<BookingId> = bookings.iter().map(|b| b.id.clone()).collect();
-        super::history::remember(&self.tx, key, request, &ids)
     }
 
     /// Creates or replaces the studio's settings.
@@ -210,7 +179,7 @@ impl<'c> Writer<'c> {
                 room.active
             ],
         )?;
-        self.event(Entity::Room, room.id.as_str(), "created", events::diff(None, Some(events::room_fields(room))))?;
+        self.event(Entity::Room, room.id.as_str(), Action::Created, events::diff(None, Some(events::room_fields(room))))?;
         Ok(())
     }
 
@@ -234,7 +203,7 @@ impl<'c> Writer<'c> {
         self.tx.execute(&format!("INSERT INTO {table} (id, name) VALUES (?, ?)"), params![id, name])?;
         let entity = if table == "clients" { Entity::Client } else { Entity::Engineer };
         let fields = events::fields([("name", serde_json::json!(name)), ("active", serde_json::json!(true))]);
-        self.event(entity, id, "created", events::diff(None, Some(fields)))?;
+        self.event(entity, id, Action::Created, events::diff(None, Some(fields)))?;
         Ok(())
     }
 
@@ -247,12 +216,12 @@ impl<'c> Writer<'c> {
     pub fn create_booking_with(&mut self, new: &Session, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<Booking> {
         let new = normalized(new)?;
         self.check_window(new.start)?;
-        edits::check_hold(self.now(), new.status, hold_until, new.start)?;
-        let notes = edits::clean_notes(notes)?;
+        rules::check_hold(self.now(), new.status, hold_until, new.start)?;
+        let notes = rules::clean_notes(notes)?;
         self.check(&new, None)?;
         let booked = self.insert(&new, None)?;
         self.set_extras(&booked.id, notes.as_deref(), hold_until)?;
-        self.booking_event(None, &booked.id, "created")
+        self.booking_event(None, &booked.id, Action::Created)
     }
 
     /// Books every session of a recurring series, or none: a refusal lists every session in the way.
@@ -271,8 +240,8 @@ impl<'c> Writer<'c> {
     ) -> Result<(Series, Vec<Booking>)> {
         let template = normalized(template)?;
         let rrule = &clean_text("recurrence", TextKind::Line, rrule)?;
-        edits::check_hold(self.now(), template.status, hold_until, template.start)?;
-        let notes = edits::clean_notes(notes)?;
+        rules::check_hold(self.now(), template.status, hold_until, template.start)?;
+        let notes = rules::clean_notes(notes)?;
         let tz = self.studio()?.tz;
         let id = match id {
             Some(id) if !is_slug(id.as_str()) => {
@@ -299,7 +268,7 @@ impl<'c> Writer<'c> {
         let mut conflicts = Vec::new();
         for start in &starts {
             let session = Session { start: *start, end: *start + length, ..template.clone() };
-            match check(&savepoint, &tz, &session, None) {
+            match rules::check(&savepoint, &tz, &session, None) {
                 Ok(()) => booked.push(insert(&savepoint, &session, Some(&id))?),
                 Err(StoreError::Refused(why)) => conflicts.push((tz.zoned(*start), why)),
                 Err(other) => return Err(other),
@@ -312,7 +281,7 @@ impl<'c> Writer<'c> {
         let mut created = Vec::with_capacity(booked.len());
         for b in &booked {
             self.set_extras(&b.id, notes.as_deref(), hold_until)?;
-            created.push(self.booking_event(None, &b.id, "created")?);
+            created.push(self.booking_event(None, &b.id, Action::Created)?);
         }
         let booked = created;
         let series = Series { id, rrule: rrule.trim().to_owned(), template: Session { start: starts[0], end: starts[0] + length, ..template } };
@@ -323,34 +292,15 @@ impl<'c> Writer<'c> {
     pub fn cancel_booking(&mut self, id: &BookingId, scope: CancelScope) -> Result<Vec<Booking>> {
         let booking = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
         let now = self.studio()?.now(Utc::now());
-        let ids: Vec<String> = match (scope, &booking.series) {
-            (CancelScope::Occurrence, _) => {
-                if booking.status == Status::Cancelled {
-                    return Err(StoreError::invalid("id", format!("{id} is already cancelled")));
-                }
-                vec![id.0.clone()]
-            }
-            (_, None) => {
-                return Err(StoreError::invalid("scope", format!("{id} is not part of a series: cancel it with scope \"occurrence\"")));
-            }
-            (CancelScope::Following | CancelScope::Series, Some(series)) => {
-                let from = if scope == CancelScope::Following { booking.start } else { now + Duration::seconds(1) };
-                let mut stmt = self.tx.prepare_cached(
-                    "SELECT id FROM bookings WHERE series_id = ? AND start_at >= ? AND status != 'cancelled' ORDER BY start_at",
-                )?;
-                let rows = stmt.query_map(params![series.as_str(), from.timestamp()], |row| row.get(0))?;
-                rows.collect::<db::Result<_>>()?
-            }
-        };
+        let ids = rules::scope_ids(&self.tx, &booking, scope, now, ScopeFor::Cancel)?;
         let mut cancelled = Vec::with_capacity(ids.len());
         for id in ids {
-            let id = BookingId(id);
             let before = read::booking(&self.tx, &id)?;
             self.tx.execute(
                 "UPDATE bookings SET status = 'cancelled', hold_until = NULL, updated_at = ? WHERE id = ?",
                 params![Utc::now().timestamp(), id.as_str()],
             )?;
-            cancelled.push(self.booking_event(before.as_ref(), &id, "cancelled")?);
+            cancelled.push(self.booking_event(before.as_ref(), &id, Action::Cancelled)?);
         }
         Ok(cancelled)
     }
@@ -365,7 +315,7 @@ impl<'c> Writer<'c> {
         let end = start + booking.duration();
         self.check(&Session { room: room.clone(), start, end, ..booking.session.clone() }, Some(id))?;
         self.set_place(id, room, start, end)?;
-        self.booking_event(Some(&booking), id, "moved")
+        self.booking_event(Some(&booking), id, Action::Moved)
     }
 
     /// Moves many bookings at once (a reflow), then checks each in its new place against everything
@@ -385,7 +335,7 @@ impl<'c> Writer<'c> {
             self.check(&booking.session, Some(&m.booking))?;
         }
         for (m, b) in moves.iter().zip(&before) {
-            self.booking_event(Some(b), &m.booking, "moved")?;
+            self.booking_event(Some(b), &m.booking, Action::Moved)?;
         }
         Ok(before)
     }
@@ -399,11 +349,35 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
+    /// Sets notes and a hold on bookings just created in this transaction, before their
+    /// creation is recorded; see [`Writer::create_booking_with`].
+    fn set_extras(&mut self, id: &BookingId, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<()> {
+        self.tx.execute(
+            "UPDATE bookings SET notes = ?, hold_until = ? WHERE id = ?",
+            params![notes, hold_until.map(|t| t.timestamp()), id.as_str()],
+        )?;
+        Ok(())
+    }
+
     /// Takes a room out of use over `[from, to)`. It moves nothing: that is a reflow's job.
     /// A window that overlaps or touches another of the same room is merged with it into one
     /// window over both (the earliest id stays, the reasons are kept), so that repeating a request
     /// adds nothing and a room's windows never pile up.
     pub fn add_offline_window(&mut self, room: &RoomId, from: DateTime<Utc>, to: DateTime<Utc>, reason: &str) -> Result<OfflineWindow> {
+        self.check_window_span(room, from, to)?;
+        let reason = clean_text("reason", TextKind::Line, reason)?;
+        let reason = if reason.is_empty() { "offline" } else { reason.as_str() };
+        let touching = self.windows_touching(room, from, to)?;
+        if touching.is_empty() {
+            return self.insert_window(room, from, to, reason);
+        }
+        let merged = merged_window(&self.studio()?.tz, &touching, from, to, reason)?;
+        self.replace_windows(&touching, merged)
+    }
+
+    /// Refuses a window that cannot be: of an unknown room, empty, longer than a year, ended
+    /// before the studio's clock (unless loading history), or ending past the horizon.
+    fn check_window_span(&self, room: &RoomId, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<()> {
         if !read::exists(&self.tx, "rooms", room.as_str())? {
             return Err(StoreError::UnknownRoom(room.clone()));
         }
@@ -422,90 +396,60 @@ impl<'c> Writer<'c> {
         if to > horizon {
             return Err(Refusal::WindowBeyondHorizon { to: studio.tz.zoned(to), horizon: studio.tz.zoned(horizon) }.into());
         }
-        let reason = clean_text("reason", TextKind::Line, reason)?;
-        let reason = if reason.is_empty() { "offline" } else { reason.as_str() };
+        Ok(())
+    }
 
-        let touching = {
-            let mut stmt = self.tx.prepare_cached(
-                "SELECT id, from_at, to_at, reason FROM offline_windows WHERE room_id = ? AND from_at <= ? AND to_at >= ? \
-                 ORDER BY id",
-            )?;
-            let rows = stmt.query_map(params![room.as_str(), to.timestamp(), from.timestamp()], |row| {
-                Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, row.get::<_, i64>(2)?, row.get::<_, String>(3)?))
-            })?;
-            rows.collect::<db::Result<Vec<_>>>()?
-        };
-        let Some(&(keep, ..)) = touching.first() else {
-            let id: i64 = self.tx.query_row(
-                "INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-                params![room.as_str(), from.timestamp(), to.timestamp(), reason, Utc::now().timestamp()],
-                |row| row.get(0),
-            )?;
-            let window = OfflineWindow { id, room: room.clone(), from, to, reason: reason.to_owned() };
-            let fields = events::window_fields(&studio.tz, &window);
-            self.event(Entity::OfflineWindow, &window.id.to_string(), "created", events::diff(None, Some(fields)))?;
-            return Ok(window);
-        };
-        let (mut start, mut end) = (from.timestamp(), to.timestamp());
-        let mut reasons: Vec<String> = Vec::new();
-        for (_, f, t, r) in &touching {
-            (start, end) = (start.min(*f), end.max(*t));
-            for part in r.split("; ") {
-                if !reasons.iter().any(|x| x == part) {
-                    reasons.push(part.to_owned());
-                }
-            }
-        }
-        if !reasons.iter().any(|x| x == reason) {
-            reasons.push(reason.to_owned());
-        }
-        let merged = (super::instant(start)?, super::instant(end)?);
-        if merged.1 - merged.0 > MAX_WINDOW {
-            let (f, t) = (studio.tz.format(merged.0), studio.tz.format(merged.1));
-            return Err(StoreError::invalid("to", format!(
-                "this window overlaps or touches {} of {room}'s windows, and together they would run from {f} to {t}, \
-                 more than a year: choose a shorter window",
-                touching.len()
-            )));
-        }
-        let reason = reasons.join("; ");
-        // Merging keeps every distinct reason, so repeats with new reasons could grow one row
-        // without end: past a bound, the caller has to reuse a reason already given.
-        if reason.chars().count() > MAX_MERGED_REASON {
-            return Err(StoreError::invalid("reason", format!(
-                "this window meets window {keep} of {room}, and their reasons together would pass {MAX_MERGED_REASON} \
-                 characters: give one of the reasons it already has ({:?})",
-                reasons[0]
-            )));
-        }
-        for (id, ..) in &touching[1..] {
-            self.tx.execute("DELETE FROM offline_windows WHERE id = ?", [id])?;
+    /// The room's windows that overlap or touch `[from, to)`, oldest id first.
+    fn windows_touching(&self, room: &RoomId, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<OfflineWindow>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT id, from_at, to_at, reason FROM offline_windows WHERE room_id = ? AND from_at <= ? AND to_at >= ? \
+             ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![room.as_str(), to.timestamp(), from.timestamp()], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, row.get::<_, i64>(2)?, row.get::<_, String>(3)?))
+        })?;
+        let rows = rows.collect::<db::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(id, f, t, reason)| Ok(OfflineWindow { id, room: room.clone(), from: instant(f)?, to: instant(t)?, reason }))
+            .collect()
+    }
+
+    /// Writes a window that meets no other, and records it.
+    fn insert_window(&mut self, room: &RoomId, from: DateTime<Utc>, to: DateTime<Utc>, reason: &str) -> Result<OfflineWindow> {
+        let id: i64 = self.tx.query_row(
+            "INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+            params![room.as_str(), from.timestamp(), to.timestamp(), reason, Utc::now().timestamp()],
+            |row| row.get(0),
+        )?;
+        let window = OfflineWindow { id, room: room.clone(), from, to, reason: reason.to_owned() };
+        let fields = events::window_fields(&self.studio()?.tz, &window);
+        self.event(Entity::OfflineWindow, &window.id.to_string(), Action::Created, events::diff(None, Some(fields)))?;
+        Ok(window)
+    }
+
+    /// Puts `merged` in place of the `touching` windows: the first keeps its id and takes the
+    /// merged span and reasons, the others go; each change is recorded.
+    fn replace_windows(&mut self, touching: &[OfflineWindow], merged: OfflineWindow) -> Result<OfflineWindow> {
+        for gone in &touching[1..] {
+            self.tx.execute("DELETE FROM offline_windows WHERE id = ?", [gone.id])?;
         }
         self.tx.execute(
             "UPDATE offline_windows SET from_at = ?, to_at = ?, reason = ? WHERE id = ?",
-            params![start, end, reason, keep],
+            params![merged.from.timestamp(), merged.to.timestamp(), merged.reason, merged.id],
         )?;
-        let before = OfflineWindow {
-            id: keep,
-            room: room.clone(),
-            from: super::instant(touching[0].1)?,
-            to: super::instant(touching[0].2)?,
-            reason: touching[0].3.clone(),
-        };
-        let window = OfflineWindow { id: keep, room: room.clone(), from: merged.0, to: merged.1, reason };
-        let tz = studio.tz;
-        for (id, f, t, r) in &touching[1..] {
-            let gone = OfflineWindow { id: *id, room: room.clone(), from: super::instant(*f)?, to: super::instant(*t)?, reason: r.clone() };
-            self.event(Entity::OfflineWindow, &id.to_string(), "merged", events::diff(Some(events::window_fields(&tz, &gone)), None))?;
+        let tz = self.studio()?.tz;
+        for gone in &touching[1..] {
+            let change = events::diff(Some(events::window_fields(&tz, gone)), None);
+            self.event(Entity::OfflineWindow, &gone.id.to_string(), Action::Merged, change)?;
         }
-        let change = events::diff(Some(events::window_fields(&tz, &before)), Some(events::window_fields(&tz, &window)));
-        self.event(Entity::OfflineWindow, &keep.to_string(), "updated", change)?;
-        Ok(window)
+        let change = events::diff(Some(events::window_fields(&tz, &touching[0])), Some(events::window_fields(&tz, &merged)));
+        self.event(Entity::OfflineWindow, &merged.id.to_string(), Action::Updated, change)?;
+        Ok(merged)
     }
 
     /// Checks a session against every rule, ignoring the booking `ignore` (the one being moved).
     pub fn check(&self, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
-        check(&self.tx, &self.studio()?.tz, new, ignore)
+        rules::check(&self.tx, &self.studio()?.tz, new, ignore)
     }
 
     fn insert(&mut self, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {
@@ -560,103 +504,42 @@ fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result
     Ok(Booking { id, series: series.cloned(), session: new.clone(), notes: None, hold_until: None, displaced: false })
 }
 
-/// Every rule a session must keep, cheapest first: its own shape, the room's size, features, hours
-/// and offline windows, then the other bookings of the room, the client and the engineer.
-pub(super) fn check(conn: &Connection, tz: &crate::domain::StudioTz, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
-    if new.end <= new.start {
-        return Err(StoreError::invalid("end", "a booking must end after it starts"));
-    }
-    if new.end - new.start > MAX_BOOKING {
-        return Err(StoreError::invalid("end", "a booking may last at most 24 hours: split it"));
-    }
-    if new.status == Status::Cancelled {
-        return Err(StoreError::invalid("status", "a new booking is confirmed or tentative, not cancelled"));
-    }
-    let room = read::rooms(conn, Some(&new.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
-    if !room.active {
-        return Err(StoreError::Inactive { kind: "room", id: room.id.0.clone() });
-    }
-    // A deactivated person cannot be booked anew; a booking they already have may still be moved
-    // or edited (a reflow must be able to place it), so only a person it does not have yet counts.
-    let current = match ignore {
-        Some(id) => read::booking(conn, id)?,
-        None => None,
-    };
-    match read::active(conn, "clients", new.client.as_str())? {
-        None => return Err(StoreError::UnknownClient(new.client.clone())),
-        Some(false) if current.as_ref().is_none_or(|b| b.client != new.client) => {
-            return Err(StoreError::Inactive { kind: "client", id: new.client.0.clone() });
-        }
-        Some(_) => {}
-    }
-    if let Some(engineer) = &new.engineer {
-        match read::active(conn, "engineers", engineer.as_str())? {
-            None => return Err(StoreError::UnknownEngineer(engineer.clone())),
-            Some(false) if current.as_ref().is_none_or(|b| b.engineer.as_ref() != Some(engineer)) => {
-                return Err(StoreError::Inactive { kind: "engineer", id: engineer.0.clone() });
+/// One window over `[from, to)` and every window it `touching` (not empty), with the id of the
+/// first and every distinct reason, in order; refused when it would last more than a year, or
+/// its reasons together grow past [`MAX_MERGED_REASON`].
+fn merged_window(tz: &StudioTz, touching: &[OfflineWindow], from: DateTime<Utc>, to: DateTime<Utc>, reason: &str) -> Result<OfflineWindow> {
+    let keep = &touching[0];
+    let (mut start, mut end) = (from, to);
+    let mut reasons: Vec<String> = Vec::new();
+    for w in touching {
+        (start, end) = (start.min(w.from), end.max(w.to));
+        for part in w.reason.split("; ") {
+            if !reasons.iter().any(|x| x == part) {
+                reasons.push(part.to_owned());
             }
-            Some(_) => {}
         }
     }
-    let (from, to) = (tz.zoned(new.start), tz.zoned(new.end));
-    if new.party_size > room.capacity {
-        return Err(Refusal::TooSmall { room: room.id, capacity: room.capacity, party_size: new.party_size }.into());
+    if !reasons.iter().any(|x| x == reason) {
+        reasons.push(reason.to_owned());
     }
-    let missing = room.missing_features(&new.requires);
-    if !missing.is_empty() {
-        let missing = missing.into_iter().map(str::to_owned).collect();
-        return Err(Refusal::MissingFeatures { room: room.id, missing }.into());
+    let room = &keep.room;
+    if end - start > MAX_WINDOW {
+        let (f, t) = (tz.format(start), tz.format(end));
+        return Err(StoreError::invalid("to", format!(
+            "this window overlaps or touches {} of {room}'s windows, and together they would run from {f} to {t}, \
+             more than a year: choose a shorter window",
+            touching.len()
+        )));
     }
-    if !room.hours.contains(tz, new.start, new.end) {
-        let hours = if room.hours.spans().is_empty() { "none (it never opens)".to_owned() } else { room.hours.to_lines().join(", ") };
-        return Err(Refusal::Closed { room: room.id, from, to, hours }.into());
+    let merged = reasons.join("; ");
+    // Merging keeps every distinct reason, so repeats with new reasons could grow one row
+    // without end: past a bound, the caller has to reuse a reason already given.
+    if merged.chars().count() > MAX_MERGED_REASON {
+        return Err(StoreError::invalid("reason", format!(
+            "this window meets window {} of {room}, and their reasons together would pass {MAX_MERGED_REASON} \
+             characters: give one of the reasons it already has ({:?})",
+            keep.id, reasons[0]
+        )));
     }
-    if let Some(window) = read::offline_windows(conn, Some(&room.id), new.start, new.end)?.into_iter().next() {
-        let (from, to) = (tz.zoned(window.from), tz.zoned(window.to));
-        return Err(Refusal::Offline { room: room.id, from, to, reason: window.reason }.into());
-    }
-
-    // Each query asks for the first clash directly; the bound on start_at lets the
-    // (resource, start_at) index do the work, since no booking lasts more than a day.
-    // A displaced booking (one that sits in its room while the room is offline) holds neither
-    // its room nor its people until someone moves it: the reflow contract's "unresolved
-    // occupies nothing", kept by the store too. A booking flagged displaced (its room changed
-    // under it) holds nothing either.
-    let ignore = ignore.map_or("", |id| id.as_str());
-    let span = (new.start, new.end);
-    let buffer = room.buffer;
-    let clash_sql = |column: &str| {
-        format!(
-            "SELECT {BOOKING_COLUMNS} FROM bookings b WHERE {column} = ?1 AND id != ?2 AND status != 'cancelled' AND displaced = 0 \
-             AND start_at > ?3 AND start_at < ?4 AND end_at > ?5 \
-             AND NOT EXISTS (SELECT 1 FROM offline_windows w WHERE w.room_id = b.room_id \
-                             AND w.from_at < b.end_at AND w.to_at > b.start_at) \
-             ORDER BY start_at LIMIT 1"
-        )
-    };
-    let window = |pad: Duration| {
-        ((new.start - MAX_BOOKING - pad).timestamp(), (new.end + pad).timestamp(), (new.start - pad).timestamp())
-    };
-
-    let (back, until, after) = window(buffer);
-    if let Some(other) = first(conn, &clash_sql("room_id"), params![room.id.as_str(), ignore, back, until, after])? {
-        let note = BufferNote((!overlaps(span, (other.start, other.end))).then(|| buffer.num_minutes()));
-        let (from, to) = (tz.zoned(other.start), tz.zoned(other.end));
-        return Err(Refusal::RoomTaken { room: room.id, other: other.id, from, to, buffer: note }.into());
-    }
-    let (back, until, after) = window(Duration::zero());
-    if let Some(other) = first(conn, &clash_sql("client_id"), params![new.client.as_str(), ignore, back, until, after])? {
-        let (from, to) = (tz.zoned(other.start), tz.zoned(other.end));
-        return Err(Refusal::ClientBusy { client: new.client.clone(), other: other.id, from, to }.into());
-    }
-    if let Some(engineer) = &new.engineer
-        && let Some(other) = first(conn, &clash_sql("engineer_id"), params![engineer.as_str(), ignore, back, until, after])? {
-            let (from, to) = (tz.zoned(other.start), tz.zoned(other.end));
-            return Err(Refusal::EngineerBusy { engineer: engineer.clone(), other: other.id, from, to }.into());
-        }
-    Ok(())
-}
-
-fn first(conn: &Connection, sql: &str, args: impl db::Params) -> Result<Option<Booking>> {
-    Ok(conn.prepare_cached(sql)?.query_row(args, booking_from_row).optional()?.map(|(b, _)| b))
+    Ok(OfflineWindow { id: keep.id, room: room.clone(), from: start, to: end, reason: merged })
 }

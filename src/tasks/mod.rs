@@ -13,7 +13,7 @@
 
 use crate::domain::{Actor, StudioTz};
 use crate::reflow::{self, Export, ReflowError, ReflowPlan, ReflowRequest};
-use crate::store::{Exclusive, Lease, NewTask, Pool, ReflowRecord, StoreError, TaskChange, TaskRecord, TaskStatus};
+use crate::store::{Exclusive, Lease, NewTask, PlanRefusal, Pool, ReflowRecord, StoreError, TaskChange, TaskRecord, TaskStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -120,9 +120,6 @@ pub enum TaskError {
     /// The reflow asked for cannot be done as asked.
     #[error(transparent)]
     Reflow(#[from] ReflowError),
-    /// One live reflow per month: this month's is already under way (named when it may be).
-    #[error("a reflow of {month} is already under way{}", crate::store::as_task(.task))]
-    Busy { month: String, task: Option<String> },
     /// No such task (or it expired).
     #[error("unknown task {0:?}: it never existed or its time to live ran out")]
     Unknown(String),
@@ -132,17 +129,10 @@ pub enum TaskError {
     /// The system gave no thread to run the task on; the task stays `working` for the next start.
     #[error("no thread to run the reflow on: {0}")]
     NoThread(std::io::Error),
+    /// The store refused or failed; one live reflow per month is its rule too
+    /// ([`StoreError::Busy`]).
     #[error(transparent)]
-    Store(StoreError),
-}
-
-impl From<StoreError> for TaskError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Busy { month, task } => TaskError::Busy { month, task },
-            other => TaskError::Store(other),
-        }
-    }
+    Store(#[from] StoreError),
 }
 
 impl TaskError {
@@ -152,7 +142,7 @@ impl TaskError {
             TaskError::Reflow(e) => e.is_ours(),
             TaskError::Store(e) => e.is_ours(),
             TaskError::NoRandomness(_) | TaskError::NoThread(_) => true,
-            TaskError::Busy { .. } | TaskError::Unknown(_) => false,
+            TaskError::Unknown(_) => false,
         }
     }
 
@@ -528,8 +518,7 @@ impl Tasks {
                 |w| {
                     let record = w.reflow_record(reflow_id)?;
                     if record.applied {
-                        let state = if record.undone { "applied and then undone" } else { "applied already" };
-                        return Err(StoreError::Plan(format!("reflow {reflow_id} was {state}: make a new plan with reflow_month")));
+                        return Err(StoreError::Plan(PlanRefusal::Applied { reflow: reflow_id.to_owned(), undone: record.undone }));
                     }
                     match w.live_task(&record.month)? {
                         Some(live) => Err(live.busy(&record.month)),
@@ -842,7 +831,7 @@ fn is_dead_here(holder: &str, me: &str) -> bool {
 
 /// A plan id nobody made.
 fn unknown_plan(id: &str) -> TaskError {
-    TaskError::Store(StoreError::Plan(format!("unknown reflow \"{id}\": reflow ids look like rf_0001; reflow_month with dry_run: true makes a plan")))
+    TaskError::Store(StoreError::Plan(PlanRefusal::Unknown { reflow: id.to_owned() }))
 }
 
 /// A failure of ours met while running a task, as the store error it comes down to.

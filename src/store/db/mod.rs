@@ -9,95 +9,14 @@
 
 mod pg;
 mod sqlite;
+mod target;
+mod value;
 
-use std::path::{Path, PathBuf};
+pub use target::Target;
+pub use value::{Cell, FromValue, Params, ToValue, Value};
+pub(crate) use value::params;
 
-/// Where a studio's database is: a file, or a PostgreSQL URL (`postgres://` or `postgresql://`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    File(PathBuf),
-    Postgres(String),
-}
-
-impl Target {
-    /// A `--db` argument: a `postgres://` or `postgresql://` URL, or else a file path.
-    pub fn parse(text: &str) -> Target {
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            Target::Postgres(text.to_owned())
-        } else {
-            Target::File(PathBuf::from(text))
-        }
-    }
-
-    /// The file, for the SQLite backend.
-    pub fn file(&self) -> Option<&Path> {
-        match self {
-            Target::File(path) => Some(path),
-            Target::Postgres(_) => None,
-        }
-    }
-}
-
-impl std::str::FromStr for Target {
-    type Err = std::convert::Infallible;
-    fn from_str(text: &str) -> Result<Target, Self::Err> {
-        Ok(Target::parse(text))
-    }
-}
-
-/// Shown without the password a URL may carry.
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Target::File(path) => write!(f, "{}", path.display()),
-            Target::Postgres(url) => f.write_str(&redact(url)),
-        }
-    }
-}
-
-/// A PostgreSQL URL with its password (between `user:` and `@`, or a `password=` parameter)
-/// replaced by `***`.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let authority = match authority.rsplit_once('@') {
-        Some((user, host)) if user.contains(':') => format!("{}:***@{host}", user.split(':').next().unwrap_or_default()),
-        _ => authority.to_owned(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let hidden = |pair: &str| if pair.starts_with("password=") { "password=***".to_owned() } else { pair.to_owned() };
-            format!("{path}?{}", query.split('&').map(hidden).collect::<Vec<_>>().join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{scheme}://{authority}{tail}")
-}
-
-impl From<&Path> for Target {
-    fn from(path: &Path) -> Target {
-        Target::File(path.to_owned())
-    }
-}
-
-impl From<&PathBuf> for Target {
-    fn from(path: &PathBuf) -> Target {
-        Target::File(path.clone())
-    }
-}
-
-impl From<PathBuf> for Target {
-    fn from(path: PathBuf) -> Target {
-        Target::File(path)
-    }
-}
-
-impl From<&Target> for Target {
-    fn from(target: &Target) -> Target {
-        target.clone()
-    }
-}
+use std::path::Path;
 
 /// Which database a connection speaks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,194 +24,6 @@ pub enum Backend {
     Sqlite,
     Postgres,
 }
-
-/// An argument or a column: the store stores integers (instants, counts, 0/1 flags) and text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Value {
-    Null,
-    Int(i64),
-    Text(String),
-}
-
-impl From<i64> for Value {
-    fn from(value: i64) -> Value {
-        Value::Int(value)
-    }
-}
-
-impl From<String> for Value {
-    fn from(value: String) -> Value {
-        Value::Text(value)
-    }
-}
-
-impl<T: Into<Value>> From<Option<T>> for Value {
-    fn from(value: Option<T>) -> Value {
-        value.map_or(Value::Null, Into::into)
-    }
-}
-
-impl From<&str> for Value {
-    fn from(value: &str) -> Value {
-        Value::Text(value.to_owned())
-    }
-}
-
-/// A column as read, borrowed from its row.
-#[derive(Debug, Clone, Copy)]
-pub enum Cell<'r> {
-    Null,
-    Int(i64),
-    Text(&'r str),
-}
-
-impl Cell<'_> {
-    fn kind(&self) -> &'static str {
-        match self {
-            Cell::Null => "NULL",
-            Cell::Int(_) => "an integer",
-            Cell::Text(_) => "text",
-        }
-    }
-}
-
-/// What can be passed as an argument.
-pub trait ToValue {
-    fn to_value(&self) -> Value;
-}
-
-impl ToValue for Value {
-    fn to_value(&self) -> Value {
-        self.clone()
-    }
-}
-
-impl<T: ToValue + ?Sized> ToValue for &T {
-    fn to_value(&self) -> Value {
-        (**self).to_value()
-    }
-}
-
-impl<T: ToValue> ToValue for Option<T> {
-    fn to_value(&self) -> Value {
-        self.as_ref().map_or(Value::Null, ToValue::to_value)
-    }
-}
-
-impl ToValue for str {
-    fn to_value(&self) -> Value {
-        Value::Text(self.to_owned())
-    }
-}
-
-impl ToValue for String {
-    fn to_value(&self) -> Value {
-        Value::Text(self.clone())
-    }
-}
-
-impl ToValue for bool {
-    fn to_value(&self) -> Value {
-        Value::Int(i64::from(*self))
-    }
-}
-
-macro_rules! int_to_value {
-    ($($t:ty),*) => {$(
-        impl ToValue for $t {
-            fn to_value(&self) -> Value {
-                // Every integer the store writes fits: instants, counts, sizes of small lists.
-                Value::Int(i64::try_from(*self).unwrap_or(i64::MAX))
-            }
-        }
-    )*};
-}
-int_to_value!(i64, i32, u32, u64, usize);
-
-/// What a column can be read as.
-pub trait FromValue: Sized {
-    fn from_cell(cell: Cell<'_>) -> Result<Self, String>;
-}
-
-impl FromValue for String {
-    fn from_cell(cell: Cell<'_>) -> Result<Self, String> {
-        match cell {
-            Cell::Text(text) => Ok(text.to_owned()),
-            other => Err(format!("expected text, found {}", other.kind())),
-        }
-    }
-}
-
-impl FromValue for bool {
-    fn from_cell(cell: Cell<'_>) -> Result<Self, String> {
-        match cell {
-            Cell::Int(0) => Ok(false),
-            Cell::Int(1) => Ok(true),
-            Cell::Int(other) => Err(format!("expected 0 or 1, found {other}")),
-            other => Err(format!("expected 0 or 1, found {}", other.kind())),
-        }
-    }
-}
-
-impl<T: FromValue> FromValue for Option<T> {
-    fn from_cell(cell: Cell<'_>) -> Result<Self, String> {
-        match cell {
-            Cell::Null => Ok(None),
-            other => T::from_cell(other).map(Some),
-        }
-    }
-}
-
-macro_rules! int_from_value {
-    ($($t:ty),*) => {$(
-        impl FromValue for $t {
-            fn from_cell(cell: Cell<'_>) -> Result<Self, String> {
-                match cell {
-                    Cell::Int(value) => <$t>::try_from(value).map_err(|_| format!("{value} is out of range")),
-                    other => Err(format!("expected an integer, found {}", other.kind())),
-                }
-            }
-        }
-    )*};
-}
-int_from_value!(i64, i32, u32, u64, usize);
-
-/// A statement's arguments: `()`, an array or a list of [`ToValue`]s, or [`params!`].
-pub trait Params {
-    fn into_values(self) -> Vec<Value>;
-}
-
-impl Params for () {
-    fn into_values(self) -> Vec<Value> {
-        Vec::new()
-    }
-}
-
-impl<T: ToValue, const N: usize> Params for [T; N] {
-    fn into_values(self) -> Vec<Value> {
-        self.iter().map(ToValue::to_value).collect()
-    }
-}
-
-impl<T: ToValue> Params for &[T] {
-    fn into_values(self) -> Vec<Value> {
-        self.iter().map(ToValue::to_value).collect()
-    }
-}
-
-impl Params for Vec<Value> {
-    fn into_values(self) -> Vec<Value> {
-        self
-    }
-}
-
-/// Arguments of mixed types, in order: `params![id, start.timestamp(), note]`.
-macro_rules! params {
-    ($($arg:expr),* $(,)?) => {
-        [$($crate::store::db::ToValue::to_value(&$arg)),*]
-    };
-}
-pub(crate) use params;
 
 /// What went wrong talking to the database.
 #[derive(Debug, thiserror::Error)]
@@ -749,14 +480,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_db_argument_is_a_file_unless_it_is_a_postgres_url() {
-        assert_eq!(Target::parse("studio.db"), Target::File("studio.db".into()));
-        assert_eq!(Target::parse("postgres://u@h/db"), Target::Postgres("postgres://u@h/db".into()));
-        assert_eq!(Target::parse("postgresql://h/db"), Target::Postgres("postgresql://h/db".into()));
-        assert_eq!(Target::parse("./postgres://x"), Target::File("./postgres://x".into()));
-    }
-
-    #[test]
     fn only_a_select_or_show_counts_as_reading() {
         // Outside a transaction anything else commits by itself, so a connection lost there may
         // have changed something: the pool does not run such work again.
@@ -766,13 +489,5 @@ mod tests {
         for sql in ["UPDATE tasks SET lease_expires_ms = NULL", "INSERT INTO t VALUES (1)", "DELETE FROM t", "COMMIT", "SET x = 1", "SEL"] {
             assert!(!reads_only(sql), "{sql}");
         }
-    }
-
-    #[test]
-    fn a_url_is_shown_without_its_password() {
-        assert_eq!(Target::parse("postgres://ann:s3cret@db.example/studio").to_string(), "postgres://ann:***@db.example/studio");
-        assert_eq!(Target::parse("postgres://ann@db.example/studio").to_string(), "postgres://ann@db.example/studio");
-        assert_eq!(Target::parse("postgres://db.example/studio?user=a").to_string(), "postgres://db.example/studio?user=a");
-        assert_eq!(Target::parse("postgres://db.example/studio?user=a&password=pw").to_string(), "postgres://db.example/studio?user=a&password=***");
     }
 }

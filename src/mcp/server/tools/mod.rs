@@ -21,8 +21,9 @@ use super::wire::{ScopeArg, StatusArg};
 use crate::auth::Scope;
 use crate::domain::{Actor, RoomId, Status, StudioTz};
 use crate::error::Blame;
-use crate::store::{CancelScope, Pool, Store};
-use crate::tasks::{ProgressHook, ReflowJob, Tasks};
+use crate::reflow::ReflowError;
+use crate::store::{CancelScope, Pool, Remedy, Store, StoreError};
+use crate::tasks::{ProgressHook, ReflowJob, TaskError, Tasks};
 use chrono::{DateTime, Utc};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use rmcp::ErrorData as McpError;
@@ -155,8 +156,36 @@ impl<E: Blame> From<E> for ToolError {
         } else if e.is_ours() {
             ToolError::Internal(e.to_string())
         } else {
-            ToolError::Fix(e.to_string())
+            ToolError::Fix(store_error_in(&e).map_or_else(|| e.to_string(), |store| store.worded(&tool_remedy)))
         }
+    }
+}
+
+/// The store's failure that `e` is or carries (a reflow's or a task's), whose remedies the tools
+/// word: the store names no tool, since the command line shows its words too.
+fn store_error_in(e: &dyn std::any::Any) -> Option<&StoreError> {
+    if let Some(store) = e.downcast_ref::<StoreError>() {
+        return Some(store);
+    }
+    if let Some(ReflowError::Store(store)) = e.downcast_ref::<ReflowError>() {
+        return Some(store);
+    }
+    match e.downcast_ref::<TaskError>()? {
+        TaskError::Store(store) | TaskError::Reflow(ReflowError::Store(store)) => Some(store),
+        _ => None,
+    }
+}
+
+/// A store remedy in the words of the tool that does it.
+fn tool_remedy(remedy: Remedy) -> String {
+    match remedy {
+        Remedy::Reactivate(kind) => format!("reactivate it with update_{kind} {{\"active\": true}}"),
+        Remedy::Force => "pass force: true to apply it and mark them displaced".into(),
+        Remedy::CancelInstead => format!("cancel a booking with {}", names::CANCEL_BOOKING),
+        Remedy::ListWindows => format!("{} shows their ids", names::LIST_OFFLINE_WINDOWS),
+        Remedy::EndWindowEarly => format!("{} ends a window early", names::REMOVE_OFFLINE_WINDOW),
+        Remedy::NewPlan => format!("make a new plan with {}", names::REFLOW_MONTH),
+        Remedy::DryRunPlan => format!("{} with dry_run: true makes a plan", names::REFLOW_MONTH),
     }
 }
 

@@ -45,11 +45,11 @@ pub fn reflow_refusal(e: TaskError, follow: Follow) -> ToolError {
              or preview the whole month with dry_run",
             names::SET_ROOM_OFFLINE
         )),
-        TaskError::Busy { month, task: Some(task) } if follow == Follow::Task => ToolError::Fix(format!(
+        TaskError::Store(StoreError::Busy { month, task: Some(task) }) if follow == Follow::Task => ToolError::Fix(format!(
             "a reflow of {month} is already under way as task {task}: poll it with tasks/get, or cancel it with \
              tasks/cancel before starting another"
         )),
-        TaskError::Busy { month, task } => ToolError::Fix(format!(
+        TaskError::Store(StoreError::Busy { month, task }) => ToolError::Fix(format!(
             "a reflow of {month} is already under way{}: wait for it to finish ({} shows its plan once it is \
              recorded), then run {} again",
             as_task(&task),
@@ -112,7 +112,7 @@ pub fn get_reflow(ctx: &Call<'_>, a: GetReflowArgs) -> Result<(StoredReflowOut, 
 /// A refusal worded with the tools to use.
 fn refusal(e: TaskError) -> ToolError {
     match e {
-        TaskError::Busy { month, task } | TaskError::Store(StoreError::Busy { month, task }) => ToolError::Fix(format!(
+        TaskError::Store(StoreError::Busy { month, task }) => ToolError::Fix(format!(
             "a reflow of {month} is under way{}: wait for it to finish{}, then try again",
             as_task(&task),
             if task.is_some() { ", or cancel it with tasks/cancel" } else { "" }

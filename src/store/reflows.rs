@@ -1,5 +1,5 @@
-//! Reflow records and idempotency keys: what each reflow planned and moved, the reflows that
-//! touched a booking, and the answers remembered for retried writes.
+//! Reflow records and plans: what each reflow planned and moved (applied or not), the reflows that
+//! moved a booking, and the sweep of plans never applied. The history of changes is `events.rs`.
 
 use super::{instant, instant_at, Result, Store, StoreError, Writer};
 use crate::domain::{BookingId, Move, RoomId};
@@ -77,8 +77,7 @@ fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
             .optional()?;
         let Some(((id, month, request), (created_at, applied, affected, cost, lower_bound), undone)) = head else { return Ok(None) };
         let request = serde_json::from_str(&request).map_err(|e| StoreError::Corrupt(format!("the request of reflow {id}: {e}")))?;
-        let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
-        let moves = collect_moves(conn, &sql, [&id])?;
+        let moves = moves_of(conn, &id)?;
         let mut stmt = conn.prepare_cached("SELECT booking_id, reason FROM reflow_unresolved WHERE reflow_id = ? ORDER BY booking_id")?;
         let unresolved = stmt
             .query_map([&id], |row| Ok((BookingId(row.get(0)?), row.get(1)?)))?
@@ -126,32 +125,16 @@ impl Store {
     }
 }
 
+/// The moves of reflow `id`, by booking.
+fn moves_of(conn: &Connection, id: &str) -> Result<Vec<MoveRecord>> {
+    let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
+    collect_moves(conn, &sql, [id])
+}
+
 fn collect_moves(conn: &Connection, sql: &str, args: impl db::Params) -> Result<Vec<MoveRecord>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map(args, move_from_row)?;
     Ok(rows.collect::<db::Result<_>>()?)
-}
-
-/// The answer remembered for an idempotency key: the request it answered and the bookings it wrote.
-pub(super) fn remembered(conn: &Connection, key: &str) -> Result<Option<(String, Vec<BookingId>)>> {
-    let row: Option<String> = conn
-        .prepare_cached("SELECT response FROM idempotency_keys WHERE key = ?")?
-        .query_row([key], |row| row.get(0))
-        .optional()?;
-    let Some(text) = row else { return Ok(None) };
-    let value: (String, Vec<String>) = serde_json::from_str(&text)
-        .map_err(|e| StoreError::Corrupt(format!("idempotency key {key}: {e}")))?;
-    Ok(Some((value.0, value.1.into_iter().map(BookingId).collect())))
-}
-
-pub(super) fn remember(conn: &Connection, key: &str, request: &str, ids: &[BookingId]) -> Result<()> {
-    let ids: Vec<&str> = ids.iter().map(BookingId::as_str).collect();
-    let text = serde_json::to_string(&(request, ids)).expect("strings always serialise");
-    conn.execute(
-        "INSERT INTO idempotency_keys (key, response, created_at) VALUES (?, ?, ?)",
-        params![key, text, Utc::now().timestamp()],
-    )?;
-    Ok(())
 }
 
 /// A reflow to record: its summary, and its moves and unresolved bookings.
@@ -236,7 +219,6 @@ impl Writer<'_> {
 
     /// The moves of a recorded reflow, as this transaction sees them.
     pub fn reflow_moves(&self, id: &str) -> Result<Vec<MoveRecord>> {
-        let sql = format!("SELECT {MOVE_COLUMNS} FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id WHERE m.reflow_id = ? ORDER BY m.booking_id");
-        collect_moves(self.conn(), &sql, [id])
+        moves_of(self.conn(), id)
     }
 }

@@ -1,0 +1,236 @@
+//! The calendar's rules, each written once: what a session must keep to be booked (its shape, its
+//! room's state, size, features, hours and offline windows, and no clash with the other bookings
+//! of its room, client and engineer), who may be put on a session, which sessions a scope reaches,
+//! and what a hold and notes may be. Every write that places or changes a booking asks here
+//! (`write.rs`, `edits.rs`, `roster.rs`); this module only reads, and imports no other module of
+//! the store but `db` and `read`.
+
+use super::db::{self, params, Connection, OptionalExtension};
+use super::read::{self, booking_from_row, BOOKING_COLUMNS, HOLDS_ITS_PLACE, MAX_BOOKING};
+use super::{clean_text, Result, StoreError};
+use crate::domain::{
+    overlaps, Booking, BookingId, BufferNote, ClientId, EngineerId, Refusal, Room, Session, Status, StudioTz, TextKind,
+};
+use chrono::{DateTime, Duration, Utc};
+
+/// Which sessions a cancellation or an edit takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelScope {
+    /// Only this booking.
+    Occurrence,
+    /// This session and every later one of its series.
+    Following,
+    /// Every session of its series that has not started yet.
+    Series,
+}
+
+/// What a scope is taken for; a refusal is worded for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ScopeFor {
+    Cancel,
+    Edit,
+}
+
+/// The bookings a scope reaches from `booking`: itself, or the sessions of its series from it on
+/// (`Following`) or after `now` (`Series`) that are not cancelled, in start order.
+pub(super) fn scope_ids(conn: &Connection, booking: &Booking, scope: CancelScope, now: DateTime<Utc>, purpose: ScopeFor) -> Result<Vec<BookingId>> {
+    let id = &booking.id;
+    match (scope, &booking.series) {
+        (CancelScope::Occurrence, _) => {
+            if booking.status == Status::Cancelled {
+                let message = match purpose {
+                    ScopeFor::Cancel => format!("{id} is already cancelled"),
+                    ScopeFor::Edit => format!("{id} is cancelled: book a new session instead"),
+                };
+                return Err(StoreError::invalid("id", message));
+            }
+            Ok(vec![id.clone()])
+        }
+        (_, None) => {
+            let how = match purpose {
+                ScopeFor::Cancel => "cancel it with",
+                ScopeFor::Edit => "use",
+            };
+            Err(StoreError::invalid("scope", format!("{id} is not part of a series: {how} scope \"occurrence\"")))
+        }
+        (scope, Some(series)) => {
+            let from = if scope == CancelScope::Following { booking.start } else { now + Duration::seconds(1) };
+            let mut stmt = conn.prepare_cached(
+                "SELECT id FROM bookings WHERE series_id = ? AND start_at >= ? AND status != 'cancelled' ORDER BY start_at",
+            )?;
+            let rows = stmt.query_map(params![series.as_str(), from.timestamp()], |row| row.get::<_, String>(0))?;
+            Ok(rows.map(|r| r.map(BookingId)).collect::<db::Result<_>>()?)
+        }
+    }
+}
+
+/// Refuses a hold that cannot be: only a tentative booking is held, until a time after now.
+pub(super) fn check_hold(now: DateTime<Utc>, status: Status, hold_until: Option<DateTime<Utc>>, start: DateTime<Utc>) -> Result<()> {
+    let Some(until) = hold_until else { return Ok(()) };
+    if status != Status::Tentative {
+        return Err(StoreError::invalid(
+            "hold_until",
+            "hold_until: only a tentative booking is held; set status \"tentative\", or leave hold_until out",
+        ));
+    }
+    if until <= now {
+        return Err(StoreError::invalid("hold_until", "hold_until: a hold must end after now"));
+    }
+    if until > start {
+        return Err(StoreError::invalid("hold_until", "hold_until: a hold must end by the session's start"));
+    }
+    Ok(())
+}
+
+/// Notes as stored: by the rule of notes, `None` when empty.
+pub(super) fn clean_notes(notes: Option<&str>) -> Result<Option<String>> {
+    let Some(notes) = notes else { return Ok(None) };
+    let notes = clean_text("notes", TextKind::Notes, notes)?;
+    Ok((!notes.is_empty()).then_some(notes))
+}
+
+/// A room that is retired takes no session.
+fn check_room_active(room: &Room) -> Result<()> {
+    if !room.active {
+        return Err(StoreError::Inactive { kind: "room", id: room.id.0.clone() });
+    }
+    Ok(())
+}
+
+/// The rules a session keeps with its room itself: big enough, with the features it needs, open
+/// for the whole session. The same rules hold a new session and the bookings a room's change keeps.
+fn check_room_fits(room: &Room, tz: &StudioTz, session: &Session) -> Result<()> {
+    if session.party_size > room.capacity {
+        return Err(Refusal::TooSmall { room: room.id.clone(), capacity: room.capacity, party_size: session.party_size }.into());
+    }
+    let missing = room.missing_features(&session.requires);
+    if !missing.is_empty() {
+        let missing = missing.into_iter().map(str::to_owned).collect();
+        return Err(Refusal::MissingFeatures { room: room.id.clone(), missing }.into());
+    }
+    if !room.hours.contains(tz, session.start, session.end) {
+        let hours = if room.hours.spans().is_empty() { "none (it never opens)".to_owned() } else { room.hours.to_lines().join(", ") };
+        let (from, to) = (tz.zoned(session.start), tz.zoned(session.end));
+        return Err(Refusal::Closed { room: room.id.clone(), from, to, hours }.into());
+    }
+    Ok(())
+}
+
+/// Whether a room as it is (or as a change would make it) still holds a booked session: active,
+/// and every rule of [`check_room_fits`].
+pub(super) fn room_holds(room: &Room, tz: &StudioTz, session: &Session) -> bool {
+    check_room_active(room).and_then(|()| check_room_fits(room, tz, session)).is_ok()
+}
+
+/// Whether two sessions of one room clash under its turnaround `buffer`: each occupies its room
+/// from its start to its end plus the buffer.
+pub(super) fn turnaround_clash(a: &Session, b: &Session, buffer: Duration) -> bool {
+    overlaps((a.start, a.end + buffer), (b.start, b.end + buffer))
+}
+
+/// A client or engineer may be put on a session: they exist, and they are active unless the
+/// booking already has them (a booking keeps a person deactivated since, so that it can still be
+/// moved or edited: a reflow must be able to place it).
+fn check_bookable(conn: &Connection, (table, kind): (&str, &'static str), id: &str, already: bool, unknown: impl FnOnce() -> StoreError) -> Result<()> {
+    match read::active(conn, table, id)? {
+        None => Err(unknown()),
+        Some(false) if !already => Err(StoreError::Inactive { kind, id: id.to_owned() }),
+        Some(_) => Ok(()),
+    }
+}
+
+/// [`check_bookable`] for the client of a session that `current` (the booking it changes, if any) has.
+fn check_client(conn: &Connection, client: &ClientId, current: Option<&Booking>) -> Result<()> {
+    let already = current.is_some_and(|b| &b.client == client);
+    check_bookable(conn, ("clients", "client"), client.as_str(), already, || StoreError::UnknownClient(client.clone()))
+}
+
+/// [`check_bookable`] for the engineer of a session that `current` (the booking it changes, if any) has.
+pub(super) fn check_engineer(conn: &Connection, engineer: &EngineerId, current: Option<&Booking>) -> Result<()> {
+    let already = current.is_some_and(|b| b.engineer.as_ref() == Some(engineer));
+    check_bookable(conn, ("engineers", "engineer"), engineer.as_str(), already, || StoreError::UnknownEngineer(engineer.clone()))
+}
+
+/// Every rule a session must keep, cheapest first: its own shape, the room's state, the people,
+/// the room's size, features, hours and offline windows, then the other bookings of the room,
+/// the client and the engineer. `ignore` is the booking being changed, which never clashes with
+/// itself.
+pub(super) fn check(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
+    check_shape(new)?;
+    let room = read::rooms(conn, Some(&new.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
+    check_room_active(&room)?;
+    let current = match ignore {
+        Some(id) => read::booking(conn, id)?,
+        None => None,
+    };
+    check_client(conn, &new.client, current.as_ref())?;
+    if let Some(engineer) = &new.engineer {
+        check_engineer(conn, engineer, current.as_ref())?;
+    }
+    check_room_fits(&room, tz, new)?;
+    if let Some(window) = read::offline_windows(conn, Some(&room.id), new.start, new.end)?.into_iter().next() {
+        let (from, to) = (tz.zoned(window.from), tz.zoned(window.to));
+        return Err(Refusal::Offline { room: room.id, from, to, reason: window.reason }.into());
+    }
+    check_clashes(conn, tz, &room, new, ignore)
+}
+
+/// A session's own shape: it ends after it starts, within a day, and is not cancelled.
+fn check_shape(new: &Session) -> Result<()> {
+    if new.end <= new.start {
+        return Err(StoreError::invalid("end", "a booking must end after it starts"));
+    }
+    if new.end - new.start > MAX_BOOKING {
+        return Err(StoreError::invalid("end", "a booking may last at most 24 hours: split it"));
+    }
+    if new.status == Status::Cancelled {
+        return Err(StoreError::invalid("status", "a new booking is confirmed or tentative, not cancelled"));
+    }
+    Ok(())
+}
+
+/// No other booking that holds its place takes the room (with its turnaround), the client or the
+/// engineer during the session.
+fn check_clashes(conn: &Connection, tz: &StudioTz, room: &Room, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
+    // Each query asks for the first clash directly; the bound on start_at lets the
+    // (resource, start_at) index do the work, since no booking lasts more than a day.
+    // A displaced booking (one that sits in its room while the room is offline) holds neither
+    // its room nor its people until someone moves it: the reflow contract's "unresolved
+    // occupies nothing", kept by the store too. A booking flagged displaced (its room changed
+    // under it) holds nothing either.
+    let ignore = ignore.map_or("", |id| id.as_str());
+    let span = (new.start, new.end);
+    let buffer = room.buffer;
+    let clash_sql = |column: &str| {
+        format!(
+            "SELECT {BOOKING_COLUMNS} FROM bookings b WHERE {column} = ?1 AND id != ?2 AND {HOLDS_ITS_PLACE} \
+             AND start_at > ?3 AND start_at < ?4 AND end_at > ?5 ORDER BY start_at LIMIT 1"
+        )
+    };
+    let window = |pad: Duration| {
+        ((new.start - MAX_BOOKING - pad).timestamp(), (new.end + pad).timestamp(), (new.start - pad).timestamp())
+    };
+
+    let (back, until, after) = window(buffer);
+    if let Some(other) = first(conn, &clash_sql("room_id"), params![room.id.as_str(), ignore, back, until, after])? {
+        let note = BufferNote((!overlaps(span, (other.start, other.end))).then(|| buffer.num_minutes()));
+        let (from, to) = (tz.zoned(other.start), tz.zoned(other.end));
+        return Err(Refusal::RoomTaken { room: room.id.clone(), other: other.id, from, to, buffer: note }.into());
+    }
+    let (back, until, after) = window(Duration::zero());
+    if let Some(other) = first(conn, &clash_sql("client_id"), params![new.client.as_str(), ignore, back, until, after])? {
+        let (from, to) = (tz.zoned(other.start), tz.zoned(other.end));
+        return Err(Refusal::ClientBusy { client: new.client.clone(), other: other.id, from, to }.into());
+    }
+    if let Some(engineer) = &new.engineer
+        && let Some(other) = first(conn, &clash_sql("engineer_id"), params![engineer.as_str(), ignore, back, until, after])?
+    {
+        let (from, to) = (tz.zoned(other.start), tz.zoned(other.end));
+        return Err(Refusal::EngineerBusy { engineer: engineer.clone(), other: other.id, from, to }.into());
+    }
+    Ok(())
+}
+
+fn first(conn: &Connection, sql: &str, args: impl db::Params) -> Result<Option<Booking>> {
+    Ok(conn.prepare_cached(sql)?.query_row(args, booking_from_row).optional()?.map(|(b, _)| b))
+}
