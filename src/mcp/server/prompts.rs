@@ -134,17 +134,17 @@ fn room_outage(store: &Store, args: &Args<'_>) -> Result<GetPromptResult, McpErr
     let months = if first == last { format!("the month {first}") } else { format!("each month from {first} to {last}") };
     let text = format!(
         "{name} ({room}) is out of use from {from} to {to} ({reason}). Please handle the outage with the studioflow tools:\n\
-         1. Call {set_room_offline} with room \"{room}\", from \"{from}\", to \"{to}\" and reason \"{reason}\". It moves nothing and says how many bookings are affected.\n\
-         2. For {months}, call {reflow_month} with offline_rooms [\"{room}\"] and dry_run: true.\n\
+         1. Call {take_offline} with room \"{room}\", from \"{from}\", to \"{to}\" and reason \"{reason}\". It moves nothing and says how many bookings are affected.\n\
+         2. For {months}, call {reflow} with offline_rooms [\"{room}\"] and dry_run: true.\n\
          3. Show me the plan: how many bookings move and where, and for each unresolved booking the reason, so someone can call the client. \
             The plan is also the resource {REFLOW_PLAN} (the reflow_id of the answer).\n\
-         4. If nothing is unresolved and no booking moves to another day, apply it: call {reflow_month} again without dry_run \
+         4. If nothing is unresolved and no booking moves to another day, apply it: call {reflow} again without dry_run \
             (a client with the tasks extension may use require_approval: true instead). Otherwise, ask me before applying.\n\
          The room's calendar is the resource {uri}.",
         name = found.name,
         uri = calendar_uri(&CalendarOf::Room(room.clone())),
-        set_room_offline = names::SET_ROOM_OFFLINE,
-        reflow_month = names::REFLOW_MONTH,
+        take_offline = names::SET_ROOM_OFFLINE,
+        reflow = names::REFLOW_MONTH,
     );
     Ok(GetPromptResult::new(user(text)).with_description(format!("Take {room} offline and reflow its bookings")))
 }
@@ -190,15 +190,15 @@ fn book_client(store: &Store, args: &Args<'_>) -> Result<GetPromptResult, McpErr
     }
     let text = format!(
         "Book a {minutes}-minute session for {name} ({client}) with the studioflow tools:\n\
-         1. Call {find_free_slots} with {search} (add party_size if you know how many come). It respects opening hours, offline rooms, \
+         1. Call {find} with {search} (add party_size if you know how many come). It respects opening hours, offline rooms, \
             turnaround, capacity, features, and the client's other sessions.\n\
          2. Offer me the first few slots (room, start, end) and ask which to take, unless I already said.\n\
-         3. Call {create_booking} with room, client \"{client}\", start and end of the chosen slot, the same requires, and an idempotency_key, \
+         3. Call {book} with room, client \"{client}\", start and end of the chosen slot, the same requires, and an idempotency_key, \
             so a retry cannot book twice. If it is refused, the answer names what is in the way: pick the next slot.\n\
          4. Tell me the booking id. {name}'s calendar is the resource {uri}.",
         uri = calendar_uri(&CalendarOf::Client(client.clone())),
-        find_free_slots = names::FIND_FREE_SLOTS,
-        create_booking = names::CREATE_BOOKING,
+        find = names::FIND_FREE_SLOTS,
+        book = names::CREATE_BOOKING,
     );
     Ok(GetPromptResult::new(user(text)).with_description(format!("Find and book a slot for {client}")))
 }
@@ -211,16 +211,16 @@ fn month_report(store: &Store, args: &Args<'_>) -> Result<GetPromptResult, McpEr
     let (from, to) = (tz.format(first), tz.format(next));
     let text = format!(
         "Write a report of {month} at the studio with the studioflow tools:\n\
-         1. Call {list_rooms} for the rooms.\n\
-         2. Call {query_bookings} with from \"{from}\" and to \"{to}\" (limit 500, following next_cursor to the end) and count, per room, \
+         1. Call {rooms} for the rooms.\n\
+         2. Call {query} with from \"{from}\" and to \"{to}\" (limit 500, following next_cursor to the end) and count, per room, \
             the confirmed, tentative and cancelled sessions and the booked hours.\n\
-         3. Call {list_offline_windows} with the same from and to for the outages.\n\
-         4. For each reflow of {month} (the resources {REFLOW_PLAN}, or {get_reflow}), say how many bookings it moved and which stayed unresolved.\n\
+         3. Call {outages} with the same from and to for the outages.\n\
+         4. For each reflow of {month} (the resources {REFLOW_PLAN}, or {plan}), say how many bookings it moved and which stayed unresolved.\n\
          Give a short table per room, then the outages and reflows, then anything that needs a person (unresolved bookings, rooms over 90 % booked).",
-        list_rooms = names::LIST_ROOMS,
-        query_bookings = names::QUERY_BOOKINGS,
-        list_offline_windows = names::LIST_OFFLINE_WINDOWS,
-        get_reflow = names::GET_REFLOW,
+        rooms = names::LIST_ROOMS,
+        query = names::QUERY_BOOKINGS,
+        outages = names::LIST_OFFLINE_WINDOWS,
+        plan = names::GET_REFLOW,
     );
     Ok(GetPromptResult::new(user(text)).with_description(format!("A report of {month}")))
 }
