@@ -24,6 +24,9 @@ pub enum StoreError {
     UnknownBooking(BookingId),
     #[error("unknown series \"{0}\"")]
     UnknownSeries(SeriesId),
+    /// No reflow (applied or a plan) has this id: the one wording of it, wherever it is met.
+    #[error("{}", unknown_reflow(.0))]
+    UnknownReflow(String),
     /// A value the caller gave cannot be stored; `field` names it, the message says what to change.
     #[error("{message}")]
     Invalid { field: &'static str, message: String },
@@ -202,6 +205,11 @@ impl Remedy {
     }
 }
 
+/// "unknown reflow", said once for every layer that meets an id no reflow has.
+fn unknown_reflow(id: &str) -> String {
+    format!("unknown reflow \"{id}\": reflow ids look like rf_0001")
+}
+
 /// Why a reflow cannot be undone.
 #[derive(Debug)]
 pub enum UndoRefusal {
@@ -221,7 +229,7 @@ impl UndoRefusal {
     /// The message, with a remedy in `words` (see [`StoreError::worded`]).
     fn worded(&self, words: &dyn Fn(Remedy) -> String) -> String {
         match self {
-            UndoRefusal::Unknown { reflow } => format!("unknown reflow \"{reflow}\": reflow ids look like rf_0001"),
+            UndoRefusal::Unknown { reflow } => unknown_reflow(reflow),
             UndoRefusal::NeverApplied { reflow } => format!("reflow {reflow} was never applied: there is nothing to undo"),
             UndoRefusal::AlreadyUndone { reflow } => format!("reflow {reflow} was undone already"),
             UndoRefusal::Changed { reflow, bookings } => {
@@ -257,7 +265,7 @@ impl PlanRefusal {
     fn worded(&self, words: &dyn Fn(Remedy) -> String) -> String {
         match self {
             PlanRefusal::Unknown { reflow } => {
-                format!("unknown reflow \"{reflow}\": reflow ids look like rf_0001; {}", words(Remedy::DryRunPlan))
+                format!("{}; {}", unknown_reflow(reflow), words(Remedy::DryRunPlan))
             }
             PlanRefusal::Applied { reflow, undone } => {
                 let state = if *undone { "applied and then undone" } else { "applied already" };

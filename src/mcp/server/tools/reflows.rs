@@ -99,7 +99,7 @@ pub fn get_reflow(ctx: &Call<'_>, a: GetReflowArgs) -> Result<(StoredReflowOut, 
         let tz = store.studio()?.tz;
         let record = store
             .reflow(a.reflow_id.trim())?
-            .ok_or_else(|| ToolError::Fix(format!("unknown reflow \"{}\": reflow ids look like rf_0001", a.reflow_id)))?;
+            .ok_or_else(|| StoreError::UnknownReflow(a.reflow_id.to_string()))?;
         let summary = format!(
             "Reflow {} of {}: {} moves, {} unresolved, {}.",
             record.id, record.month, record.moves.len(), record.unresolved.len(), if record.applied { "applied" } else { "not applied" }
