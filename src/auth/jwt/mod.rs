@@ -9,17 +9,20 @@
 //! This module never logs or returns the token itself, and knows no HTTP status: the front maps a
 //! [`Rejection`] to 401 or 503.
 
+mod keys;
+mod signature;
+
 use super::{Principal, Scope, Scopes};
+use keys::{Key, KeySet, Lookup};
+use signature::install_ring;
 use data_encoding::BASE64URL_NOPAD;
-use jsonwebtoken::crypto::{CryptoProvider, JwtVerifier, KeyUtils};
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
-use jsonwebtoken::{Algorithm, DecodingKey, DecodingKeyKind, Validation};
+use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::{Algorithm, Validation};
 use reqwest::Url;
-use ring::signature::{self as ring_signature, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde::Deserialize;
 use std::fmt;
-use std::sync::{Arc, Once, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 /// The algorithms a token may be signed with: asymmetric only. `none` and HMAC are absent, so a
@@ -113,111 +116,6 @@ struct FetchState {
     failure: Option<String>,
     /// From the metadata, once read; forgotten when a JWKS fetch fails, so the next try rediscovers.
     jwks_uri: Option<Url>,
-}
-
-#[derive(Default)]
-struct KeySet {
-    keys: Vec<Key>,
-    /// When they were fetched; `None` before the first fetch.
-    fetched: Option<Instant>,
-}
-
-/// A usable signing key from the JWKS.
-struct Key {
-    kid: Option<String>,
-    kind: KeyKind,
-    /// The JWK's `alg`, when it names one: then a token must use exactly it.
-    alg: Option<Algorithm>,
-    decoding: DecodingKey,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum KeyKind {
-    Rsa,
-    P256,
-    P384,
-}
-
-impl KeyKind {
-    fn fits(self, alg: Algorithm) -> bool {
-        use Algorithm::*;
-        matches!((self, alg), (KeyKind::Rsa, RS256 | RS384 | RS512 | PS256) | (KeyKind::P256, ES256) | (KeyKind::P384, ES384))
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            KeyKind::Rsa => "an RSA key",
-            KeyKind::P256 => "an EC P-256 key",
-            KeyKind::P384 => "an EC P-384 key",
-        }
-    }
-}
-
-impl Key {
-    /// The key a JWK describes, if it is one we verify with: a signing key (`use` absent or
-    /// `sig`) of type RSA or EC P-256/P-384, whose `alg`, if given, is allowed and fits it.
-    fn from_jwk(jwk: &Jwk) -> Option<Key> {
-        if jwk.common.public_key_use.as_ref().is_some_and(|u| *u != PublicKeyUse::Signature) {
-            return None;
-        }
-        let kind = match &jwk.algorithm {
-            AlgorithmParameters::RSA(_) => KeyKind::Rsa,
-            AlgorithmParameters::EllipticCurve(ec) if ec.curve == EllipticCurve::P256 => KeyKind::P256,
-            AlgorithmParameters::EllipticCurve(ec) if ec.curve == EllipticCurve::P384 => KeyKind::P384,
-            _ => return None,
-        };
-        let alg = match jwk.common.key_algorithm {
-            None => None,
-            Some(named) => {
-                let alg = Algorithm::try_from(named).ok().filter(|a| allowed_name(*a).is_some() && kind.fits(*a))?;
-                Some(alg)
-            }
-        };
-        let decoding = DecodingKey::from_jwk(jwk).ok()?;
-        Some(Key { kid: jwk.common.key_id.clone(), kind, alg, decoding })
-    }
-
-    /// Why this key cannot check a token signed with `alg`, if it cannot.
-    fn mismatch(&self, alg: Algorithm) -> Option<String> {
-        let kid = self.kid.as_deref().unwrap_or("(no kid)");
-        let token_alg = allowed_name(alg).unwrap_or("?");
-        match self.alg {
-            Some(own) if own != alg => {
-                Some(format!("the token says {token_alg}, and key {kid} is for {}", allowed_name(own).unwrap_or("?")))
-            }
-            _ if !self.kind.fits(alg) => Some(format!("the token says {token_alg}, and key {kid} is {}", self.kind.name())),
-            _ => None,
-        }
-    }
-}
-
-/// Where a token's key is in a [`KeySet`].
-enum Lookup {
-    Found(usize),
-    /// Not in the set: fetching the keys again may find it.
-    Missing,
-}
-
-impl KeySet {
-    fn find(&self, kid: Option<&str>, alg: Algorithm) -> Result<Lookup, Rejection> {
-        match kid {
-            Some(kid) => Ok(match self.keys.iter().position(|k| k.kid.as_deref() == Some(kid)) {
-                Some(i) => Lookup::Found(i),
-                None => Lookup::Missing,
-            }),
-            // No kid: the one key that fits the algorithm, if there is exactly one.
-            None => {
-                let mut fitting = self.keys.iter().enumerate().filter(|(_, k)| k.mismatch(alg).is_none());
-                match (fitting.next(), fitting.next()) {
-                    (Some((i, _)), None) => Ok(Lookup::Found(i)),
-                    (None, _) => Ok(Lookup::Missing),
-                    (Some(_), Some(_)) => Err(Rejection::Invalid(
-                        "the token names no key (kid), and the issuer has several that could have signed it".into(),
-                    )),
-                }
-            }
-        }
-    }
 }
 
 /// The claims read beyond those jsonwebtoken checks.
@@ -477,81 +375,6 @@ impl Verifier {
             }
             _ => format!("the token does not verify: {error}"),
         })
-    }
-}
-
-/// jsonwebtoken's crypto backend: ring verifies, and nothing signs (studioflow never issues tokens).
-static RING: CryptoProvider = CryptoProvider {
-    signer_factory: |_, _| Err(ErrorKind::Provider("studioflow verifies tokens and signs none".into()).into()),
-    verifier_factory: ring_verifier,
-    // Only deriving a JWK from a private key needs these, and studioflow never does.
-    key_utils: KeyUtils::new_unimplemented(),
-};
-
-/// Makes [`RING`] jsonwebtoken's provider for the process, once: jsonwebtoken is built with no
-/// backend of its own, so nothing decodes a token before a [`Verifier`] exists.
-fn install_ring() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        // An error means a provider is installed already; there is no other in this build.
-        let _ = RING.install_default();
-    });
-}
-
-/// How ring checks one algorithm: RSA keys of 2048 to 8192 bits, or an EC curve.
-#[derive(Clone, Copy)]
-enum RingCheck {
-    Rsa(&'static ring_signature::RsaParameters),
-    Ec(&'static ring_signature::EcdsaVerificationAlgorithm),
-}
-
-/// A key (from a JWK: an RSA modulus and exponent, or an uncompressed EC point) and how to check
-/// a signature with it.
-struct RingVerifier {
-    alg: Algorithm,
-    check: RingCheck,
-    key: DecodingKey,
-}
-
-fn ring_verifier(alg: &Algorithm, key: &DecodingKey) -> jsonwebtoken::errors::Result<Box<dyn JwtVerifier>> {
-    use jsonwebtoken::AlgorithmFamily;
-    let check = match (alg, key.family()) {
-        (Algorithm::RS256, AlgorithmFamily::Rsa) => RingCheck::Rsa(&ring_signature::RSA_PKCS1_2048_8192_SHA256),
-        (Algorithm::RS384, AlgorithmFamily::Rsa) => RingCheck::Rsa(&ring_signature::RSA_PKCS1_2048_8192_SHA384),
-        (Algorithm::RS512, AlgorithmFamily::Rsa) => RingCheck::Rsa(&ring_signature::RSA_PKCS1_2048_8192_SHA512),
-        (Algorithm::PS256, AlgorithmFamily::Rsa) => RingCheck::Rsa(&ring_signature::RSA_PSS_2048_8192_SHA256),
-        (Algorithm::ES256, AlgorithmFamily::Ec) => RingCheck::Ec(&ring_signature::ECDSA_P256_SHA256_FIXED),
-        (Algorithm::ES384, AlgorithmFamily::Ec) => RingCheck::Ec(&ring_signature::ECDSA_P384_SHA384_FIXED),
-        _ => return Err(ErrorKind::InvalidAlgorithm.into()),
-    };
-    Ok(Box::new(RingVerifier { alg: *alg, check, key: key.clone() }))
-}
-
-impl jsonwebtoken::signature::Verifier<Vec<u8>> for RingVerifier {
-    fn verify(&self, message: &[u8], signature: &Vec<u8>) -> Result<(), jsonwebtoken::signature::Error> {
-        let checked = match (self.check, self.key.kind()) {
-            (RingCheck::Rsa(params), DecodingKeyKind::RsaModulusExponent { n, e }) => {
-                RsaPublicKeyComponents { n: unpadded(n), e: unpadded(e) }.verify(params, message, signature)
-            }
-            (RingCheck::Ec(params), DecodingKeyKind::SecretOrDer(point)) => {
-                UnparsedPublicKey::new(params, point).verify(message, signature)
-            }
-            _ => return Err(jsonwebtoken::signature::Error::new()),
-        };
-        checked.map_err(|_| jsonwebtoken::signature::Error::new())
-    }
-}
-
-/// `bytes` without leading zero bytes, which ring refuses in an RSA modulus or exponent and a JWK
-/// should not have, but may.
-fn unpadded(bytes: &[u8]) -> &[u8] {
-    let start = bytes.iter().position(|b| *b != 0).unwrap_or(bytes.len());
-    &bytes[start..]
-}
-
-impl JwtVerifier for RingVerifier {
-    fn algorithm(&self) -> Algorithm {
-        self.alg
     }
 }
 
