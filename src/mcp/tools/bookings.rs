@@ -4,7 +4,7 @@
 
 use super::super::wire::{self, *};
 use super::{plural, room_id, status, time, Call, ToolError};
-use crate::calendar::{self, SlotQuery};
+use crate::availability::{self as calendar, SlotQuery};
 use crate::domain::{BookingId, ClientId, EngineerId, List, SeriesId, Session, Status, MAX_PEOPLE};
 use crate::store::{BookingEdit, BookingQuery, CancelScope, StoreError};
 use chrono::Duration;

@@ -125,6 +125,8 @@ fn refusal(e: TaskError) -> ToolError {
             "{room} has no offline window in {month}: a plan that moves bookings out of a room is applied only while the room \
              has a window; add one with set_room_offline, then apply the plan"
         )),
+        e @ TaskError::UnknownPlan(_) => ToolError::Fix(format!("{e}; reflow_month with dry_run: true makes a plan")),
+        e @ TaskError::PlanUsed { .. } => ToolError::Fix(format!("{e}: make a new plan with reflow_month")),
         other => other.into(),
     }
 }

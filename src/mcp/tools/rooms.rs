@@ -4,7 +4,7 @@
 
 use super::super::wire::{self, *};
 use super::{plural, room_id, time, Call, ToolError};
-use crate::calendar;
+use crate::availability as calendar;
 use crate::domain::{Line, List, Room, WeeklyHours};
 use crate::store::{RoomEdit, StoreError};
 use chrono::{Duration, Utc};
