@@ -184,6 +184,8 @@ fn new_task_id() -> Result<String, TaskError> {
 }
 
 impl Tasks {
+    /// The runner of a server, or of a command, on `pool`. Leases are kept and lapsed tasks
+    /// claimed only once [`Tasks::start_leases`] is called.
     pub fn new(pool: Arc<Pool>, config: TaskConfig) -> Arc<Tasks> {
         let server = process::server_name();
         Arc::new(Tasks {
