@@ -288,7 +288,8 @@ pub(crate) fn improve(
 /// [`Problem::affected`]) over `candidates` (theirs, ascending, none clashing with the rest of the
 /// part's plan), with the rooms the rest of each series uses in `fixed_rooms`, from `warm` (their
 /// current choices, aligned with `free`). Each plan the search finds is passed to `consider`,
-/// which says whether it was better; the search runs for `nodes` branch-and-bound nodes at most.
+/// which keeps it if it is better; the search runs for `limits.node_budget` branch-and-bound nodes
+/// at most. Returns whether the search proved its last answer optimal.
 pub(crate) fn solve_neighbourhood(
     problem: &Problem,
     free: &Part,
