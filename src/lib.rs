@@ -3,7 +3,8 @@
 //!
 //! - [`domain`]: rooms, bookings, series, offline windows and the rules that say when they clash.
 //! - [`store`]: the store, on SQLite or PostgreSQL, the only code that speaks SQL.
-//! - [`calendar`]: answers that take several reads (free slots, what a window displaces).
+//! - [`availability`]: what is free and what is in the way, from several reads (free slots, the
+//!   offline windows to come, what a window displaces).
 //! - [`reflow`]: the bridge between the store and the solver crate.
 //! - [`shapes`]: a reflow and a booking as they are written out, for the tools' answers and the
 //!   view alike.
@@ -20,12 +21,13 @@
 //! - [`mcp`]: the MCP edge: tools, tasks on the wire, stdio and HTTP, and the client side that
 //!   [`client`] speaks through.
 //! - [`commands`]: the command line's commands, one file each.
-//! - [`report`]: a finished reflow, told to people (by `demo` and by `client`).
+//! - [`reflow_text`]: a finished reflow told to people in text (by `demo` and by `client`); the
+//!   `report` command's HTML page is [`view`]'s.
 //! - [`client`]: `studioflow client`, which asks a server for reflows as tasks and follows them.
 
 pub mod domain;
 pub mod store;
-pub mod calendar;
+pub mod availability;
 pub mod reflow;
 pub mod shapes;
 pub mod ics;
@@ -38,5 +40,5 @@ pub mod demo;
 pub mod view;
 pub mod mcp;
 pub mod commands;
-pub mod report;
+pub mod reflow_text;
 pub mod client;

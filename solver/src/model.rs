@@ -11,6 +11,7 @@
 //! to each booking's cheapest candidates, which keeps the program's size linear in the bookings.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -255,18 +256,8 @@ pub(crate) fn improve(
         .chain(best.plan.chosen.iter().flatten().copied())
         .collect();
     let model = Model::build(problem, part, kept.into_iter().collect(), &BTreeMap::new());
-    let mut options = SolveOptions::default();
-    options.node_limit = Some(NODES_PER_CHUNK);
-    options.time_limit = Some(limits.remaining());
-    options.warm_start = Some(model.warm_start(problem, &best.plan));
-    let mut outcome = catch_unwind(AssertUnwindSafe(|| model.lp.as_inner().solve_with(options)));
-    let mut nodes = 0;
-    loop {
-        let current: SolveOutcome = match outcome {
-            Ok(Ok(current)) => current,
-            // Infeasible cannot happen (all zeros is feasible); anything else is microlp giving up.
-            Ok(Err(_)) | Err(_) => break,
-        };
+    let warm = model.warm_start(problem, &best.plan);
+    search(&model, warm, NODES_PER_CHUNK, limits, |current| {
         if let Some(solution) = current.solution()
             && let Some(plan) = model.plan(problem, part, solution)
             && plan.cost < best.plan.cost
@@ -283,21 +274,12 @@ pub(crate) fn improve(
         }
         if best.bound >= best.plan.cost {
             best.optimal = true;
-            break;
+            return ControlFlow::Break(());
         }
-        // A finished proof (of the thinned model, or whose answer did not read back) ends the search.
-        if current.is_optimal() {
-            break;
-        }
-        nodes += NODES_PER_CHUNK;
-        if limits.exhausted(nodes) {
-            break;
-        }
-        let mut resume = ResumeOptions::default();
-        resume.node_limit = Some(NODES_PER_CHUNK);
-        resume.time_limit = Some(limits.remaining());
-        outcome = catch_unwind(AssertUnwindSafe(|| current.resume_with(resume)));
-    }
+        // A finished proof (of the thinned model, or whose answer did not read back) ends the
+        // search too: `search` sees it.
+        ControlFlow::Continue(())
+    });
     best.bound = best.bound.min(best.plan.cost);
     best
 }
@@ -306,7 +288,8 @@ pub(crate) fn improve(
 /// [`Problem::affected`]) over `candidates` (theirs, ascending, none clashing with the rest of the
 /// part's plan), with the rooms the rest of each series uses in `fixed_rooms`, from `warm` (their
 /// current choices, aligned with `free`). Each plan the search finds is passed to `consider`,
-/// which says whether it was better; the search runs for `nodes` branch-and-bound nodes at most.
+/// which keeps it if it is better; the search runs for `limits.node_budget` branch-and-bound nodes
+/// at most. Returns whether the search proved its last answer optimal.
 pub(crate) fn solve_neighbourhood(
     problem: &Problem,
     free: &Part,
@@ -317,34 +300,63 @@ pub(crate) fn solve_neighbourhood(
     mut consider: impl FnMut(&Plan),
 ) -> bool {
     let model = Model::build(problem, free, candidates, fixed_rooms);
-    let mut options = SolveOptions::default();
-    options.node_limit = Some(NODES_PER_CHUNK.min(limits.node_budget.max(1)));
-    options.time_limit = Some(limits.remaining());
     // The warm start needs no special case: `y` and `z` leave out what the rest of a series fixes.
-    options.warm_start = Some(model.warm_start(problem, warm));
-    let mut outcome = catch_unwind(AssertUnwindSafe(|| model.lp.as_inner().solve_with(options)));
-    let mut nodes = 0;
-    loop {
-        let current: SolveOutcome = match outcome {
-            Ok(Ok(current)) => current,
-            Ok(Err(_)) | Err(_) => break,
-        };
+    let warm = model.warm_start(problem, warm);
+    let end = search(&model, warm, NODES_PER_CHUNK.min(limits.node_budget.max(1)), limits, |current| {
         if let Some(solution) = current.solution()
             && let Some(plan) = model.plan(problem, free, solution)
         {
             consider(&plan);
         }
+        ControlFlow::Continue(())
+    });
+    end == SearchEnd::Proven
+}
+
+/// How a chunked search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SearchEnd {
+    /// microlp finished its search: its last answer is optimal (for the model it was given).
+    Proven,
+    /// The caller's `visit` stopped it.
+    Stopped,
+    /// The node budget, the deadline or the stop flag ended it.
+    OutOfBudget,
+    /// microlp gave up (an error, or a panic caught here).
+    Failed,
+}
+
+/// The branch-and-bound search of a model, from `warm`, in chunks: `first_chunk` nodes, then
+/// [`NODES_PER_CHUNK`] at a time, each chunk resumed from where the last stopped. After each
+/// chunk, `visit` reads microlp's outcome (its best solution, its bound) and may stop the search;
+/// otherwise it goes on until microlp proves its answer or [`Limits::exhausted`] says so (the node
+/// count is the deterministic limit, read between chunks with the stop flag and the deadline).
+fn search(model: &Model, warm: Vec<(microlp::Variable, f64)>, first_chunk: u64, limits: &Limits, mut visit: impl FnMut(&SolveOutcome) -> ControlFlow<()>) -> SearchEnd {
+    let mut options = SolveOptions::default();
+    options.node_limit = Some(first_chunk);
+    options.time_limit = Some(limits.remaining());
+    options.warm_start = Some(warm);
+    let mut outcome = catch_unwind(AssertUnwindSafe(|| model.lp.as_inner().solve_with(options)));
+    let mut nodes = 0;
+    loop {
+        let current: SolveOutcome = match outcome {
+            Ok(Ok(current)) => current,
+            // Infeasible cannot happen (all zeros is feasible); anything else is microlp giving up.
+            Ok(Err(_)) | Err(_) => return SearchEnd::Failed,
+        };
+        if visit(&current).is_break() {
+            return SearchEnd::Stopped;
+        }
         if current.is_optimal() {
-            return true;
+            return SearchEnd::Proven;
         }
         nodes += NODES_PER_CHUNK;
         if limits.exhausted(nodes) {
-            break;
+            return SearchEnd::OutOfBudget;
         }
         let mut resume = ResumeOptions::default();
         resume.node_limit = Some(NODES_PER_CHUNK);
         resume.time_limit = Some(limits.remaining());
         outcome = catch_unwind(AssertUnwindSafe(|| current.resume_with(resume)));
     }
-    false
 }

@@ -4,7 +4,7 @@
 use super::{remove_database, CommandError, CommandResult};
 use crate::demo;
 use crate::domain::{RoomId, Status, StudioTz};
-use crate::report::{MoveLine, ReflowReport, UnresolvedLine};
+use crate::reflow_text::{MoveLine, ReflowReport, UnresolvedLine};
 use crate::reflow::{Month, ReflowRequest, DEFAULT_MAX_SHIFT};
 use crate::store::{ReflowRecord, Store};
 use anyhow::{anyhow, Context};
@@ -148,7 +148,7 @@ fn print_reflow(
             .collect(),
         unresolved,
     };
-    // The headline and the unresolved list are printed as the client prints them (crate::report).
+    // The headline and the unresolved list are printed as the client prints them (crate::reflow_text).
     let mut out = std::io::stdout().lock();
     writeln!(out)?;
     report.write_headline(&mut out)?;

@@ -202,8 +202,8 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     let server = crate::mcp::StudioServer::new(crate::mcp::Ctx { pool, tasks: tasks.clone() });
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let outcome = runtime.block_on(async move {
-        tokio::spawn(sweep_expired(tasks, ttl));
-        tokio::spawn(release_expired_holds(holds));
+        tokio::spawn(crate::tasks::sweep_expired_tasks(tasks, ttl));
+        tokio::spawn(crate::tasks::release_expired_holds(holds));
         #[cfg(feature = "testing")]
         if config.conformance_fixtures {
             tracing::warn!("serving the conformance suite's fixture tools (--conformance-fixtures): for tests only");
@@ -234,57 +234,6 @@ async fn listen(server: impl crate::mcp::Served, config: ServeConfig, http_limit
         eprintln!("studioflow: every request needs a bearer token");
     }
     crate::mcp::serve_http(server, listener, http, shutdown_signal()).await
-}
-
-/// Deletes expired tasks a few times per time to live, at least once a minute, for as long as the
-/// server runs.
-async fn sweep_expired(tasks: Arc<crate::tasks::Tasks>, ttl: Duration) {
-    let every = (ttl / 4).clamp(Duration::from_millis(250), Duration::from_secs(60));
-    let mut tick = tokio::time::interval(every);
-    loop {
-        tick.tick().await;
-        let tasks = tasks.clone();
-        match tokio::task::spawn_blocking(move || tasks.sweep()).await {
-            Ok(Ok(0)) => {}
-            Ok(Ok(n)) => tracing::info!(deleted = n, "deleted expired tasks"),
-            Ok(Err(e)) => tracing::warn!(error = %e, "sweeping expired tasks failed"),
-            Err(_) => break,
-        }
-    }
-}
-
-/// How often expired holds are looked for: a released hold frees its slot within this long.
-const HOLD_SWEEP: Duration = Duration::from_secs(1);
-
-/// Releases (cancels) tentative bookings whose hold has ended, by the studio's clock, for as long
-/// as the server runs; each release is recorded as done through "hold expiry".
-async fn release_expired_holds(pool: Arc<crate::store::Pool>) {
-    let mut tick = tokio::time::interval(HOLD_SWEEP);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        let pool = pool.clone();
-        let released = tokio::task::spawn_blocking(move || {
-            pool.with(|store| {
-                let now = store.studio()?.now(chrono::Utc::now());
-                if !store.has_expired_holds(now)? {
-                    return Ok(Vec::new());
-                }
-                // One server at a time releases them; the others find none next time.
-                let released = store.exclusively(crate::store::Exclusive::HoldSweep, |store| {
-                    store.write_as(&crate::domain::Actor::new("studioflow", "hold expiry"), |w| w.release_expired_holds(now))
-                })?;
-                Ok(released.unwrap_or_default())
-            })?
-        });
-        match released.await {
-            Ok(Ok(bookings)) if bookings.is_empty() => {}
-            Ok(Ok(bookings)) => tracing::info!(released = bookings.len(), "released expired holds"),
-            Ok(Err(crate::store::StoreError::NoStudio)) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "releasing expired holds failed"),
-            Err(_) => break,
-        }
-    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

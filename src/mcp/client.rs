@@ -4,7 +4,7 @@
 //! plain ones below ([`TaskView`], [`ReflowReport`], [`CallError`]), so that the client's polling,
 //! state file and terminal never see the protocol. It does not poll, retry or print.
 
-use crate::report::{MoveLine, ReflowReport, UnresolvedLine};
+use crate::reflow_text::{MoveLine, ReflowReport, UnresolvedLine};
 use super::server::tools::names;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities, ClientConfig,

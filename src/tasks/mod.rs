@@ -1,52 +1,67 @@
-//! Durable month reflows, and the one way a reflow runs. A reflow is written to the store as a task
-//! before anyone hears of it, solved on its own thread (the solver on rayon, never on an async
-//! worker), and ends in one transaction that writes the moves and the task's final state together,
+//! Durable month reflows, and the one way a reflow runs: the [`Tasks`] runner and its public
+//! API. A reflow is written to the store as a task before anyone hears of it, solved on its own
+//! thread, and ends in one transaction that writes the moves and the task's final state together,
 //! only while the task is still live. A caller that wants the answer at once waits for the same
-//! task ([`Tasks::reflow`]).
+//! task ([`Tasks::reflow`]). What the outcomes look like on a wire is the caller's business: this
+//! module stores them typed, and names no protocol and no tool.
 //!
-//! Any server on the database may run any task: the runner holds the task's lease
-//! ([`crate::store::Lease`]) and renews it while it solves ([`Tasks::start_leases`]); every write
-//! it makes is fenced on the lease, so exactly one server's moves are ever applied. Work left
-//! `working` by a dead server is claimed by another once its lease runs out, or at once by a
-//! server restarted on the same machine.
-//! What the outcomes look like on a wire is the caller's business: this module stores them typed.
+//! The files, one concern each: this one creates, reads and cancels tasks; `runner.rs` runs one
+//! (solve, apply, retries of a lost connection); `leases.rs` decides which server runs it, and
+//! takes over the work of dead servers; `process.rs` names this process in leases and tells
+//! whether a holder on this machine is gone; `approvals.rs` applies or undoes a recorded plan;
+//! `sweep.rs` removes what expired (tasks, unapplied plans, holds); `error.rs` says why a request
+//! was not taken.
+
+mod approvals;
+mod error;
+mod leases;
+mod process;
+mod runner;
+mod sweep;
+
+pub use error::TaskError;
+pub use leases::DEFAULT_LEASE;
+pub use sweep::{release_expired_holds, sweep_expired_tasks};
 
 use crate::domain::{Actor, StudioTz};
-use crate::reflow::{self, Export, ReflowError, ReflowPlan, ReflowRequest};
-use crate::store::{Exclusive, Lease, NewTask, PlanRefusal, Pool, ReflowRecord, StoreError, TaskChange, TaskRecord, TaskStatus};
+use crate::reflow::{self, Export, ReflowRequest};
+use crate::store::{Lease, NewTask, Pool, ReflowRecord, StoreError, TaskChange, TaskRecord, TaskStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use studioflow_solver as solver;
-
-/// The kind of the only long-running work there is.
-pub const REFLOW_KIND: &str = "reflow_month";
 
 /// The longest a task may be kept: a week.
 pub const MAX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// A stale plan is solved again this many times before the task gives up.
-const ATTEMPTS: usize = 3;
-
-/// How long a lease lasts, and how often servers look for tasks to take over.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
-const CLAIM_EVERY: Duration = Duration::from_secs(2);
-
-/// The pauses before a runner tries a database step again after a lost connection: about 8 s
-/// in all, enough for PostgreSQL to restart; past them the task is left to its lease.
-const RECONNECT_PAUSES: [Duration; 5] =
-    [Duration::from_millis(250), Duration::from_millis(500), Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
 
 /// How long a caller waiting for a reflow goes on polling through lost database connections
 /// before it gives up and is told to retry.
 const WAIT_THROUGH_LOST: Duration = Duration::from_secs(60);
 
-/// Solves this server runs at most before it stops claiming others' tasks (the solver already
-/// uses every core; tasks created here always run here).
-const CLAIMED_SOLVES: usize = 2;
+/// What a task does: the kind of work its request holds. Stored by name, so that the database
+/// says what each task is whatever reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskKind {
+    /// A month reflowed: the request is a [`ReflowJob`].
+    MonthReflow,
+}
+
+impl TaskKind {
+    /// The kind as the store keeps it: the text every existing database holds, which never
+    /// changes. (It happens to be the name of the MCP tool that starts such tasks; the edge may
+    /// rename its tool, never this.)
+    pub fn stored(self) -> &'static str {
+        match self {
+            TaskKind::MonthReflow => "reflow_month",
+        }
+    }
+
+    /// A stored kind, if this studioflow knows it.
+    pub fn from_stored(text: &str) -> Option<TaskKind> {
+        [TaskKind::MonthReflow].into_iter().find(|kind| kind.stored() == text)
+    }
+}
 
 /// A reflow as a task runs it: what to solve, and what to do with the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,53 +120,11 @@ impl TaskConfig {
             solver_threads,
             solver_time_limit,
             lease: DEFAULT_LEASE,
-            claim_every: CLAIM_EVERY,
+            claim_every: leases::CLAIM_EVERY,
             #[cfg(feature = "testing")]
             test_delay_per_part: None,
             #[cfg(feature = "testing")]
             test_apply_delay: None,
-        }
-    }
-}
-
-/// Why a task request was not taken.
-#[derive(Debug, thiserror::Error)]
-pub enum TaskError {
-    /// The reflow asked for cannot be done as asked.
-    #[error(transparent)]
-    Reflow(#[from] ReflowError),
-    /// No such task (or it expired).
-    #[error("unknown task {0:?}: it never existed or its time to live ran out")]
-    Unknown(String),
-    /// The system gave no randomness for a task id.
-    #[error("no randomness for a task id: {0}")]
-    NoRandomness(String),
-    /// The system gave no thread to run the task on; the task stays `working` for the next start.
-    #[error("no thread to run the reflow on: {0}")]
-    NoThread(std::io::Error),
-    /// The store refused or failed; one live reflow per month is its rule too
-    /// ([`StoreError::Busy`]).
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl TaskError {
-    /// Whether the failure is ours rather than the caller's.
-    pub fn is_ours(&self) -> bool {
-        match self {
-            TaskError::Reflow(e) => e.is_ours(),
-            TaskError::Store(e) => e.is_ours(),
-            TaskError::NoRandomness(_) | TaskError::NoThread(_) => true,
-            TaskError::Unknown(_) => false,
-        }
-    }
-
-    /// Whether the failure is a lost database connection ([`StoreError::is_transient`]).
-    pub fn is_transient(&self) -> bool {
-        match self {
-            TaskError::Reflow(e) => e.is_transient(),
-            TaskError::Store(e) => e.is_transient(),
-            _ => false,
         }
     }
 }
@@ -211,8 +184,10 @@ fn new_task_id() -> Result<String, TaskError> {
 }
 
 impl Tasks {
+    /// The runner of a server, or of a command, on `pool`. Leases are kept and lapsed tasks
+    /// claimed only once [`Tasks::start_leases`] is called.
     pub fn new(pool: Arc<Pool>, config: TaskConfig) -> Arc<Tasks> {
-        let server = server_name();
+        let server = process::server_name();
         Arc::new(Tasks {
             pool,
             config,
@@ -221,12 +196,6 @@ impl Tasks {
             watchers: Mutex::new(HashMap::new()),
             leasing: AtomicBool::new(false),
         })
-    }
-
-    /// A new lease of this server's.
-    fn new_lease(&self) -> Result<Lease, StoreError> {
-        let token = crate::auth::secret::random(16)?;
-        Ok(Lease { token, server: self.server.clone(), ms: self.config.lease.as_millis() as i64 })
     }
 
     /// Writes a new reflow task and starts it; the task is durable when this returns.
@@ -295,7 +264,7 @@ impl Tasks {
             let id = new_task_id()?;
             let task = NewTask {
                 id: id.clone(),
-                kind: REFLOW_KIND.into(),
+                kind: TaskKind::MonthReflow.stored().into(),
                 request: serde_json::to_value(job).map_err(|e| StoreError::Corrupt(format!("a reflow job: {e}")))?,
                 month: Some(job.request.month.to_string()),
                 status_message: format!("Queued: reflowing {} ({affected} bookings to move)", job.request.month),
@@ -314,93 +283,6 @@ impl Tasks {
             let record = record.ok_or_else(|| TaskError::Unknown(id.clone()))?;
             Ok((record, export, lease.clone()))
         })?
-    }
-
-    /// Takes up work that dead servers left `working`: at once for a server that ran on this
-    /// machine (its process is gone), and every task whose lease has run out; returns how many
-    /// were taken. Tasks waiting for input keep waiting: any server answers them.
-    pub fn resume(self: &Arc<Self>) -> Result<usize, StoreError> {
-        // Work whose time to live ran out while no server was up is not redone.
-        self.sweep()?;
-        let dead: Vec<String> = self.pool.with_unsettled(|store| store.task_holders())??.into_iter().filter(|holder| is_dead_here(holder, &self.server)).collect();
-        let taken = self.pool.with_unsettled(|store| store.take_over_tasks(&dead, || self.new_lease()))??;
-        let mut resumed = taken.len();
-        for (id, lease) in taken {
-            tracing::info!(task_id = %id, "resuming a task a stopped process on this machine left working");
-            self.start_claimed(id, lease);
-        }
-        while let Some((id, lease)) = self.claim()? {
-            tracing::info!(task_id = %id, "resuming a task whose server stopped renewing its lease");
-            self.start_claimed(id, lease);
-            resumed += 1;
-        }
-        Ok(resumed)
-    }
-
-    /// Claims one task whose lease ran out, with a new lease of this server's.
-    fn claim(&self) -> Result<Option<(String, Lease)>, StoreError> {
-        let lease = self.new_lease()?;
-        let id = self.pool.with_unsettled(|store| store.claim_task(&lease))??;
-        Ok(id.map(|id| (id, lease)))
-    }
-
-    /// Runs a claimed task; without a thread, gives the lease up so that another server may.
-    fn start_claimed(self: &Arc<Self>, id: String, lease: Lease) {
-        if let Err(e) = self.spawn(id.clone(), lease.clone(), None) {
-            tracing::error!(task_id = %id, error = %e, "cannot run the task now; releasing it for another server");
-            let _ = self.pool.with_unsettled(|store| store.release_lease(&id, &lease));
-        }
-    }
-
-    /// Keeps this server's leases and takes over others' lapsed ones, on a thread of its own, for
-    /// as long as the runner exists: renews every running solve's lease each third of the lease
-    /// (stopping a solve whose task was cancelled or taken elsewhere), and claims a lapsed task
-    /// every [`TaskConfig::claim_every`] while fewer than a couple of solves run here.
-    pub fn start_leases(self: &Arc<Self>) -> std::io::Result<()> {
-        self.leasing.store(true, Ordering::Relaxed);
-        let tasks: Weak<Tasks> = Arc::downgrade(self);
-        let renew_every = self.config.lease / 3;
-        let claim_every = self.config.claim_every;
-        std::thread::Builder::new().name("task-leases".to_owned()).spawn(move || {
-            let (mut renewed, mut claimed) = (Instant::now(), Instant::now());
-            loop {
-                std::thread::sleep(renew_every.min(claim_every).min(Duration::from_millis(500)));
-                let Some(tasks) = tasks.upgrade() else { return };
-                if renewed.elapsed() >= renew_every {
-                    renewed = Instant::now();
-                    tasks.renew_leases();
-                }
-                if claimed.elapsed() >= claim_every {
-                    claimed = Instant::now();
-                    if tasks.live.lock().unwrap_or_else(|e| e.into_inner()).len() < CLAIMED_SOLVES {
-                        match tasks.claim() {
-                            Ok(Some((id, lease))) => {
-                                tracing::info!(task_id = %id, "taking over a task whose server stopped renewing its lease");
-                                tasks.start_claimed(id, lease);
-                            }
-                            Ok(None) => {}
-                            Err(e) => tracing::warn!(error = %e, "looking for tasks to take over failed"),
-                        }
-                    }
-                }
-            }
-        })?;
-        Ok(())
-    }
-
-    /// Renews the lease of every solve running here; a solve whose lease is gone is stopped.
-    fn renew_leases(&self) {
-        let running: Vec<(String, Lease, Arc<AtomicBool>)> = {
-            let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-            live.iter().map(|(id, run)| (id.clone(), run.lease.clone(), run.stop.clone())).collect()
-        };
-        for (id, lease, stop) in running {
-            match self.pool.with_unsettled(|store| store.renew_lease(&id, &lease)) {
-                Ok(Ok(true)) => {}
-                Ok(Ok(false)) => stop_lost(&id, &stop),
-                Ok(Err(e)) | Err(e) => tracing::warn!(task_id = %id, error = %e, "renewing a task's lease failed; trying again"),
-            }
-        }
     }
 
     /// A task, unless it is unknown or expired, or belongs to another principal than `owner`
@@ -459,123 +341,6 @@ impl Tasks {
         self.get(id, owner)
     }
 
-    /// Answers the approval question of a task waiting for input: accept applies the plan (if
-    /// the month has not changed since), decline ends it with nothing applied, cancel cancels it.
-    /// An answer to a question that is not outstanding (a task that is not waiting) is ignored,
-    /// as the Tasks extension asks.
-    pub fn answer(&self, id: &str, owner: Option<&str>, approval: Approval, actor: &Actor) -> Result<TaskRecord, TaskError> {
-        let task = self.get(id, owner)?;
-        if task.status != TaskStatus::InputRequired {
-            return Ok(task);
-        }
-        let reflow_id = task.reflow_id.clone().ok_or_else(|| StoreError::Corrupt(format!("task {id} waits with no plan")))?;
-        let waiting = [TaskStatus::InputRequired];
-        match approval {
-            Approval::Accept => {
-                let outcome = self.pool.with(|store| {
-                    reflow::apply_recorded_with(store, actor, &reflow_id, |_| Ok(()), |w| {
-                        let record = w.reflow_record(&reflow_id)?;
-                        let change = TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.clone() };
-                        if w.change_task(id, &waiting, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
-                    })
-                })?;
-                match outcome {
-                    Ok(()) | Err(ReflowError::Store(StoreError::TaskGone)) => {}
-                    // Our failure (a busy or broken database): the question keeps waiting for a retry.
-                    Err(e) if e.is_ours() => return Err(e.into()),
-                    // The month changed since the plan was made (or the plan cannot be applied):
-                    // refuse, never apply blindly.
-                    Err(e) => {
-                        self.change(id, &waiting, &TaskChange::Refused { message: e.to_string() })?;
-                    }
-                }
-            }
-            Approval::Decline => {
-                let moves = self.pool.with(|store| store.reflow(&reflow_id))??.map_or(0, |r| r.moves.len());
-                let message = format!("Declined: nothing was moved ({moves} moves were proposed).");
-                self.change(id, &waiting, &TaskChange::Completed { message, reflow_id })?;
-            }
-            Approval::Cancel => return self.cancel(id, owner),
-        }
-        self.get(id, owner)
-    }
-
-    /// Applies a stored plan that was not applied (a dry run), after the same check the approval
-    /// gate makes (every booking still where the plan found it). One live reflow per month holds
-    /// here too: while a task of the plan's month is live, the plan is refused; the check runs in
-    /// the transaction that applies it.
-    pub fn apply_plan(&self, reflow_id: &str, actor: &Actor) -> Result<ReflowRecord, TaskError> {
-        self.pool.with(|store| -> Result<ReflowRecord, TaskError> {
-            let record = store.reflow(reflow_id)?.ok_or_else(|| unknown_plan(reflow_id))?;
-            let request: ReflowRequest = serde_json::from_value(record.request.clone())
-                .map_err(|e| StoreError::Corrupt(format!("the request of reflow {reflow_id}: {e}")))?;
-            // Applying needs the offline windows a preview could do without.
-            reflow::require_windows(store, &request)?;
-            let applied = reflow::apply_recorded_with(
-                store,
-                actor,
-                reflow_id,
-                |w| {
-                    let record = w.reflow_record(reflow_id)?;
-                    if record.applied {
-                        return Err(StoreError::Plan(PlanRefusal::Applied { reflow: reflow_id.to_owned(), undone: record.undone }));
-                    }
-                    match w.live_task(&record.month)? {
-                        Some(live) => Err(live.busy(&record.month)),
-                        None => Ok(()),
-                    }
-                },
-                |w| w.reflow_record(reflow_id),
-            );
-            match applied {
-                Ok(record) => Ok(record),
-                Err(ReflowError::Store(e)) => Err(e.into()),
-                Err(e) => Err(e.into()),
-            }
-        })?
-    }
-
-    /// Puts back what an applied reflow moved (see [`crate::store::Writer::undo_reflow`]); refused
-    /// while a reflow of its month is live, whose plan would otherwise meet a changed month.
-    pub fn undo(&self, reflow_id: &str, actor: &Actor) -> Result<crate::store::Undone, TaskError> {
-        self.pool.with(|store| -> Result<crate::store::Undone, TaskError> {
-            let undone = store.write_as(actor, |w| {
-                if let Some(record) = w.find_reflow(reflow_id)?
-                    && let Some(live) = w.live_task(&record.month)? {
-                        return Err(live.busy(&record.month));
-                    }
-                w.undo_reflow(reflow_id)
-            })?;
-            Ok(undone)
-        })?
-    }
-
-    /// Deletes expired tasks; their ids are unknown afterwards.
-    /// A live task whose time ran out is cancelled first, so that no solve still running can
-    /// apply its moves afterwards. One server at a time sweeps a studio; the others skip.
-    pub fn sweep(&self) -> Result<usize, StoreError> {
-        let now = now_ms();
-        let swept = self.pool.with(|store| store.exclusively(Exclusive::TaskSweep, |store| self.sweep_with(store, now)))??;
-        Ok(swept.unwrap_or(0))
-    }
-
-    fn sweep_with(&self, store: &mut crate::store::Store, now: i64) -> Result<usize, StoreError> {
-        for status in [TaskStatus::Working, TaskStatus::InputRequired] {
-            for task in store.tasks_in(status)?.into_iter().filter(|t| t.expired(now)) {
-                self.stop(&task.id);
-                let change = TaskChange::Cancelled { message: "Expired: its time to live ran out; nothing was moved.".into() };
-                store.write_with(|w| w.change_task(&task.id, &[status], &change, now))?;
-            }
-        }
-        let deleted = store.delete_expired_tasks(now)?;
-        // Unapplied plans (dry runs) expire like tasks, after the same time to live.
-        let plans = store.delete_expired_plans(chrono::Utc::now(), self.config.ttl)?;
-        if plans > 0 {
-            tracing::info!(deleted = plans, "deleted expired unapplied reflow plans");
-        }
-        Ok(deleted)
-    }
-
     /// Moves a task from one of `from` to a new state, if it is still in one of them.
     fn change(&self, id: &str, from: &[TaskStatus], change: &TaskChange) -> Result<bool, StoreError> {
         self.pool.with(|store| store.write_with(|w| w.change_task(id, from, change, now_ms())))?
@@ -592,253 +357,6 @@ impl Tasks {
         if let Some(run) = self.live.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
             run.stop.store(true, Ordering::Relaxed);
         }
-    }
-
-    /// Runs a task on its own thread; `export` is the month as the request was checked against,
-    /// solved first (a resumed task has none and exports again).
-    fn spawn(self: &Arc<Self>, id: String, lease: Lease, export: Option<Export>) -> Result<JoinHandle<()>, TaskError> {
-        let flag = Arc::new(AtomicBool::new(false));
-        self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), Running { stop: flag.clone(), lease: lease.clone() });
-        let (tasks, key) = (self.clone(), id.clone());
-        let run = move || {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tasks.run(&id, &lease, &flag, export)));
-            let failure = match outcome {
-                Ok(Ok(())) => None,
-                // A lost database connection is no failure of the task: it stays working, and
-                // its lease (given up here if the database answers, else left to run out) lets a
-                // server, this one or another, resume it.
-                Ok(Err(e)) if e.is_transient() => {
-                    tracing::warn!(task_id = %id, error = %e, "the database stayed out of reach; leaving the task to its lease for a server to resume");
-                    let _ = tasks.pool.with_unsettled(|store| store.release_lease(&id, &lease));
-                    None
-                }
-                Ok(Err(e)) => Some(e.to_string()),
-                Err(_) => Some("the reflow stopped unexpectedly".to_owned()),
-            };
-            if let Some(message) = failure {
-                tracing::error!(task_id = %id, error = %message, "task failed");
-                let _ = tasks.change_leased(&id, &lease, &TaskChange::Failed { message: format!("Failed: {message}") });
-            }
-            // This run's entry only: the task may have been claimed again here meanwhile.
-            let mut live = tasks.live.lock().unwrap_or_else(|e| e.into_inner());
-            if live.get(&id).is_some_and(|run| run.lease.token == lease.token) {
-                live.remove(&id);
-            }
-        };
-        // Without a thread the work cannot start; the task stays `working` for a server to claim.
-        std::thread::Builder::new().name("task-runner".to_owned()).spawn(run).map_err(|e| {
-            self.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
-            TaskError::NoThread(e)
-        })
-    }
-
-    /// Solves a task's reflow and ends it, unless it was cancelled meanwhile. Each database step
-    /// goes through [`Tasks::step`], so a lost connection is retried, never the task's failure.
-    fn run(&self, id: &str, lease: &Lease, cancel: &Arc<AtomicBool>, mut export: Option<Export>) -> Result<(), StoreError> {
-        let read = self.step(id, lease, "reading the task", || Ok(self.pool.with(|store| store.task(id))??)).map_err(into_store)?;
-        let Some(Some(task)) = read else { return Ok(()) };
-        if task.status != TaskStatus::Working {
-            return Ok(());
-        }
-        let job: ReflowJob = serde_json::from_value(task.request.clone())
-            .map_err(|e| StoreError::Corrupt(format!("the request of task {id}: {e}")))?;
-        // A plan can go stale between solving and applying only if someone books meanwhile; then
-        // solve again rather than give up at once.
-        for attempt in 1..=ATTEMPTS {
-            let export = match export.take() {
-                Some(export) => export,
-                None => match self.step(id, lease, "exporting the month", || self.pool.with(|store| reflow::export_instance(store, &job.request))?) {
-                    Ok(Some(export)) => export,
-                    Ok(None) => return Ok(()),
-                    Err(e) if e.is_ours() => return Err(into_store(e)),
-                    Err(e) => return self.end_refused(id, lease, &e.to_string()),
-                },
-            };
-            let plan = match self.solve(id, lease, &job, &export, cancel) {
-                Ok(plan) => plan,
-                Err(e) if e.is_ours() => return Err(into_store(e)),
-                Err(e) => return self.end_refused(id, lease, &e.to_string()),
-            };
-            if cancel.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            let ask = job.require_approval && !job.dry_run;
-            // The moves, the record and the task's end in one transaction, fenced on the lease: if
-            // the connection is lost at its COMMIT, the step's check of the lease afterwards sees
-            // whether that commit took effect (the task is then no longer working), so a plan is
-            // never applied twice.
-            let applied = self.step(id, lease, "applying the plan", || {
-                self.pool.with(|store| {
-                    reflow::apply_plan_with(store, &job.actor, &plan, job.dry_run || ask, |w, reflow_id| {
-                        #[cfg(feature = "testing")]
-                        if let Some(pause) = self.config.test_apply_delay {
-                            std::thread::sleep(pause);
-                        }
-                        let record = w.reflow_record(reflow_id)?;
-                        let change = if ask {
-                            let message = format!("Waiting for approval: apply {} moves, {} unresolved?", record.moves.len(), record.unresolved.len());
-                            TaskChange::AwaitApproval { message, reflow_id: reflow_id.to_owned() }
-                        } else {
-                            TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.to_owned() }
-                        };
-                        // Only a live task, still this server's, may end this way; a task cancelled or
-                        // taken over meanwhile rolls the moves back.
-                        if w.change_task_leased(id, lease, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
-                    })
-                })?
-            });
-            match applied {
-                Ok(_) | Err(ReflowError::Store(StoreError::TaskGone)) => return Ok(()),
-                Err(ReflowError::Stale(why)) if attempt < ATTEMPTS => {
-                    tracing::info!(task_id = %id, %why, "plan went stale; solving again");
-                }
-                Err(e) if e.is_ours() => return Err(into_store(e)),
-                Err(e) => return self.end_refused(id, lease, &e.to_string()),
-            }
-        }
-        Ok(())
-    }
-
-    /// One database step of a run: tried again after a lost connection (the pool has already
-    /// tried once more at once, when nothing was committed), after each of a few growing pauses,
-    /// for as long as this server still holds the task's lease. `Ok(None)`: it holds it no more
-    /// (the task ended, perhaps by this very step's commit whose answer was lost, or another
-    /// server took it), so the run stops. Any other error, or a lost connection after the last
-    /// pause, is returned as it is; [`Tasks::spawn`] leaves a task whose run ended on a lost
-    /// connection to its lease.
-    fn step<T>(&self, id: &str, lease: &Lease, what: &str, mut f: impl FnMut() -> Result<T, ReflowError>) -> Result<Option<T>, ReflowError> {
-        let mut pauses = RECONNECT_PAUSES.iter();
-        loop {
-            let e = match f() {
-                Ok(value) => return Ok(Some(value)),
-                Err(e) if e.is_transient() => e,
-                Err(e) => return Err(e),
-            };
-            let Some(pause) = pauses.next() else { return Err(e) };
-            tracing::warn!(task_id = %id, step = what, error = %e, "lost the database connection; trying again in {} ms", pause.as_millis());
-            std::thread::sleep(*pause);
-            match self.pool.with_unsettled(|store| store.holds_lease(id, lease)).and_then(|held| held) {
-                Ok(true) => {}
-                Ok(false) => {
-                    tracing::info!(task_id = %id, step = what, "the task is no longer this server's to run (it ended, or another server holds it): stopping");
-                    return Ok(None);
-                }
-                // Still out of reach: the next try says so again, or ends the pauses.
-                Err(e) if e.is_transient() => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
-    /// Solves an exported month, writing the solver's progress as the task's status message.
-    fn solve(&self, id: &str, lease: &Lease, job: &ReflowJob, export: &Export, cancel: &Arc<AtomicBool>) -> Result<ReflowPlan, ReflowError> {
-        let affected = export.affected_bookings().len();
-        let pool = self.pool.clone();
-        let task_id = id.to_owned();
-        let last_write = Mutex::new((Instant::now() - Duration::from_secs(1), false));
-        let watcher = self.watchers.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
-        let (lease, stop) = (lease.clone(), cancel.clone());
-        #[cfg(feature = "testing")]
-        let delay = self.config.test_delay_per_part;
-        let progress: Arc<dyn Fn(solver::Progress) + Send + Sync> = Arc::new(move |p: solver::Progress| {
-            #[cfg(feature = "testing")]
-            if let Some(delay) = delay {
-                std::thread::sleep(delay);
-            }
-            // A status write is a commit: a few a second is plenty for someone polling. The first
-            // report with every part's first search done is always written.
-            let mut last = last_write.lock().unwrap_or_else(|e| e.into_inner());
-            let (at, all_done) = &mut *last;
-            let first_all_done = p.parts_done == p.parts_total && !*all_done;
-            if at.elapsed() >= Duration::from_millis(200) || first_all_done {
-                *at = Instant::now();
-                *all_done |= p.parts_done == p.parts_total;
-                let stage = if p.improving { ", improving" } else { "" };
-                let message = format!(
-                    "Reflowing {affected} bookings: {} of {} parts solved{stage}; cost {} ({})",
-                    p.parts_done,
-                    p.parts_total,
-                    p.cost,
-                    p.quality()
-                );
-                if let Some(watcher) = &watcher {
-                    watcher(&ReflowProgress { done: p.parts_done as u64, total: p.parts_total as u64, message: message.clone() });
-                }
-                let written = pool.with(|s| s.write_with(|w| w.change_task_leased(&task_id, &lease, &TaskChange::Progress(message.clone()), now_ms())));
-                if let Ok(Ok(false)) = written {
-                    stop_lost(&task_id, &stop);
-                }
-            }
-        });
-        let options = solver::Options {
-            threads: self.config.solver_threads,
-            time_limit: self.config.solver_time_limit,
-            cancel: Some(cancel.clone()),
-            progress: Some(progress),
-            work_limit: None,
-        };
-        export.solve(&job.request, &options)
-    }
-
-    fn end_refused(&self, id: &str, lease: &Lease, message: &str) -> Result<(), StoreError> {
-        let change = TaskChange::Refused { message: message.to_owned() };
-        self.step(id, lease, "ending the task refused", || Ok(self.change_leased(id, lease, &change)?)).map_err(into_store)?;
-        Ok(())
-    }
-}
-
-/// Stops a solve whose task is no longer this server's to run: cancelled, or taken over.
-fn stop_lost(id: &str, stop: &AtomicBool) {
-    if !stop.swap(true, Ordering::Relaxed) {
-        tracing::info!(task_id = %id, "the task was cancelled or taken over elsewhere: stopping its solve");
-    }
-}
-
-/// This server as leases name it: the machine, the process and a random part (a process id
-/// alone may be reused): `host/pid/random`.
-fn server_name() -> String {
-    let random = crate::auth::secret::random(4).unwrap_or_default();
-    format!("{}/{}/{random}", host_name(), std::process::id())
-}
-
-fn host_name() -> String {
-    let mut buffer = [0u8; 256];
-    // SAFETY: the buffer is writable for its whole length, which is what gethostname is given.
-    let done = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };
-    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
-    match (done, std::str::from_utf8(&buffer[..end])) {
-        (0, Ok(name)) if !name.is_empty() => name.replace('/', "_"),
-        _ => "localhost".to_owned(),
-    }
-}
-
-/// Whether a lease holder (`host/pid/random`) other than `me` was a process on this machine that
-/// is gone. (A holder with this process's id but not its name was an earlier process: a server
-/// restarted as the same pid, as in a container.)
-fn is_dead_here(holder: &str, me: &str) -> bool {
-    let mut parts = holder.split('/');
-    let (Some(host), Some(pid)) = (parts.next(), parts.next().and_then(|pid| pid.parse::<libc::pid_t>().ok())) else { return false };
-    if holder == me || host != host_name() || pid <= 0 {
-        return false;
-    }
-    if pid as u32 == std::process::id() {
-        return true;
-    }
-    // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
-    let alive = unsafe { libc::kill(pid, 0) } == 0;
-    !alive && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-}
-
-/// A plan id nobody made.
-fn unknown_plan(id: &str) -> TaskError {
-    TaskError::Store(StoreError::Plan(PlanRefusal::Unknown { reflow: id.to_owned() }))
-}
-
-/// A failure of ours met while running a task, as the store error it comes down to.
-fn into_store(e: ReflowError) -> StoreError {
-    match e {
-        ReflowError::Store(e) => e,
-        other => StoreError::Corrupt(other.to_string()),
     }
 }
 
@@ -861,19 +379,10 @@ mod tests {
     }
 
     #[test]
-    fn a_lease_holder_is_dead_only_if_it_was_here_and_its_process_is_gone() {
-        let me = server_name();
-        let host = host_name();
-        assert!(!is_dead_here(&me, &me), "this server");
-        assert!(is_dead_here(&format!("{host}/{}/older", std::process::id()), &me), "this pid, another name: an earlier process");
-        // A child that has exited and been waited for is gone.
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
-        assert!(is_dead_here(&format!("{host}/{pid}/x"), &me));
-        assert!(!is_dead_here(&format!("another-host/{pid}/x"), &me), "another machine: wait for the lease");
-        assert!(!is_dead_here(&format!("{host}/1/x"), &me), "a live process");
-        assert!(!is_dead_here("garbage", &me));
+    fn a_month_reflow_is_stored_as_existing_databases_hold_it() {
+        assert_eq!(TaskKind::MonthReflow.stored(), "reflow_month");
+        assert_eq!(TaskKind::from_stored("reflow_month"), Some(TaskKind::MonthReflow));
+        assert_eq!(TaskKind::from_stored("reflow"), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 Usage: STUDIOFLOW_TOKEN=sft_... python http_client.py http://127.0.0.1:PORT/mcp
 
-The server is already running with `--require-auth` (tests/it/interop.rs starts it and creates the
+The server is already running with `--require-auth` (tests/it/sdk_python.rs starts it and creates the
 token; the secret comes in the environment, not on the command line). With the token, sent by the
 SDK's own HTTP client (`create_mcp_http_client(headers=...)`), the script negotiates protocol
 2026-07-28, lists the tools, finds a free slot and books it. Without it, it connects twice more:

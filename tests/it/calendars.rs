@@ -178,7 +178,7 @@ on_both! {
         }
 
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/calendar_names.py");
-        let out = Command::new(crate::interop::python()).arg(&script).args(&files).output().unwrap();
+        let out = Command::new(crate::sdk_python::python()).arg(&script).args(&files).output().unwrap();
         assert!(out.status.success(), "calendar_names.py: {}", String::from_utf8_lossy(&out.stderr));
         let read: Value = serde_json::from_slice(&out.stdout).unwrap();
         for ((flag, id, whose, bookings), file) in calendars.iter().zip(&files) {

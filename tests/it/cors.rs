@@ -1,7 +1,8 @@
 //! Browser clients across origins (issue 22): CORS preflights answered before authentication for
 //! allowed origins, every answer to such an origin naming it (the 401's challenge readable), public
 //! metadata open to any origin, and a page from another origin refused. First at the wire, then in
-//! headless Chromium with pages served from other loopback origins, as a web-based agent would be.
+//! headless Chromium with pages served from other loopback origins, as a web-based agent would be
+//! (that test is ignored unless asked for, `--include-ignored`, and fails without `chromium`).
 
 use crate::auth::create_token;
 use crate::mcp_client::{http, meta, HttpServer};
@@ -166,11 +167,9 @@ fn run_in_chromium(exe: &std::path::Path, url: &str) -> Value {
 }
 
 #[test]
+#[ignore = "needs chromium"]
 fn issue_22_a_page_on_another_origin_calls_mcp_with_a_token_and_reads_the_challenge() {
-    let Some(exe) = crate::view::chromium() else {
-        eprintln!("skipped: chromium not found on PATH (install Debian's `chromium` package; .ci/run does)");
-        return;
-    };
+    let exe = crate::view::chromium();
     let db = temp_db();
     let server = http(&db.path, &["--demo", "--require-auth"]);
     let token = create_token(&db.path, "browser", "studio:read");

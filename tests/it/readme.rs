@@ -1,7 +1,8 @@
 //! The README's examples, run (issue 22): what a newcomer pastes must work as written. The agent
 //! sessions (`→ tool {arguments}` then `← summary`) are played against a fresh demo studio and
 //! each answer is checked against the line under it; the `curl` exchange of a reflow task with
-//! its approval runs in bash against a real server; the JSON configuration parses.
+//! its approval runs in bash against a real server (ignored unless asked for, `--include-ignored`:
+//! it needs bash and curl, and fails without them); the JSON configuration parses.
 
 use crate::mcp_client::{http, stdio, Mcp};
 use crate::support::temp_db;
@@ -94,12 +95,10 @@ fn issue_22_the_readme_sessions_answer_as_written() {
 }
 
 #[test]
+#[ignore = "needs bash and curl"]
 fn issue_22_the_readme_curl_exchange_of_a_task_with_approval_runs_as_pasted() {
     let found = |program: &str| Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success());
-    if !found("bash") || !found("curl") {
-        eprintln!("skipped: bash and curl are needed to run the README's curl example");
-        return;
-    }
+    assert!(found("bash") && found("curl"), "this test needs bash and curl on PATH to run the README's curl example");
     let text = readme();
     let script = blocks(&text).into_iter().find(|(language, body)| language == "sh" && body.contains("mcp()")).map(|(_, body)| body).unwrap();
     let db = temp_db();

@@ -1,8 +1,9 @@
 //! Several `studioflow serve` processes on one PostgreSQL schema, and writers outside studioflow:
 //! a thousand concurrent bookings of one slot spread over three servers leave exactly one booking,
 //! the database itself refuses an overlapping row written with raw SQL, and the history's order is
-//! the commit order across servers. PostgreSQL only: without `STUDIOFLOW_TEST_PG` each test says it
-//! was skipped and passes (the SQLite store's own rules are tested in store.rs).
+//! the commit order across servers; `sslmode=require` is verified. PostgreSQL only: each test is
+//! ignored unless asked for (`--include-ignored`, with `STUDIOFLOW_TEST_PG` set), and fails
+//! without the variable (the SQLite store's own rules are tested in store.rs).
 
 use crate::mcp_client::{http, meta, HttpServer};
 use crate::support::{at, session, small_studio, PgSchema};
@@ -34,8 +35,9 @@ fn count(client: &mut postgres::Client, sql: &str) -> i64 {
 }
 
 #[test]
+#[ignore = "needs STUDIOFLOW_TEST_PG (a PostgreSQL database; see README)"]
 fn a_thousand_concurrent_bookings_of_one_slot_over_three_servers_leave_exactly_one() {
-    let Some(schema) = PgSchema::new("a_thousand_concurrent_bookings_of_one_slot_over_three_servers_leave_exactly_one") else { return };
+    let schema = PgSchema::new("a_thousand_concurrent_bookings_of_one_slot_over_three_servers_leave_exactly_one");
     drop(small_studio(Target::parse(&schema.url())));
     let servers = [serve(&schema), serve(&schema), serve(&schema)];
     const CALLS: usize = 1_000;
@@ -124,8 +126,9 @@ fn refused(result: Result<u64, postgres::Error>) -> (String, String) {
 }
 
 #[test]
+#[ignore = "needs STUDIOFLOW_TEST_PG (a PostgreSQL database; see README)"]
 fn a_raw_sql_insert_of_an_overlapping_booking_is_rejected_by_the_database() {
-    let Some(schema) = PgSchema::new("a_raw_sql_insert_of_an_overlapping_booking_is_rejected_by_the_database") else { return };
+    let schema = PgSchema::new("a_raw_sql_insert_of_an_overlapping_booking_is_rejected_by_the_database");
     let mut store = small_studio(Target::parse(&schema.url()));
     // A: live (15-minute turnaround), c1 with e1, 10:00-11:00.
     let a = store
@@ -181,8 +184,9 @@ fn a_raw_sql_insert_of_an_overlapping_booking_is_rejected_by_the_database() {
 }
 
 #[test]
+#[ignore = "needs STUDIOFLOW_TEST_PG (a PostgreSQL database; see README)"]
 fn the_history_is_in_commit_order_across_servers() {
-    let Some(schema) = PgSchema::new("the_history_is_in_commit_order_across_servers") else { return };
+    let schema = PgSchema::new("the_history_is_in_commit_order_across_servers");
     drop(small_studio(Target::parse(&schema.url())));
     let servers = [serve(&schema), serve(&schema)];
     const WRITERS: usize = 8;
@@ -269,10 +273,14 @@ fn the_history_is_in_commit_order_across_servers() {
 
 /// `sslmode=require`: the connection is encrypted and the server's certificate and name are
 /// verified (the platform's roots and the URL's `sslrootcert`). Run where the test server has TLS
-/// on with a certificate for `localhost` (Debian's default); said to be skipped otherwise.
+/// on with a certificate for `localhost` (Debian's default). Where it has not, the test says so
+/// and checks nothing more: a note, not a failure, because that depends on how the PostgreSQL
+/// server of a test that is already asked for (ignored unless `--include-ignored`) was set up,
+/// and the harness has no way to ignore a test once it runs.
 #[test]
+#[ignore = "needs STUDIOFLOW_TEST_PG (a PostgreSQL database; see README)"]
 fn sslmode_require_encrypts_and_verifies_the_servers_name() {
-    let Some(schema) = PgSchema::new("sslmode_require_encrypts_and_verifies_the_servers_name") else { return };
+    let schema = PgSchema::new("sslmode_require_encrypts_and_verifies_the_servers_name");
     let mut client = schema.client();
     let ssl: String = client.query_one("SHOW ssl", &[]).unwrap().get(0);
     let cert: String = client.query_one("SHOW ssl_cert_file", &[]).unwrap().get(0);

@@ -1,11 +1,14 @@
 //! Shared fixtures: a test database on either backend ([`TestDb`], and [`on_both!`] to run one
 //! test body on both), a small studio in it, helpers to read times, and ([`issuer`]) a test OAuth
 //! issuer that serves keys and mints access tokens.
+//!
+//! A test that needs a PostgreSQL database is `#[ignore = "needs STUDIOFLOW_TEST_PG ..."]`, so that
+//! `cargo test` counts it as ignored rather than passed; `cargo test -- --include-ignored` runs it,
+//! and without the variable it fails saying so ([`PgSchema::new`]).
 
 pub mod issuer;
 
 use chrono::{DateTime, Duration, Utc};
-use std::io::Write;
 use std::path::PathBuf;
 use studioflow::domain::{
     ClientId, EngineerId, Session, Person, Room, RoomId, Status, Studio, StudioTz, WeeklyHours,
@@ -23,29 +26,28 @@ pub fn at(local: &str) -> DateTime<Utc> {
 }
 
 /// The PostgreSQL server the PostgreSQL runs of the tests use: `STUDIOFLOW_TEST_PG`, a URL such
-/// as `postgres://postgres@127.0.0.1/test`. Unset, those runs say they were skipped and pass.
+/// as `postgres://postgres@127.0.0.1/test`. The tests that need it are ignored unless asked for
+/// (`--include-ignored`), and fail without it.
 pub const PG_ENV: &str = "STUDIOFLOW_TEST_PG";
 
 /// A schema of its own in the test PostgreSQL database, dropped with everything in it when the
-/// test ends; `None` (after saying so on stderr) when `STUDIOFLOW_TEST_PG` is not set.
+/// test ends.
 pub struct PgSchema {
     base: String,
     pub name: String,
 }
 
 impl PgSchema {
-    pub fn new(test: &str) -> Option<PgSchema> {
+    /// A schema in `STUDIOFLOW_TEST_PG`'s database for the test `test`. Without the variable the
+    /// test fails, saying it is needed: a test asked to run on PostgreSQL never passes silently.
+    pub fn new(test: &str) -> PgSchema {
         let Ok(base) = std::env::var(PG_ENV) else {
-            // Once per run past the harness's capture, so that `cargo test` says it; each test
-            // says it too, in its own (captured) output.
-            static NOTICE: std::sync::Once = std::sync::Once::new();
-            NOTICE.call_once(|| {
-                let _ = writeln!(std::io::stderr(), "note: the PostgreSQL runs of the tests are skipped: {PG_ENV} is not set (e.g. {PG_ENV}=postgres://postgres@127.0.0.1/test)");
-            });
-            eprintln!("skipped on PostgreSQL ({test}): {PG_ENV} is not set");
-            return None;
+            panic!(
+                "{test} needs {PG_ENV} (a PostgreSQL database, e.g. {PG_ENV}=postgres://postgres@127.0.0.1/test; see README), \
+                 which is not set: set it, or run without --include-ignored / --ignored"
+            );
         };
-        Some(PgSchema::in_database(&base))
+        PgSchema::in_database(&base)
     }
 
     /// A schema of its own in the database `base` names (a URL), such as a private cluster's.
@@ -141,10 +143,11 @@ impl TestDb {
         TestDb { arg: path.to_str().unwrap().to_owned(), backend: Backend::Sqlite(path), dir }
     }
 
-    /// `None`, after saying so, when `STUDIOFLOW_TEST_PG` is not set.
-    pub fn postgres(test: &str) -> Option<TestDb> {
-        let schema = PgSchema::new(test)?;
-        Some(TestDb { arg: schema.url(), backend: Backend::Postgres(schema), dir: tempfile::tempdir().unwrap() })
+    /// A schema of its own in `STUDIOFLOW_TEST_PG`'s database; fails the test, saying so, when the
+    /// variable is not set ([`PgSchema::new`]).
+    pub fn postgres(test: &str) -> TestDb {
+        let schema = PgSchema::new(test);
+        TestDb { arg: schema.url(), backend: Backend::Postgres(schema), dir: tempfile::tempdir().unwrap() }
     }
 
     /// A path for a file of the test's own (an instance, a log, a client's state), beside the
@@ -172,7 +175,7 @@ impl TestDb {
     pub fn another(&self) -> TestDb {
         match &self.backend {
             Backend::Sqlite(_) => TestDb::sqlite(),
-            Backend::Postgres(schema) => TestDb::postgres(&schema.name).unwrap(),
+            Backend::Postgres(schema) => TestDb::postgres(&schema.name),
         }
     }
 
@@ -349,8 +352,9 @@ impl AsRef<std::ffi::OsStr> for TestDb {
 }
 
 /// One test body, two tests: `NAME::sqlite` on a temporary SQLite file and `NAME::postgres` on a
-/// schema of its own in `STUDIOFLOW_TEST_PG`'s database (which, unset, says it was skipped and
-/// passes). The body sees the database as `DB: &TestDb`; the functions and imports of the
+/// schema of its own in `STUDIOFLOW_TEST_PG`'s database. The PostgreSQL one is ignored unless
+/// asked for (`cargo test -- --include-ignored`, with the variable set; without it, it fails
+/// saying so). The body sees the database as `DB: &TestDb`; the functions and imports of the
 /// enclosing module are in scope.
 ///
 /// ```ignore
@@ -376,8 +380,9 @@ macro_rules! on_both {
             }
 
             #[test]
+            #[ignore = "needs STUDIOFLOW_TEST_PG (a PostgreSQL database; see README)"]
             fn postgres() {
-                let Some(db) = $crate::support::TestDb::postgres(concat!(module_path!(), "::", stringify!($name))) else { return };
+                let db = $crate::support::TestDb::postgres(concat!(module_path!(), "::", stringify!($name)));
                 let $db: &$crate::support::TestDb = &db;
                 $body
             }

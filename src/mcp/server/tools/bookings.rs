@@ -4,7 +4,7 @@
 
 use super::super::wire::{self, *};
 use super::{cancel_scope, plural, room_id, status, time, Call, ToolError};
-use crate::calendar::{self, SlotQuery};
+use crate::availability::{self, SlotQuery};
 use crate::domain::{BookingId, ClientId, EngineerId, List, SeriesId, Session, Status, MAX_PEOPLE};
 use crate::store::{BookingEdit, BookingQuery, StoreError};
 use chrono::Duration;
@@ -121,7 +121,7 @@ pub fn find_free_slots(ctx: &Call<'_>, a: FindFreeSlotsArgs) -> Result<(SlotsOut
             engineer: a.engineer.as_deref().map(|e| EngineerId::new(e.trim())),
             limit: limit as usize,
         };
-        let slots: Vec<_> = calendar::find_free_slots(store, &query)?
+        let slots: Vec<_> = availability::find_free_slots(store, &query)?
             .into_iter()
             .map(|s| SlotOut { room: s.room.0, start: tz.format(s.start), end: tz.format(s.end), latest_start: tz.format(s.latest_start) })
             .collect();

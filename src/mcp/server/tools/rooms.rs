@@ -4,7 +4,7 @@
 
 use super::super::wire::{self, *};
 use super::{names, plural, room_id, time, Call, ToolError};
-use crate::calendar;
+use crate::availability;
 use crate::domain::{Line, List, Room, WeeklyHours};
 use crate::store::{RoomEdit, StoreError};
 use chrono::{Duration, Utc};
@@ -13,7 +13,7 @@ pub fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(RoomsOut, String), ToolE
     ctx.with(|store| {
         let studio = store.studio()?.clone();
         let now = studio.now(Utc::now());
-        let windows = calendar::current_and_upcoming(store, now)?;
+        let windows = availability::current_and_upcoming(store, now)?;
         let rooms: Vec<_> = store
             .rooms()?
             .iter()
@@ -37,7 +37,7 @@ pub fn set_room_offline(ctx: &Call<'_>, a: SetRoomOfflineArgs) -> Result<(Offlin
         // A window that met another of the room's is merged with it: report the merged one.
         let merged = window.from != from || window.to != to;
         let (from, to) = (window.from, window.to);
-        let affected = calendar::affected_by(store, &room, from, to)?;
+        let affected = availability::affected_by(store, &room, from, to)?;
         let months: std::collections::BTreeSet<String> =
             affected.iter().map(|b| tz.local(b.start).format("%Y-%m").to_string()).collect();
         let next_step = if affected.is_empty() {
@@ -143,7 +143,7 @@ pub fn update_room(ctx: &Call<'_>, a: UpdateRoomArgs) -> Result<(RoomChangedOut,
         let studio = store.studio()?.clone();
         let tz = studio.tz;
         let change = store.write_as(&ctx.actor(), |w| w.update_room(&id, &edit, a.force))?;
-        let windows: Vec<_> = calendar::current_and_upcoming(store, studio.now(Utc::now()))?.into_iter().filter(|w| w.room == id).collect();
+        let windows: Vec<_> = availability::current_and_upcoming(store, studio.now(Utc::now()))?.into_iter().filter(|w| w.room == id).collect();
         let months: std::collections::BTreeSet<String> =
             change.displaced.iter().map(|b| tz.local(b.start).format("%Y-%m").to_string()).collect();
         let next_step = if change.displaced.is_empty() {

@@ -1,8 +1,9 @@
-//! Issue 12 at the wire, on the real binary: progress and log messages of a synchronous reflow
+//! MCP beyond tool answers, on the real binary: a synchronous reflow's progress and log messages
 //! (stdio lines before the result; HTTP as an event stream only when the client accepts one),
-//! `logging/setLevel`, the resource-not-found codes of both protocol versions, and the 2025-11-25
-//! task wire over stateless HTTP. The official SDKs' views of the same are in `interop.rs` and
-//! `sdk_ts.rs`.
+//! `logging/setLevel`, resources and their not-found codes on both protocol versions, the
+//! 2025-11-25 task wire over stateless HTTP (issue 12), prompt arguments and resource ids that keep
+//! the rule of text (issue 21), and calendar feeds that answer conditional requests (issue 22). The
+//! official SDKs' views of the same are in `sdk_python.rs` and `sdk_ts.rs`.
 
 use crate::mcp_client::{http, meta, stdio, Mcp};
 use crate::support::temp_db;

@@ -1,7 +1,8 @@
 //! How a finished reflow is told to people: the headline (moved, unresolved, cost), how the moves
 //! split between a new room and a new time, and the unresolved bookings with their reasons.
 //! `demo` prints it from the store and `client` from a server's answer, so the two read the same.
-//! It only formats: it reads no store and knows no protocol.
+//! It only formats: it reads no store and knows no protocol. (The `report` command's HTML page is
+//! the view's, `src/view/`.)
 
 use std::io::{self, Write};
 

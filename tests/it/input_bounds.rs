@@ -1,5 +1,7 @@
-//! Issue 8, the tool-input items, on the real binary: each test starts from the request the issue
-//! shows. The demo studio's clock is Monday 31 August 2026, 09:00 London, so its booking horizon
+//! The bounds of what tools take (issue 8's tool-input items), on the real binary: instants within
+//! the years read and the booking window, months read strictly, unknown ids refused alike, a series
+//! never cut short, a free-slot search of a calendar month, repeated offline windows merged, and
+//! unapplied plans that expire. Each test starts from the request the issue shows. The demo studio's clock is Monday 31 August 2026, 09:00 London, so its booking horizon
 //! (two years by default) ends on 30 August 2028 at 09:00. The tests run on both backends, but
 //! for the import's, which checks that a refused import leaves no file behind.
 

@@ -444,7 +444,7 @@ on_both! {
             ("create_booking", json!({"room": "studio-c", "client": "client-002", "start": "2026-11-10T10:00", "end": "2026-11-10T12:00", "status": "tentative", "hold_until": "2026-08-01T10:00"}), "a hold must end after now"),
             ("create_booking", json!({"room": "studio-c", "client": "client-002", "start": "2026-11-10T10:00", "end": "2026-11-10T12:00", "status": "tentative", "hold_until": "soon"}), "hold_until: cannot read"),
         ];
-        let before = crate::studio::events_count(db);
+        let before = crate::running_the_studio::events_count(db);
         let mut per_tool = std::collections::BTreeMap::<&str, usize>::new();
         for (tool, args, expected) in cases {
             let message = s.refused(tool, args.clone());
@@ -453,7 +453,7 @@ on_both! {
         }
         assert_eq!(per_tool.len(), 14, "every new tool, and create_booking's hold, is covered: {per_tool:?}");
         assert!(per_tool.values().all(|n| *n >= 3), "{per_tool:?}");
-        assert_eq!(crate::studio::events_count(db), before, "a refused call writes nothing");
+        assert_eq!(crate::running_the_studio::events_count(db), before, "a refused call writes nothing");
     }
 }
 

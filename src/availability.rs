@@ -1,5 +1,7 @@
-//! Answers about the calendar that take more than one read: where a session of a given length
-//! still fits, and what an offline window would displace. Built on the store's reads; no SQL here.
+//! Availability: what is free and what is in the way, in answers that take more than one read:
+//! where a session of a given length still fits (free slots), the offline windows that have not
+//! ended, and the bookings an offline window would displace. Built on the store's reads; no SQL
+//! here.
 
 use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, RoomId, Span, Status, StudioTz};
 use std::collections::HashMap;
