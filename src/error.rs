@@ -3,10 +3,7 @@
 //! and whether one of ours is transient (the database connection was lost: the same request may
 //! succeed if sent again); the edges turn that into their own terms: `isError` (saying what to
 //! change, or to retry) or an internal JSON-RPC error for a tool, exit code 2 or 1 for a command.
-
-use crate::reflow::ReflowError;
-use crate::store::StoreError;
-use crate::tasks::TaskError;
+//! Each error type implements it beside its own definition; this file depends on nothing.
 
 /// A failure that knows whose it is.
 pub trait Blame: std::error::Error + Send + Sync + 'static {
@@ -18,35 +15,5 @@ pub trait Blame: std::error::Error + Send + Sync + 'static {
     /// connection is never an internal error at the edge: the caller is told to retry.
     fn is_transient(&self) -> bool {
         false
-    }
-}
-
-impl Blame for StoreError {
-    fn is_ours(&self) -> bool {
-        StoreError::is_ours(self)
-    }
-
-    fn is_transient(&self) -> bool {
-        StoreError::is_transient(self)
-    }
-}
-
-impl Blame for ReflowError {
-    fn is_ours(&self) -> bool {
-        ReflowError::is_ours(self)
-    }
-
-    fn is_transient(&self) -> bool {
-        ReflowError::is_transient(self)
-    }
-}
-
-impl Blame for TaskError {
-    fn is_ours(&self) -> bool {
-        TaskError::is_ours(self)
-    }
-
-    fn is_transient(&self) -> bool {
-        TaskError::is_transient(self)
     }
 }

@@ -594,3 +594,13 @@ impl ReflowPlan {
         }
     }
 }
+
+impl crate::error::Blame for ReflowError {
+    fn is_ours(&self) -> bool {
+        ReflowError::is_ours(self)
+    }
+
+    fn is_transient(&self) -> bool {
+        ReflowError::is_transient(self)
+    }
+}

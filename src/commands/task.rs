@@ -76,7 +76,7 @@ pub fn task(db: &Target, action: TaskAction) -> CommandResult {
         TaskAction::List { json: false } => {
             let tasks = store.tasks()?;
             if tasks.is_empty() {
-                eprintln!("No tasks: a reflow_month asked for as a task (or a synchronous one) makes one.");
+                eprintln!("No tasks: a month reflow asked for as a task (or a synchronous one) makes one.");
             } else {
                 writeln!(out, "ID\tSTATUS\tMONTH\tOWNER\tCREATED\tMESSAGE")?;
             }

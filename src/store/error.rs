@@ -307,6 +307,16 @@ impl StoreError {
     }
 }
 
+impl crate::error::Blame for StoreError {
+    fn is_ours(&self) -> bool {
+        StoreError::is_ours(self)
+    }
+
+    fn is_transient(&self) -> bool {
+        StoreError::is_transient(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,3 +47,13 @@ impl TaskError {
         }
     }
 }
+
+impl crate::error::Blame for TaskError {
+    fn is_ours(&self) -> bool {
+        TaskError::is_ours(self)
+    }
+
+    fn is_transient(&self) -> bool {
+        TaskError::is_transient(self)
+    }
+}
