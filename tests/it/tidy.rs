@@ -172,14 +172,14 @@ fn no_unwrap_or_expect_outside_tests_but_the_allowed() {
             let path = relative(f);
             code_lines(f)
                 .into_iter()
-                .filter(|(_, line)| line.contains(".unwrap()") || line.contains(".expect("))
+                .filter(|(_, line)| line.contains(".unwrap()") || line.contains(".expect(") || line.contains("unreachable!("))
                 .filter(move |(_, line)| !UNWRAP_ALLOWED.iter().any(|(file, snippet, _)| path == *file && line.contains(snippet)))
                 .map(move |(n, line)| format!("{}:{n}: {}", relative(f), line.trim()))
         })
         .collect();
     assert!(
         found.is_empty(),
-        "unwrap()/expect() outside tests: return an error instead, or add the line to UNWRAP_ALLOWED with the reason it cannot fail:\n{}",
+        "unwrap()/expect()/unreachable!() outside tests: return an error instead, or add the line to UNWRAP_ALLOWED with the reason it cannot fail:\n{}",
         found.join("\n")
     );
 }
