@@ -1,9 +1,9 @@
-//! How a reflow and a booking are written out for programs and for pages: times in the studio's
-//! zone (RFC 3339 with its offset), ids as text. One shape, below the MCP edge: the edge's answers
+//! How a reflow, a booking, a room and an offline window are written out for programs and for
+//! pages: times in the studio's zone (RFC 3339 with its offset), ids as text. One shape, below the MCP edge: the edge's answers
 //! are these (their doc comments become the answers' schema text), and the view draws the same
 //! fields, so a tool's answer and a page can never differ. It knows no protocol.
 
-use crate::domain::{Booking, StudioTz};
+use crate::domain::{Booking, OfflineWindow, Room, StudioTz};
 use crate::store::ReflowRecord;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -115,5 +115,49 @@ pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
                 to_end: tz.format(m.to_end),
             })
             .collect(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RoomOut {
+    pub id: String,
+    pub name: String,
+    pub capacity: u32,
+    pub features: Vec<String>,
+    /// Weekly opening hours, e.g. "mon-fri 10:00-01:00" (a close before the open is past midnight).
+    pub opening_hours: Vec<String>,
+    /// Turnaround kept free between two sessions in the room.
+    pub buffer_minutes: i64,
+    /// False for a retired room: it cannot be booked and no reflow moves anything into it.
+    pub active: bool,
+    /// Offline windows that have not ended yet.
+    pub offline_windows: Vec<WindowOut>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WindowOut {
+    pub id: i64,
+    pub room: String,
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+/// An offline window as it is written out.
+pub fn window(tz: &StudioTz, w: &OfflineWindow) -> WindowOut {
+    WindowOut { id: w.id, room: w.room.0.clone(), from: tz.format(w.from), to: tz.format(w.to), reason: w.reason.clone() }
+}
+
+/// A room as it is written out, with the offline windows of its that have not ended.
+pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
+    RoomOut {
+        id: r.id.0.clone(),
+        name: r.name.clone(),
+        capacity: r.capacity,
+        features: r.features.clone(),
+        opening_hours: r.hours.to_lines(),
+        buffer_minutes: r.buffer.num_minutes(),
+        active: r.active,
+        offline_windows: windows.iter().map(|w| window(tz, w)).collect(),
     }
 }

@@ -4,7 +4,7 @@
 //! from store reads and reflow records, and embeds it safely; it knows nothing of MCP, whose edge
 //! serves the same document as a `ui://` resource and lets the host hand it a tool's result.
 
-use crate::domain::{Booking, OfflineWindow, Room, Status, StudioTz};
+use crate::domain::{Booking, Status, StudioTz};
 use crate::shapes;
 use crate::reflow::{Month, ReflowError};
 use crate::store::{Store, StoreError};
@@ -50,8 +50,8 @@ impl crate::error::Blame for ViewError {
 pub struct ViewData {
     pub studio: StudioOut,
     pub range: RangeOut,
-    pub rooms: Vec<RoomOut>,
-    pub windows: Vec<WindowOut>,
+    pub rooms: Vec<shapes::RoomOut>,
+    pub windows: Vec<shapes::WindowOut>,
     pub bookings: Vec<BookingOut>,
     pub reflow: Option<shapes::ReflowOut>,
 }
@@ -69,15 +69,6 @@ pub struct RangeOut {
     pub to: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct RoomOut {
-    pub id: String,
-    pub name: String,
-    pub capacity: u32,
-    pub features: Vec<String>,
-    pub opening_hours: Vec<String>,
-}
-
 /// A booking as the tools write it out, with the names of its people: the view shows names.
 #[derive(Debug, Clone, Serialize)]
 pub struct BookingOut {
@@ -85,14 +76,6 @@ pub struct BookingOut {
     pub booking: shapes::BookingOut,
     pub client_name: Option<String>,
     pub engineer_name: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct WindowOut {
-    pub room: String,
-    pub from: String,
-    pub to: String,
-    pub reason: String,
 }
 
 
@@ -132,8 +115,8 @@ pub fn build(store: &Store, month: Option<&str>, reflow: Option<&str>) -> Result
     Ok(ViewData {
         studio: StudioOut { name: studio.name.clone(), tz: tz.to_string() },
         range: RangeOut { month: month.to_string(), from: tz.format(from), to: tz.format(to) },
-        rooms: store.rooms()?.iter().map(room).collect(),
-        windows: store.offline_windows(None, from, to)?.iter().map(|w| window(&tz, w)).collect(),
+        rooms: store.rooms()?.iter().map(|r| shapes::room(&tz, r, &[])).collect(),
+        windows: store.offline_windows(None, from, to)?.iter().map(|w| shapes::window(&tz, w)).collect(),
         bookings,
         reflow: record.as_ref().map(|r| shapes::reflow(&tz, r)),
     })
@@ -177,13 +160,7 @@ fn booking(
     }
 }
 
-fn room(r: &Room) -> RoomOut {
-    RoomOut { id: r.id.0.clone(), name: r.name.clone(), capacity: r.capacity, features: r.features.clone(), opening_hours: r.hours.to_lines() }
-}
 
-fn window(tz: &StudioTz, w: &OfflineWindow) -> WindowOut {
-    WindowOut { room: w.room.0.clone(), from: tz.format(w.from), to: tz.format(w.to), reason: w.reason.clone() }
-}
 
 #[cfg(test)]
 mod tests {

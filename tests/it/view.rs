@@ -683,8 +683,17 @@ fn query_bookings_in_the_app_draws_its_day_walks_by_keyboard_and_pages_to_the_ne
 fn a_month_of_1600_bookings_draws_in_chromium() {
     let exe = chromium();
     let dir = tempfile::tempdir().unwrap();
-    let rooms: Vec<view::RoomOut> = (0..8)
-        .map(|r| view::RoomOut { id: format!("room-{r}"), name: format!("Room {r}"), capacity: 6, features: vec![], opening_hours: vec!["mon-sun 10:00-02:00".into()] })
+    let rooms: Vec<studioflow::shapes::RoomOut> = (0..8)
+        .map(|r| studioflow::shapes::RoomOut {
+            id: format!("room-{r}"),
+            name: format!("Room {r}"),
+            capacity: 6,
+            features: vec![],
+            opening_hours: vec!["mon-sun 10:00-02:00".into()],
+            buffer_minutes: 0,
+            active: true,
+            offline_windows: vec![],
+        })
         .collect();
     let bookings: Vec<view::BookingOut> = (0..1600)
         .map(|i| {

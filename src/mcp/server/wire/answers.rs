@@ -3,8 +3,8 @@
 //! the wire by accident. A reflow and a booking are written by `crate::shapes`, which the view
 //! shares.
 
-use super::{reflow, BookingOut, ReflowOut};
-use crate::domain::{OfflineWindow, Room, StudioTz};
+use super::{reflow, BookingOut, ReflowOut, RoomOut, WindowOut};
+use crate::domain::StudioTz;
 use crate::store::{Event, MoveRecord, PersonRecord, ReflowRecord};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -12,31 +12,6 @@ use serde::Serialize;
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RoomsOut {
     pub rooms: Vec<RoomOut>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RoomOut {
-    pub id: String,
-    pub name: String,
-    pub capacity: u32,
-    pub features: Vec<String>,
-    /// Weekly opening hours, e.g. "mon-fri 10:00-01:00" (a close before the open is past midnight).
-    pub opening_hours: Vec<String>,
-    /// Turnaround kept free between two sessions in the room.
-    pub buffer_minutes: i64,
-    /// False for a retired room: it cannot be booked and no reflow moves anything into it.
-    pub active: bool,
-    /// Offline windows that have not ended yet.
-    pub offline_windows: Vec<WindowOut>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct WindowOut {
-    pub id: i64,
-    pub room: String,
-    pub from: String,
-    pub to: String,
-    pub reason: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -134,23 +109,6 @@ pub struct StoredReflowOut {
     /// The request as it was made: month, offline_rooms, max_shift_minutes.
     pub request: serde_json::Value,
     pub created_at: String,
-}
-
-pub fn window(tz: &StudioTz, w: &OfflineWindow) -> WindowOut {
-    WindowOut { id: w.id, room: w.room.0.clone(), from: tz.format(w.from), to: tz.format(w.to), reason: w.reason.clone() }
-}
-
-pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
-    RoomOut {
-        id: r.id.0.clone(),
-        name: r.name.clone(),
-        capacity: r.capacity,
-        features: r.features.clone(),
-        opening_hours: r.hours.to_lines(),
-        buffer_minutes: r.buffer.num_minutes(),
-        active: r.active,
-        offline_windows: windows.iter().map(|w| window(tz, w)).collect(),
-    }
 }
 
 pub fn history(tz: &StudioTz, record: &MoveRecord) -> HistoryOut {

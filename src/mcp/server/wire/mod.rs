@@ -60,4 +60,4 @@ mod args;
 
 pub use answers::*;
 pub use args::*;
-pub use crate::shapes::{booking, reflow, BookingOut, ReflowOut};
+pub use crate::shapes::{booking, reflow, room, window, BookingOut, ReflowOut, RoomOut, WindowOut};
