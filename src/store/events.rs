@@ -12,8 +12,13 @@ use chrono::{DateTime, Utc};
 use super::db::{self, Value, Connection};
 use serde_json::{json, Map, Value as Json};
 
-/// What an event is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a change is about: a booking, a room, a client, an engineer, an offline window, a reflow
+/// (applied or undone), an API token (created or revoked; never its secret) or a task (cancelled
+/// from outside MCP, by the operator or by revoking its owner's token).
+// Its names (snake case) are what the history stores and what its readers filter by, so the MCP
+// edge reads them as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Entity {
     Booking,
     Room,
@@ -21,9 +26,7 @@ pub enum Entity {
     Engineer,
     OfflineWindow,
     Reflow,
-    /// An API token, created or revoked (never its secret).
     Token,
-    /// A task cancelled from outside MCP: by the operator, or by revoking its owner's token.
     Task,
 }
 

@@ -566,3 +566,18 @@ fn serve_on_an_empty_database_says_so_and_how_to_load_a_studio() {
     let again = Command::new(env!("CARGO_BIN_EXE_studioflow")).arg("serve").current_dir(dir.path()).env_remove("STUDIOFLOW_DB").stdin(std::process::Stdio::null()).output().unwrap();
     assert!(stderr(&again).contains("holds no studio yet:"), "{}", stderr(&again));
 }
+
+/// The history's readers can follow tokens and tasks too (issue 21 made them events; issue 23
+/// made the tool's filter the store's own list of what a change can be about).
+#[test]
+fn list_changes_filters_token_events() {
+    use crate::mcp_client::{stdio, Mcp};
+    let db = temp_db();
+    assert!(studioflow(&["init", "--db", db.path.to_str().unwrap(), "--demo"]).status.success());
+    assert!(studioflow(&["token", "create", "--db", db.path.to_str().unwrap(), "--name", "agent", "--scope", "studio:read"]).status.success());
+    let mut s = stdio(&db.path, &[]);
+    let changes = s.ok("list_changes", serde_json::json!({"entity": "token"}));
+    let events = changes["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{changes}");
+    assert_eq!((events[0]["entity"].as_str(), events[0]["action"].as_str()), (Some("token"), Some("created")));
+}

@@ -16,17 +16,6 @@ fn decode_cursor(text: &str) -> Result<i64, ToolError> {
     i64::from_str_radix(hex, 16).ok().filter(|n| *n >= 0).ok_or_else(bad)
 }
 
-fn entity(e: EntityArg) -> Entity {
-    match e {
-        EntityArg::Booking => Entity::Booking,
-        EntityArg::Room => Entity::Room,
-        EntityArg::Client => Entity::Client,
-        EntityArg::Engineer => Entity::Engineer,
-        EntityArg::OfflineWindow => Entity::OfflineWindow,
-        EntityArg::Reflow => Entity::Reflow,
-    }
-}
-
 pub fn list_changes(ctx: &Call<'_>, a: ListChangesArgs) -> Result<(ChangesOut, String), ToolError> {
     let limit = a.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
@@ -42,18 +31,19 @@ pub fn list_changes(ctx: &Call<'_>, a: ListChangesArgs) -> Result<(ChangesOut, S
         // An id of a kind that is never deleted is checked, as every other tool checks ids.
         if let (Some(kind), Some(id)) = (a.entity, id.as_deref()) {
             let missing = match kind {
-                EntityArg::Booking => store.booking(&BookingId::new(id))?.is_none().then(|| StoreError::UnknownBooking(id.into())),
-                EntityArg::Room => store.room(&RoomId::new(id))?.is_none().then(|| StoreError::UnknownRoom(id.into())),
-                EntityArg::Client => store.person(PersonKind::Client, id)?.is_none().then(|| StoreError::UnknownClient(id.into())),
-                EntityArg::Engineer => store.person(PersonKind::Engineer, id)?.is_none().then(|| StoreError::UnknownEngineer(id.into())),
-                // A window may have been removed, and a reflow's history is its own answer.
-                EntityArg::OfflineWindow | EntityArg::Reflow => None,
+                Entity::Booking => store.booking(&BookingId::new(id))?.is_none().then(|| StoreError::UnknownBooking(id.into())),
+                Entity::Room => store.room(&RoomId::new(id))?.is_none().then(|| StoreError::UnknownRoom(id.into())),
+                Entity::Client => store.person(PersonKind::Client, id)?.is_none().then(|| StoreError::UnknownClient(id.into())),
+                Entity::Engineer => store.person(PersonKind::Engineer, id)?.is_none().then(|| StoreError::UnknownEngineer(id.into())),
+                // A window may have been removed, a reflow's history is its own answer, and tokens
+                // and tasks are the operator's.
+                Entity::OfflineWindow | Entity::Reflow | Entity::Token | Entity::Task => None,
             };
             if let Some(e) = missing {
                 return Err(e.into());
             }
         }
-        let query = EventQuery { after, entity: a.entity.map(entity), id: id.clone(), limit: limit as usize + 1 };
+        let query = EventQuery { after, entity: a.entity, id: id.clone(), limit: limit as usize + 1 };
         let mut events = store.events(&query)?;
         let more = events.len() > limit as usize;
         events.truncate(limit as usize);

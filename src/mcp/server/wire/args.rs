@@ -5,6 +5,7 @@
 
 use super::nullable;
 use crate::domain::{Email, Id, Line, List, Name, Notes, Tag};
+use crate::store::Entity;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -348,17 +349,6 @@ pub struct ReflowIdArgs {
     pub reflow_id: Id,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EntityArg {
-    Booking,
-    Room,
-    Client,
-    Engineer,
-    OfflineWindow,
-    Reflow,
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListChangesArgs {
@@ -366,7 +356,7 @@ pub struct ListChangesArgs {
     /// the first change.
     pub since: Option<Id>,
     /// Only changes to this kind of thing.
-    pub entity: Option<EntityArg>,
+    pub entity: Option<Entity>,
     /// Only changes to the thing with this id (a booking id, a room id, a window id...).
     pub id: Option<Id>,
     /// Changes per page, 1 to 1000 (default 100).
