@@ -22,7 +22,7 @@ use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use server::Server;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The budget the issue sets for what the check adds to a query's p99, in milliseconds.
 const BUDGET_P99_MS: f64 = 0.2;
@@ -190,8 +190,9 @@ fn main() {
         issuer: Some(issuer.url().to_owned()),
         limits: studioflow::mcp::RateLimits { per_principal: u32::MAX, failures_per_source: u32::MAX },
     };
-    let gate = studioflow::mcp::Gate::new(pool, config).unwrap();
-    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_rooms", "arguments": {}}});
+    let tasks = studioflow::tasks::Tasks::new(pool.clone(), studioflow::tasks::TaskConfig::new(Duration::from_secs(3600), 1, Duration::from_secs(10)));
+    let server = studioflow::mcp::StudioServer::new(studioflow::mcp::Ctx { pool: pool.clone(), tasks });
+    let gate = studioflow::mcp::Gate::new(pool, config, &server).unwrap();
     let source = Some(std::net::IpAddr::from([127, 0, 0, 1]));
     println!("\nThe gate's check alone (authenticate, rate limit, scope), in process, µs ({} checks each):\n", requests * 2);
     println!("| {:<18} | {:>7} | {:>7} | {:>7} | {:>7} |", "credential", "p50", "p99", "p99.9", "max");
@@ -204,7 +205,7 @@ fn main() {
             for i in 0..(warm_up + requests * 2) {
                 let started = Instant::now();
                 let principal = gate.authenticate(&headers, source).await.unwrap_or_else(|_| panic!("{name} refused"));
-                assert!(gate.authorize(&principal, &message).is_ok());
+                assert!(gate.authorize(&principal, "tools/call", studioflow::auth::Scope::StudioRead).is_ok());
                 if i >= warm_up {
                     us.push(started.elapsed().as_secs_f64() * 1e6);
                 }

@@ -107,7 +107,7 @@ fn issue_22_the_readme_curl_exchange_of_a_task_with_approval_runs_as_pasted() {
     let out = Command::new("timeout").args(["120", "bash", "-c", &script]).output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
-    let last: Value = serde_json::from_str(said.lines().filter(|l| !l.trim().is_empty()).last().unwrap()).unwrap_or_else(|e| panic!("{e}: {said}"));
+    let last: Value = serde_json::from_str(said.lines().rfind(|l| !l.trim().is_empty()).unwrap()).unwrap_or_else(|e| panic!("{e}: {said}"));
     assert_eq!(last["result"]["status"], "completed", "{said}");
     assert!(last["result"]["result"]["content"][0]["text"].as_str().unwrap().starts_with("Moved 124 bookings; 17 unresolved"), "{last}");
     assert_eq!(server_reflows_applied(&db.path), 1);

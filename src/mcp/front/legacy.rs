@@ -308,7 +308,7 @@ impl Legacy {
                 }
                 reply(id, result)
             }
-            Err(e) => error(id, i64::from(e.code.0), e.message.to_string()),
+            Err(e) => error(id, i64::from(e.code.0), &e.message),
         }
     }
 

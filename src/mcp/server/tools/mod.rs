@@ -222,7 +222,7 @@ impl ToolSpec {
     }
 
     /// Lets the tool run as a durable task, its arguments read by `job`.
-    fn as_task(mut self, job: JobOf) -> ToolSpec {
+    fn runs_as_task(mut self, job: JobOf) -> ToolSpec {
         self.job = Some(job);
         self
     }
@@ -362,7 +362,7 @@ pub fn all() -> Vec<ToolSpec> {
         spec(names::MOVE_BOOKING, "Move a booking", "Move a booking to a new start and optionally a new room, keeping its length, under the same checks as a new booking.", Effect::Change { idempotent: true }, Access::Needs(Scope::BookingsWrite), bookings::move_booking),
         spec(names::SET_ROOM_OFFLINE, "Take a room offline", "Mark a room out of use for a time (repairs, maintenance). It moves nothing: it says how many bookings are affected; run reflow_month to move them.", Effect::Add, Access::Needs(Scope::StudioManage), rooms::set_room_offline),
         spec(names::LIST_OFFLINE_WINDOWS, "List offline windows", "List the windows when rooms are out of use.", Effect::Read, Access::Needs(Scope::StudioRead), rooms::list_offline_windows),
-        spec(names::REFLOW_MONTH, "Reflow a month", "Move every booking of a month that sits in an offline room to a compatible room or a nearby time on the same day, with no double-booking of rooms, clients or engineers; solved as an optimisation. Gives the moves and, for each booking it could not place, why. dry_run plans without moving.", Effect::Change { idempotent: false }, Access::ReadsWhenDry(Scope::ReflowApply), reflows::reflow_month).drawn_by_the_view().as_task(reflows::job),
+        spec(names::REFLOW_MONTH, "Reflow a month", "Move every booking of a month that sits in an offline room to a compatible room or a nearby time on the same day, with no double-booking of rooms, clients or engineers; solved as an optimisation. Gives the moves and, for each booking it could not place, why. dry_run plans without moving.", Effect::Change { idempotent: false }, Access::ReadsWhenDry(Scope::ReflowApply), reflows::reflow_month).drawn_by_the_view().runs_as_task(reflows::job),
         spec(names::GET_REFLOW, "Get a reflow", "A stored reflow: its request, its moves, its unresolved bookings with their reasons, and whether it was applied or undone.", Effect::Read, Access::Needs(Scope::StudioRead), reflows::get_reflow).drawn_by_the_view(),
         spec(names::UPDATE_BOOKING, "Update a booking", "Change a booking's engineer, party size, needs, notes, status (confirm a hold), pin or hold, for one session or the rest of its series; checked exactly like a new booking.", Effect::Change { idempotent: true }, Access::Needs(Scope::BookingsWrite), bookings::update_booking),
         spec(names::APPLY_REFLOW, "Apply a reflow plan", "Apply a plan that reflow_month made with dry_run: true, if every booking is still where the plan found it and no reflow of its month is under way. The look-then-approve flow for clients without the tasks extension.", Effect::Change { idempotent: false }, Access::Needs(Scope::ReflowApply), reflows::apply_reflow),
