@@ -113,6 +113,18 @@ pub enum ReflowError {
 }
 
 impl ReflowError {
+    /// The error of a transaction that applied a plan ([`record_plan`], [`apply_recorded`]): a
+    /// booking that moved, went or met a new neighbour since the plan was made means the month
+    /// changed, and the plan is stale.
+    pub fn applying(e: StoreError) -> ReflowError {
+        match e {
+            StoreError::Stale(ids) => ReflowError::Stale(Stale::Changed(ids)),
+            StoreError::UnknownBooking(id) => ReflowError::Stale(Stale::Changed(vec![id])),
+            StoreError::Refused(why) => ReflowError::Stale(Stale::Clash(why)),
+            other => ReflowError::Store(other),
+        }
+    }
+
     /// A request wrong in `field`.
     pub fn invalid(field: &'static str, message: impl Into<String>) -> ReflowError {
         ReflowError::Invalid { field, message: message.into() }
@@ -184,46 +196,26 @@ pub fn plan_reflow(store: &Store, request: &ReflowRequest, options: &SolveOption
 /// Records a plan and, unless `dry_run`, applies its moves, all in one transaction. A plan whose
 /// bookings have changed since it was made is refused whole. Returns the reflow's id.
 pub fn apply_plan(store: &mut Store, plan: &ReflowPlan, dry_run: bool) -> Result<String, ReflowError> {
-    apply_plan_with(store, &Actor::default(), plan, dry_run, |_, _| Ok(())).map(|(id, ())| id)
+    store.write_as(&Actor::default(), |w| record_plan(w, plan, dry_run)).map_err(ReflowError::applying)
 }
 
-/// [`apply_plan`], with `also` run in the same transaction after the moves (a task writes its
-/// final state there, so that moves and state commit together or not at all).
-pub fn apply_plan_with<T>(
-    store: &mut Store,
-    actor: &Actor,
-    plan: &ReflowPlan,
-    dry_run: bool,
-    also: impl FnOnce(&mut Writer<'_>, &str) -> Result<T, StoreError>,
-) -> Result<(String, T), ReflowError> {
-    let result = store.write_as(actor, |w| {
-        let id = w.record_reflow(&plan.to_record(!dry_run))?;
-        if !dry_run {
-            apply_moves_checked(w, &id, &plan.moves)?;
-        }
-        let extra = also(w, &id)?;
-        Ok((id, extra))
-    });
-    result.map_err(stale)
+/// Records a plan and, unless `record_only`, applies its moves, in the caller's transaction (a
+/// task ends itself in the same one, so that moves and state commit together or not at all).
+/// Returns the reflow's id. Its error, read by [`ReflowError::applying`], says whether the month
+/// changed since the plan was made.
+pub fn record_plan(w: &mut Writer<'_>, plan: &ReflowPlan, record_only: bool) -> Result<String, StoreError> {
+    let id = w.record_reflow(&plan.to_record(!record_only))?;
+    if !record_only {
+        apply_moves_checked(w, &id, &plan.moves)?;
+    }
+    Ok(id)
 }
 
-/// Applies a recorded (not yet applied) plan, with `also` in the same transaction.
-/// `before` runs first in the transaction (a check that must see what the apply sees).
-pub fn apply_recorded_with<T>(
-    store: &mut Store,
-    actor: &Actor,
-    reflow_id: &str,
-    before: impl FnOnce(&mut Writer<'_>) -> Result<(), StoreError>,
-    also: impl FnOnce(&mut Writer<'_>) -> Result<T, StoreError>,
-) -> Result<T, ReflowError> {
-    let result = store.write_as(actor, |w| {
-        before(w)?;
-        let moves: Vec<Move> = w.reflow_moves(reflow_id)?.into_iter().map(|m| m.moved).collect();
-        apply_moves_checked(w, reflow_id, &moves)?;
-        w.mark_reflow_applied(reflow_id)?;
-        also(w)
-    });
-    result.map_err(stale)
+/// Applies a recorded, not yet applied plan in the caller's transaction, after the same check.
+pub fn apply_recorded(w: &mut Writer<'_>, reflow_id: &str) -> Result<(), StoreError> {
+    let moves: Vec<Move> = w.reflow_moves(reflow_id)?.into_iter().map(|m| m.moved).collect();
+    apply_moves_checked(w, reflow_id, &moves)?;
+    w.mark_reflow_applied(reflow_id)
 }
 
 /// Checks that every booking is still where the plan found it, then moves them all.
@@ -244,15 +236,6 @@ fn apply_moves_checked(w: &mut Writer<'_>, reflow_id: &str, moves: &[Move]) -> R
     w.apply_reflow_moves(reflow_id, moves)
 }
 
-/// A booking that moved, went or met a new neighbour since the plan was made: the month changed.
-fn stale(e: StoreError) -> ReflowError {
-    match e {
-        StoreError::Stale(ids) => ReflowError::Stale(Stale::Changed(ids)),
-        StoreError::UnknownBooking(id) => ReflowError::Stale(Stale::Changed(vec![id])),
-        StoreError::Refused(why) => ReflowError::Stale(Stale::Clash(why)),
-        other => ReflowError::Store(other),
-    }
-}
 
 /// One line on what a reflow did or would do: "Moved 138 bookings; 4 unresolved. Cost 4310
 /// (within 0.80 % of optimal)."; the task's final status message and the tool's text say the same.

@@ -23,11 +23,14 @@ impl Tasks {
         match approval {
             Approval::Accept => {
                 let outcome = self.pool.with(|store| {
-                    reflow::apply_recorded_with(store, actor, &reflow_id, |_| Ok(()), |w| {
-                        let record = w.reflow_record(&reflow_id)?;
-                        let change = TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.clone() };
-                        if w.change_task(id, &waiting, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
-                    })
+                    store
+                        .write_as(actor, |w| {
+                            reflow::apply_recorded(w, &reflow_id)?;
+                            let record = w.reflow_record(&reflow_id)?;
+                            let change = TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.clone() };
+                            if w.change_task(id, &waiting, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
+                        })
+                        .map_err(ReflowError::applying)
                 })?;
                 match outcome {
                     Ok(()) | Err(ReflowError::Store(StoreError::TaskGone)) => {}
@@ -63,22 +66,19 @@ impl Tasks {
             reflow::require_windows(store, &request)?;
             // A plan is applied once: checked in the transaction that applies it, so that two
             // callers cannot both apply it.
-            let applied = reflow::apply_recorded_with(
-                store,
-                actor,
-                reflow_id,
-                |w| {
+            let applied = store
+                .write_as(actor, |w| {
                     let record = w.reflow_record(reflow_id)?;
                     if record.applied {
                         return Err(StoreError::Plan(PlanRefusal::Applied { reflow: reflow_id.to_owned(), undone: record.undone }));
                     }
-                    match w.live_task(&record.month)? {
-                        Some(live) => Err(live.busy(&record.month)),
-                        None => Ok(()),
+                    if let Some(live) = w.live_task(&record.month)? {
+                        return Err(live.busy(&record.month));
                     }
-                },
-                |w| w.reflow_record(reflow_id),
-            );
+                    reflow::apply_recorded(w, reflow_id)?;
+                    w.reflow_record(reflow_id)
+                })
+                .map_err(ReflowError::applying);
             match applied {
                 Ok(record) => Ok(record),
                 Err(ReflowError::Store(e)) => Err(e.into()),

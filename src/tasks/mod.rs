@@ -81,6 +81,14 @@ pub struct ReflowJob {
     pub owner: Option<String>,
 }
 
+/// What the request that created a task hands its runner: the job, and the month as the
+/// request was checked against it. A task resumed by a server has neither, and reads the job
+/// from its row and exports the month again.
+pub(crate) struct Handover {
+    job: ReflowJob,
+    export: Export,
+}
+
 /// The answer to a task's approval question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Approval {
@@ -202,7 +210,7 @@ impl Tasks {
     /// Blocking: call it from a blocking thread.
     pub fn start_reflow(self: &Arc<Self>, job: &ReflowJob) -> Result<TaskRecord, TaskError> {
         let (record, export, lease) = self.create(job)?;
-        self.spawn(record.id.clone(), lease, Some(export))?;
+        self.spawn(record.id.clone(), lease, Some(Handover { job: job.clone(), export }))?;
         Ok(record)
     }
 
@@ -221,7 +229,7 @@ impl Tasks {
             hook(&ReflowProgress { done: 0, total: 0, message });
             self.watchers.lock().unwrap_or_else(|e| e.into_inner()).insert(record.id.clone(), hook.clone());
         }
-        let runner = self.spawn(record.id.clone(), lease, Some(export));
+        let runner = self.spawn(record.id.clone(), lease, Some(Handover { job: job.clone(), export }));
         // The runner ends the task whatever happens (its own failure included), so joining it is
         // waiting for the final state...
         let joined = runner.map(|runner| runner.join());

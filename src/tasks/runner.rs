@@ -4,7 +4,7 @@
 //! plan is solved again, and a database step that loses its connection is tried again
 //! ([`Tasks::step`]) or left to the lease, never counted as the task's failure.
 
-use super::{now_ms, ReflowJob, ReflowProgress, Running, TaskError, Tasks};
+use super::{now_ms, Handover, ReflowJob, ReflowProgress, Running, TaskError, Tasks};
 use crate::reflow::{self, Export, ReflowError, ReflowPlan};
 use crate::store::{Lease, StoreError, TaskChange, TaskStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,14 +22,14 @@ const RECONNECT_PAUSES: [Duration; 5] =
     [Duration::from_millis(250), Duration::from_millis(500), Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
 
 impl Tasks {
-    /// Runs a task on its own thread; `export` is the month as the request was checked against,
-    /// solved first (a resumed task has none and exports again).
-    pub(super) fn spawn(self: &Arc<Self>, id: String, lease: Lease, export: Option<Export>) -> Result<JoinHandle<()>, TaskError> {
+    /// Runs a task on its own thread; `handover` is what the request that created it knows (a
+    /// resumed task has none).
+    pub(super) fn spawn(self: &Arc<Self>, id: String, lease: Lease, handover: Option<Handover>) -> Result<JoinHandle<()>, TaskError> {
         let flag = Arc::new(AtomicBool::new(false));
         self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), Running { stop: flag.clone(), lease: lease.clone() });
         let (tasks, key) = (self.clone(), id.clone());
         let run = move || {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tasks.run(&id, &lease, &flag, export)));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tasks.run(&id, &lease, &flag, handover)));
             let failure = match outcome {
                 Ok(Ok(())) => None,
                 // A lost database connection is no failure of the task: it stays working, and
@@ -62,14 +62,20 @@ impl Tasks {
 
     /// Solves a task's reflow and ends it, unless it was cancelled meanwhile. Each database step
     /// goes through [`Tasks::step`], so a lost connection is retried, never the task's failure.
-    fn run(&self, id: &str, lease: &Lease, cancel: &Arc<AtomicBool>, mut export: Option<Export>) -> Result<(), StoreError> {
+    fn run(&self, id: &str, lease: &Lease, cancel: &Arc<AtomicBool>, handover: Option<Handover>) -> Result<(), StoreError> {
         let read = self.step(id, lease, "reading the task", || Ok(self.pool.with(|store| store.task(id))??)).map_err(into_store)?;
         let Some(Some(task)) = read else { return Ok(()) };
         if task.status != TaskStatus::Working {
             return Ok(());
         }
-        let job: ReflowJob = serde_json::from_value(task.request.clone())
-            .map_err(|e| StoreError::Corrupt(format!("the request of task {id}: {e}")))?;
+        let (job, mut export) = match handover {
+            Some(Handover { job, export }) => (job, Some(export)),
+            None => {
+                let job: ReflowJob = serde_json::from_value(task.request.clone())
+                    .map_err(|e| StoreError::Corrupt(format!("the request of task {id}: {e}")))?;
+                (job, None)
+            }
+        };
         // A plan can go stale between solving and applying only if someone books meanwhile; then
         // solve again rather than give up at once.
         for attempt in 1..=ATTEMPTS {
@@ -97,22 +103,25 @@ impl Tasks {
             // never applied twice.
             let applied = self.step(id, lease, "applying the plan", || {
                 self.pool.with(|store| {
-                    reflow::apply_plan_with(store, &job.actor, &plan, job.dry_run || ask, |w, reflow_id| {
-                        #[cfg(feature = "testing")]
-                        if let Some(pause) = self.config.test_apply_delay {
-                            std::thread::sleep(pause);
-                        }
-                        let record = w.reflow_record(reflow_id)?;
-                        let change = if ask {
-                            let message = format!("Waiting for approval: apply {} moves, {} unresolved?", record.moves.len(), record.unresolved.len());
-                            TaskChange::AwaitApproval { message, reflow_id: reflow_id.to_owned() }
-                        } else {
-                            TaskChange::Completed { message: reflow::summary(&record), reflow_id: reflow_id.to_owned() }
-                        };
-                        // Only a live task, still this server's, may end this way; a task cancelled or
-                        // taken over meanwhile rolls the moves back.
-                        if w.change_task_leased(id, lease, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
-                    })
+                    store
+                        .write_as(&job.actor, |w| {
+                            let reflow_id = reflow::record_plan(w, &plan, job.dry_run || ask)?;
+                            #[cfg(feature = "testing")]
+                            if let Some(pause) = self.config.test_apply_delay {
+                                std::thread::sleep(pause);
+                            }
+                            let record = w.reflow_record(&reflow_id)?;
+                            let change = if ask {
+                                let message = format!("Waiting for approval: apply {} moves, {} unresolved?", record.moves.len(), record.unresolved.len());
+                                TaskChange::AwaitApproval { message, reflow_id }
+                            } else {
+                                TaskChange::Completed { message: reflow::summary(&record), reflow_id }
+                            };
+                            // Only a live task, still this server's, may end this way; a task
+                            // cancelled or taken over meanwhile rolls the moves back.
+                            if w.change_task_leased(id, lease, &change, now_ms())? { Ok(()) } else { Err(StoreError::TaskGone) }
+                        })
+                        .map_err(ReflowError::applying)
                 })?
             });
             match applied {
