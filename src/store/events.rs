@@ -25,10 +25,14 @@ pub enum Entity {
     Token,
     /// A task cancelled from outside MCP: by the operator, or by revoking its owner's token.
     Task,
+    /// A staff account: created, its password set, its role changed, disabled, a sign-in refused.
+    User,
+    /// A user's grant to an OAuth client: granted, revoked.
+    Grant,
 }
 
 impl Entity {
-    pub const ALL: [Entity; 8] = [
+    pub const ALL: [Entity; 10] = [
         Entity::Booking,
         Entity::Room,
         Entity::Client,
@@ -37,6 +41,8 @@ impl Entity {
         Entity::Reflow,
         Entity::Token,
         Entity::Task,
+        Entity::User,
+        Entity::Grant,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +55,8 @@ impl Entity {
             Entity::Reflow => "reflow",
             Entity::Token => "token",
             Entity::Task => "task",
+            Entity::User => "user",
+            Entity::Grant => "grant",
         }
     }
 
@@ -82,8 +90,16 @@ pub enum Action {
     Applied,
     /// A reflow's moves undone.
     Undone,
-    /// An API token revoked.
+    /// An API token or an OAuth grant revoked.
     Revoked,
+    /// A user's consent to a client, exchanged for its first tokens.
+    Granted,
+    /// A sign-in or an authorization refused (a wrong password, consent denied, a disabled user).
+    Refused,
+    /// A user's password set.
+    PasswordSet,
+    /// A user disabled.
+    Disabled,
 }
 
 impl Action {
@@ -104,6 +120,10 @@ impl Action {
             Action::Applied => "applied",
             Action::Undone => "undone",
             Action::Revoked => "revoked",
+            Action::Granted => "granted",
+            Action::Refused => "refused",
+            Action::PasswordSet => "password set",
+            Action::Disabled => "disabled",
         }
     }
 }
