@@ -15,6 +15,7 @@ mod jwt;
 mod mcp;
 mod mcp_beyond_tools;
 mod mcp_client;
+mod oauth;
 mod pg_faults;
 mod readme;
 mod reflow;
