@@ -20,6 +20,7 @@ mod pg_faults;
 mod readme;
 mod reflow;
 mod running_the_studio;
+mod sdk_oauth;
 mod sdk_python;
 mod sdk_ts;
 mod servers;
