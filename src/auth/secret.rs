@@ -27,6 +27,6 @@ mod tests {
     #[test]
     fn pkce_s256_is_rfc_7636s_example() {
         // RFC 7636, Appendix B.
-        assert_eq!(super::pkce_s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), "E9Melhoa2OwvFrEMTJguCHaoeK1t2URWbuGJSstw-cM");
+        assert_eq!(super::pkce_s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
     }
 }
