@@ -187,7 +187,7 @@ fn main() {
     let config = studioflow::mcp::AuthConfig {
         resource: RESOURCE.to_owned(),
         verifier: Some(verifier),
-        issuer: Some(issuer.url().to_owned()),
+        issuers: vec![issuer.url().to_owned()],
         limits: studioflow::mcp::RateLimits { per_principal: u32::MAX, failures_per_source: u32::MAX },
     };
     let tasks = studioflow::tasks::Tasks::new(pool.clone(), studioflow::tasks::TaskConfig::new(Duration::from_secs(3600), 1, Duration::from_secs(10)));

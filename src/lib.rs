@@ -12,6 +12,9 @@
 //!   own content-line writer.
 //! - [`feeds`]: calendar feed URLs: their read-only secrets, stored as hashes, and the HTTP route
 //!   that serves a calendar to whoever holds one.
+//! - [`oauth`]: studioflow as its own OAuth 2.1 authorization server: staff sign in on plain
+//!   HTML pages and grant MCP clients (registered, or named by their metadata document's URL)
+//!   opaque tokens within their role.
 //! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
 //! - [`auth`]: scopes, principals and which request needs which scope (remote access).
 //! - [`error`]: whose fault a failure is, for the edges to word.
@@ -32,6 +35,7 @@ pub mod reflow;
 pub mod shapes;
 pub mod ics;
 pub mod feeds;
+pub mod oauth;
 pub mod tasks;
 pub mod auth;
 pub mod error;

@@ -105,10 +105,16 @@ enum Command {
         #[command(subcommand)]
         action: FeedCommand,
     },
-    /// API tokens for remote clients: create one (its secret is printed once), list them, revoke one.
+    /// API tokens for remote clients: create one (its secret is printed once), list them and the
+    /// OAuth grants of --oauth-server, revoke one.
     Token {
         #[command(subcommand)]
         action: TokenCommand,
+    },
+    /// Staff accounts for `serve --oauth-server`: create, list, disable, set a password or a role.
+    User {
+        #[command(subcommand)]
+        action: commands::UserCommand,
     },
     /// List the studio's rooms, clients or engineers, with their ids.
     List {
@@ -247,7 +253,8 @@ enum TokenCommand {
         #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=3650))]
         expires: Option<u32>,
     },
-    /// List tokens (never their secrets): id, name, scopes, created, last used, expires and status.
+    /// List tokens (never their secrets): id, name, scopes, created, last used, expires and status;
+    /// then the grants of --oauth-server: id, user, client, scopes, created, last used, status.
     List {
         #[arg(long, env = "STUDIOFLOW_DB")]
         db: Target,
@@ -255,11 +262,11 @@ enum TokenCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Revoke a token: it stops working at once.
+    /// Revoke a token, or an OAuth grant (and every token of it): it stops working at once.
     Revoke {
         #[arg(long, env = "STUDIOFLOW_DB")]
         db: Target,
-        /// The token's id (tok_...), from `token list`.
+        /// The token's id (tok_...) or the grant's (gr_...), from `token list`.
         id: String,
     },
 }
@@ -367,6 +374,20 @@ struct AuthArgs {
     /// Least seconds between two fetches of the issuer's keys (an unknown key id asks for one).
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     oauth_key_refresh: f64,
+    /// HTTP: be an OAuth 2.1 authorization server too, whose issuer is the origin of --resource:
+    /// staff accounts (`studioflow user`) sign in and grant MCP clients tokens; turns authentication on.
+    #[arg(long)]
+    oauth_server: bool,
+    /// Seconds an access token of --oauth-server lives (refresh tokens renew it).
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600.0)]
+    oauth_access_ttl: f64,
+    /// PEM certificates trusted, besides the platform's, when fetching client metadata documents.
+    #[arg(long, value_name = "FILE")]
+    oauth_client_ca: Option<PathBuf>,
+    /// Tests only: milliseconds an authorization code lives.
+    #[cfg(feature = "testing")]
+    #[arg(long, hide = true)]
+    test_oauth_code_ttl_ms: Option<u64>,
 }
 
 impl ServeArgs {
@@ -392,6 +413,11 @@ impl ServeArgs {
                 rate_limit: self.auth.rate_limit,
                 failure_limit: self.auth.auth_failure_limit,
                 key_refresh: self.auth.oauth_key_refresh,
+                oauth_server: self.auth.oauth_server,
+                oauth_access_ttl: self.auth.oauth_access_ttl,
+                oauth_client_ca: self.auth.oauth_client_ca,
+                #[cfg(feature = "testing")]
+                test_code_ttl_ms: self.auth.test_oauth_code_ttl_ms,
             },
             #[cfg(feature = "testing")]
             test_solve_delay_ms: self.test_solve_delay_ms,
@@ -512,6 +538,7 @@ fn main() -> ExitCode {
             TokenCommand::List { db, json } => commands::token(&db, commands::TokenAction::List { json }),
             TokenCommand::Revoke { db, id } => commands::token(&db, commands::TokenAction::Revoke { id }),
         },
+        Command::User { action } => commands::user(action),
         Command::List { what, db, json } => {
             let what = match what {
                 ListWhat::Rooms => commands::Listing::Rooms,

@@ -3,9 +3,11 @@
 //! OAuth access token ([`jwt`], which checks JWTs against an issuer's published keys), and checks
 //! the scope a request needs (which the MCP edge knows, from its tool table) before anything
 //! runs; stdio and HTTP without auth run as the local user, who may do everything. [`secret`] makes the random
-//! secrets of tokens and feeds and their stored hashes.
+//! secrets of tokens and feeds and their stored hashes; [`password`] hashes staff passwords
+//! (argon2id), and a staff member's [`Role`] says which scopes their grants may carry.
 
 pub mod jwt;
+pub mod password;
 pub mod secret;
 
 use std::fmt;
@@ -121,7 +123,7 @@ impl fmt::Display for Scopes {
 /// Who a request comes from, once its credential checked out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
-    /// Stable and unique: `token:<token id>` or `oauth:<sub>`. Tasks record it as their owner.
+    /// Stable and unique: `token:<token id>`, `user:<user id>` or `oauth:<sub>`. Tasks record it as their owner.
     pub id: String,
     /// What the history shows: the token's name, or the access token's `sub`.
     pub name: String,
@@ -139,9 +141,70 @@ impl Principal {
         format!("token:{id}")
     }
 
+    /// A staff member signed in through studioflow's own authorization server, with one client:
+    /// the history shows both (`alice (Claude)`); tasks belong to the user, whatever the client.
+    pub fn user(user_id: &str, user: &str, client: &str, scopes: Scopes) -> Principal {
+        Principal { id: format!("user:{user_id}"), name: format!("{user} ({client})"), scopes }
+    }
+
     /// The subject of an OAuth access token.
     pub fn oauth(subject: &str, scopes: Scopes) -> Principal {
         Principal { id: format!("oauth:{subject}"), name: subject.to_owned(), scopes }
+    }
+}
+
+/// A staff account's role: what the scopes of its grants may be, checked again at every request,
+/// so a lowered role or a disabled account takes effect on the next one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Reads the studio.
+    Viewer,
+    /// Reads, and books.
+    Staff,
+    /// Everything.
+    Manager,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Viewer, Role::Staff, Role::Manager];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Staff => "staff",
+            Role::Manager => "manager",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Role, String> {
+        Role::ALL.into_iter().find(|r| r.name() == name.trim()).ok_or_else(|| format!("unknown role {name:?}: the roles are viewer, staff and manager"))
+    }
+
+    /// The scopes the role gives: a viewer `studio:read`; staff add `bookings:write`; a manager has all four.
+    pub fn scopes(self) -> Scopes {
+        match self {
+            Role::Viewer => [Scope::StudioRead].into_iter().collect(),
+            Role::Staff => [Scope::StudioRead, Scope::BookingsWrite].into_iter().collect(),
+            Role::Manager => Scopes::all(),
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Scopes {
+    /// The scopes in both sets.
+    pub fn and(self, other: Scopes) -> Scopes {
+        Scopes(self.0 & other.0)
+    }
+
+    /// The scopes of `self` that `other` lacks.
+    pub fn without(self, other: Scopes) -> Scopes {
+        Scopes(self.0 & !other.0)
     }
 }
 
@@ -157,6 +220,16 @@ mod tests {
         assert!(Scopes::parse_list("studio:read,studio:write").unwrap_err().contains("\"studio:write\""));
         assert!(Scopes::parse_list(" , ").is_err());
         assert_eq!(Scopes::from_claim("openid studio:read email"), [Scope::StudioRead].into_iter().collect());
+    }
+
+    #[test]
+    fn roles_give_scopes() {
+        assert_eq!(Role::Viewer.scopes().joined(" "), "studio:read");
+        assert_eq!(Role::Staff.scopes().joined(" "), "studio:read bookings:write");
+        assert_eq!(Role::Manager.scopes(), Scopes::all());
+        assert_eq!(Scopes::all().and(Role::Staff.scopes()), Role::Staff.scopes());
+        assert_eq!(Scopes::all().without(Role::Staff.scopes()).joined(" "), "studio:manage reflow:apply");
+        assert!(Role::parse("admin").is_err());
     }
 
 }

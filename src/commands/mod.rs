@@ -1,5 +1,5 @@
 //! The command-line commands, as library functions that `main` calls, one file each: `init`,
-//! `export-instance`, `solve`, `demo`, `report`, `serve`, `list`, `calendar` and `feed`, `token` and `task`.
+//! `export-instance`, `solve`, `demo`, `report`, `serve`, `list`, `calendar` and `feed`, `token`, `user` and `task`.
 //! They print for people (stdout for results, stderr for progress) and sort failures into the
 //! caller's fault and ours, which `main` turns into exit codes.
 
@@ -13,6 +13,7 @@ mod serve;
 mod solve;
 mod task;
 mod token;
+mod user;
 
 pub use calendar::{calendar, feed, FeedAction};
 pub use demo::demo;
@@ -24,6 +25,7 @@ pub use serve::{serve, AuthFlags, ServeConfig};
 pub use solve::solve;
 pub use task::{task, TaskAction};
 pub use token::{token, TokenAction};
+pub use user::{user, UserCommand};
 
 use crate::domain::RoomId;
 use crate::error::Blame;
@@ -32,7 +34,7 @@ use crate::store::{Store, Target};
 use anyhow::{anyhow, Context};
 use std::path::Path;
 
-/// Who the history records for what an operator does with a command (`token`, `task`).
+/// Who the history records for what an operator does with a command (`token`, `user`, `task`).
 const OPERATOR: &str = "operator";
 
 /// A failed command: the input was wrong (exit 2), or the work failed (exit 1).

@@ -53,11 +53,20 @@ pub struct AuthFlags {
     pub failure_limit: u32,
     /// Least seconds between two fetches of the issuer's keys.
     pub key_refresh: f64,
+    /// Be an OAuth 2.1 authorization server too (`crate::oauth`), whose issuer is the origin of the resource.
+    pub oauth_server: bool,
+    /// Seconds an access token of this server lives.
+    pub oauth_access_ttl: f64,
+    /// PEM roots trusted, besides the platform's, when fetching client metadata documents.
+    pub oauth_client_ca: Option<std::path::PathBuf>,
+    /// Tests only: milliseconds an authorization code lives (60 s otherwise).
+    #[cfg(feature = "testing")]
+    pub test_code_ttl_ms: Option<u64>,
 }
 
 impl AuthFlags {
     fn on(&self) -> bool {
-        self.require || self.oauth_issuer.is_some()
+        self.require || self.oauth_issuer.is_some() || self.oauth_server
     }
 
     /// Checks the flags against where the server listens, before anything is opened.
@@ -65,7 +74,7 @@ impl AuthFlags {
         let input = |message: String| Err(CommandError::Input(anyhow!(message)));
         let Some(address) = http else {
             if self.on() || self.resource.is_some() {
-                return input("--require-auth, --oauth-issuer and --resource are for --http: on stdio the server runs as the local user".into());
+                return input("--require-auth, --oauth-issuer, --oauth-server and --resource are for --http: on stdio the server runs as the local user".into());
             }
             return Ok(());
         };
@@ -87,7 +96,33 @@ impl AuthFlags {
             crate::mcp::Gate::check_resource(resource).or_else(input)?;
             self.verifier(resource).map(drop).or_else(input)?;
         }
+        if self.oauth_server {
+            if !(self.oauth_access_ttl >= 1.0 && self.oauth_access_ttl <= 86_400.0) {
+                return input("--oauth-access-ttl must be 1 to 86400 seconds".into());
+            }
+            let resource = self.resource.clone().unwrap_or_else(|| format!("http://{address}/mcp"));
+            self.authorization_server_config(&resource).map(drop).or_else(input)?;
+        } else if self.oauth_client_ca.is_some() {
+            return input("--oauth-client-ca is for --oauth-server".into());
+        }
         Ok(())
+    }
+
+    /// The authorization server's settings, for a resource URL.
+    fn authorization_server_config(&self, resource: &str) -> Result<crate::oauth::Config, String> {
+        let mut config = crate::oauth::Config::new(resource)?;
+        config.access_ttl = Duration::from_secs_f64(self.oauth_access_ttl);
+        config.client_ca = self.oauth_client_ca.clone();
+        if let Some(path) = &config.client_ca
+            && !path.is_file()
+        {
+            return Err(format!("--oauth-client-ca {}: no such file", path.display()));
+        }
+        #[cfg(feature = "testing")]
+        if let Some(ms) = self.test_code_ttl_ms {
+            config.code_ttl = Duration::from_millis(ms);
+        }
+        Ok(config)
     }
 
     /// The verifier of the issuer's access tokens, if one is configured.
@@ -100,21 +135,36 @@ impl AuthFlags {
         crate::auth::jwt::Verifier::new(config).map(Some).map_err(|e| e.to_string())
     }
 
-    /// The gate for a server listening at `local`, or `None` without authentication.
+    /// The gate for a server listening at `local`, or `None` without authentication, and the
+    /// authorization server with `--oauth-server`.
     /// The flags were checked by [`AuthFlags::check`]: an error here is not the caller's.
-    fn gate(&self, pool: Arc<crate::store::Pool>, local: std::net::SocketAddr, server: &crate::mcp::StudioServer) -> anyhow::Result<Option<Arc<crate::mcp::Gate>>> {
+    #[allow(clippy::type_complexity)]
+    fn gate(
+        &self,
+        pool: Arc<crate::store::Pool>,
+        local: std::net::SocketAddr,
+        server: &crate::mcp::StudioServer,
+    ) -> anyhow::Result<(Option<Arc<crate::mcp::Gate>>, Option<Arc<crate::oauth::AuthorizationServer>>)> {
         if !self.on() {
-            return Ok(None);
+            return Ok((None, None));
         }
         let resource = self.resource.clone().unwrap_or_else(|| format!("http://{local}/mcp"));
+        let authorization_server = match self.oauth_server {
+            true => {
+                let config = self.authorization_server_config(&resource).map_err(|e| anyhow!(e))?;
+                Some(Arc::new(crate::oauth::AuthorizationServer::new(config, pool.clone()).map_err(|e| anyhow!(e))?))
+            }
+            false => None,
+        };
+        let issuers = authorization_server.iter().map(|s| s.issuer().to_owned()).chain(self.oauth_issuer.clone()).collect();
         let config = crate::mcp::AuthConfig {
             verifier: self.verifier(&resource).map_err(|e| anyhow!(e))?,
             resource,
-            issuer: self.oauth_issuer.clone(),
+            issuers,
             limits: crate::mcp::RateLimits { per_principal: self.rate_limit, failures_per_source: self.failure_limit },
         };
         let gate = crate::mcp::Gate::new(pool, config, server).map_err(|e| anyhow!(e))?;
-        Ok(Some(Arc::new(gate)))
+        Ok((Some(Arc::new(gate)), authorization_server))
     }
 }
 
@@ -227,11 +277,18 @@ async fn listen(server: impl crate::mcp::Served, config: ServeConfig, http_limit
     http.allowed_hosts.extend(config.auth.resource.as_deref().and_then(crate::mcp::Gate::resource_host));
     http.allowed_origins.extend(config.allow_origins);
     http.limits = http_limits;
-    http.auth = config.auth.gate(auth_pool, local, server.studio())?;
+    (http.auth, http.oauth) = config.auth.gate(auth_pool, local, server.studio())?;
+    if let Some(authorization_server) = &http.oauth {
+        // The sign-in forms post from the issuer's own pages.
+        http.allowed_origins.push(authorization_server.issuer().trim_end_matches('/').to_owned());
+    }
     // Scripts read the first line for the address.
     eprintln!("studioflow: serving MCP at http://{local}/mcp");
     if http.auth.is_some() {
         eprintln!("studioflow: every request needs a bearer token");
+    }
+    if let Some(authorization_server) = &http.oauth {
+        eprintln!("studioflow: the authorization server's issuer is {}: connect a host to {}", authorization_server.issuer(), config.auth.resource.clone().unwrap_or_else(|| format!("http://{local}/mcp")));
     }
     crate::mcp::serve_http(server, listener, http, shutdown_signal()).await
 }

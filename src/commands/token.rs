@@ -1,14 +1,15 @@
 //! `studioflow token`: the API tokens remote clients send as `Authorization: Bearer <secret>`.
 //! Create prints the secret once (stdout, alone, so a script can capture it); list shows
-//! everything but secrets, which are not stored; revoke ends one, and cancels the tasks it
-//! started that are still live. Both are recorded in the history as the operator's. How the
-//! server checks tokens is the HTTP front's business.
+//! everything but secrets, which are not stored, and then the grants that staff gave apps through
+//! `serve --oauth-server` (user, client, scopes, last use); revoke ends a token (and cancels the
+//! tasks it started that are still live) or a grant (and every token of it). Both are recorded in
+//! the history as the operator's. How the server checks tokens is the HTTP front's business.
 
 use crate::store::Target;
 use super::{open_existing, CommandResult};
 use crate::auth::Scopes;
 use crate::domain::Actor;
-use crate::store::ApiToken;
+use crate::store::{ApiToken, GrantRecord};
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde_json::json;
 use std::io::Write;
@@ -44,6 +45,21 @@ fn token_json(token: &ApiToken, now: DateTime<Utc>) -> serde_json::Value {
     })
 }
 
+fn grant_json(grant: &GrantRecord) -> serde_json::Value {
+    json!({
+        "kind": "oauth_grant",
+        "id": grant.id,
+        "user": grant.user,
+        "client": grant.client_name,
+        "client_id": grant.client_id,
+        "scopes": grant.scopes.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        "created": rfc3339(Some(grant.created)),
+        "last_used": rfc3339(grant.last_used),
+        "revoked": rfc3339(grant.revoked),
+        "status": if grant.revoked.is_some() { "revoked" } else { "active" },
+    })
+}
+
 /// `token`: creates, lists or revokes API tokens.
 pub fn token(db: &Target, action: TokenAction) -> CommandResult {
     let mut store = open_existing(db)?;
@@ -60,7 +76,8 @@ pub fn token(db: &Target, action: TokenAction) -> CommandResult {
             writeln!(out, "{secret}")?;
         }
         TokenAction::List { json: true } => {
-            let tokens: Vec<_> = store.tokens()?.iter().map(|t| token_json(t, now)).collect();
+            let mut tokens: Vec<_> = store.tokens()?.iter().map(|t| token_json(t, now)).collect();
+            tokens.extend(store.grants()?.iter().map(grant_json));
             writeln!(out, "{}", serde_json::Value::Array(tokens))?;
         }
         TokenAction::List { json: false } => {
@@ -73,6 +90,28 @@ pub fn token(db: &Target, action: TokenAction) -> CommandResult {
             for t in tokens {
                 let (created, last_used, expires) = (when(Some(t.created)), when(t.last_used), when(t.expires));
                 writeln!(out, "{}\t{}\t{}\t{created}\t{last_used}\t{expires}\t{}", t.id, t.name, t.scopes.joined(","), t.status(now))?;
+            }
+            let grants = store.grants()?;
+            if !grants.is_empty() {
+                writeln!(out, "\nGRANT\tUSER\tCLIENT\tSCOPES\tCREATED\tLAST USED\tSTATUS")?;
+            }
+            for g in grants {
+                let status = g.revoked.map_or_else(|| "active".to_owned(), |at| format!("revoked {}", when(Some(at))));
+                writeln!(out, "{}\t{}\t{}\t{}\t{}\t{}\t{status}", g.id, g.user, g.client_name, g.scopes.joined(","), when(Some(g.created)), when(g.last_used))?;
+            }
+        }
+        TokenAction::Revoke { id } if id.trim().starts_with("gr_") => {
+            let id = id.trim().to_owned();
+            let revoked = store.write_as(&Actor::new(super::OPERATOR, "token revoke"), |w| {
+                if !w.grant_exists(&id)? {
+                    return Err(crate::store::StoreError::invalid("id", format!("there is no grant {id:?}: `studioflow token list` shows the grants' ids")));
+                }
+                w.revoke_grant(&id, "revoked by the operator")
+            })?;
+            if revoked {
+                writeln!(out, "Revoked grant {id}: its access and refresh tokens no longer work.")?;
+            } else {
+                writeln!(out, "Grant {id} was revoked already.")?;
             }
         }
         TokenAction::Revoke { id } => {

@@ -13,8 +13,9 @@ use super::db::{self, Value, Connection};
 use serde_json::{json, Map, Value as Json};
 
 /// What a change is about: a booking, a room, a client, an engineer, an offline window, a reflow
-/// (applied or undone), an API token (created or revoked; never its secret) or a task (cancelled
-/// from outside MCP, by the operator or by revoking its owner's token).
+/// (applied or undone), an API token (created or revoked; never its secret), a task (cancelled
+/// from outside MCP, by the operator or by revoking its owner's token), a staff account or an
+/// OAuth grant.
 // Its names (snake case) are what the history stores and what its readers filter by, so the MCP
 // edge reads them as they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
@@ -28,10 +29,14 @@ pub enum Entity {
     Reflow,
     Token,
     Task,
+    /// A staff account: created, its password set, its role changed, disabled, a sign-in refused.
+    User,
+    /// A user's grant to an OAuth client: granted, revoked.
+    Grant,
 }
 
 impl Entity {
-    pub const ALL: [Entity; 8] = [
+    pub const ALL: [Entity; 10] = [
         Entity::Booking,
         Entity::Room,
         Entity::Client,
@@ -40,6 +45,8 @@ impl Entity {
         Entity::Reflow,
         Entity::Token,
         Entity::Task,
+        Entity::User,
+        Entity::Grant,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +59,8 @@ impl Entity {
             Entity::Reflow => "reflow",
             Entity::Token => "token",
             Entity::Task => "task",
+            Entity::User => "user",
+            Entity::Grant => "grant",
         }
     }
 
@@ -85,8 +94,16 @@ pub enum Action {
     Applied,
     /// A reflow's moves undone.
     Undone,
-    /// An API token revoked.
+    /// An API token or an OAuth grant revoked.
     Revoked,
+    /// A user's consent to a client, exchanged for its first tokens.
+    Granted,
+    /// A sign-in or an authorization refused (a wrong password, consent denied, a disabled user).
+    Refused,
+    /// A user's password set.
+    PasswordSet,
+    /// A user disabled.
+    Disabled,
 }
 
 impl Action {
@@ -107,6 +124,10 @@ impl Action {
             Action::Applied => "applied",
             Action::Undone => "undone",
             Action::Revoked => "revoked",
+            Action::Granted => "granted",
+            Action::Refused => "refused",
+            Action::PasswordSet => "password set",
+            Action::Disabled => "disabled",
         }
     }
 }

@@ -311,3 +311,63 @@ ALTER TABLE bookings ADD CONSTRAINT bookings_no_engineer_overlap
 ALTER TABLE events DROP CONSTRAINT events_entity_check;
 ALTER TABLE events ADD CONSTRAINT events_entity_check
     CHECK (entity IN ('booking', 'room', 'client', 'engineer', 'offline_window', 'reflow', 'token', 'task'));
+
+-- ===== 11: kept for a branch being built beside this one
+SELECT 1;
+
+-- ===== 12: kept for a branch being built beside this one
+SELECT 1;
+
+-- ===== 13: staff accounts and the authorization server
+CREATE TABLE users (
+    id               TEXT COLLATE "C" PRIMARY KEY,
+    name             TEXT COLLATE "C" NOT NULL UNIQUE,
+    email            TEXT COLLATE "C",
+    role             TEXT COLLATE "C" NOT NULL CHECK (role IN ('viewer', 'staff', 'manager')),
+    password_hash    TEXT COLLATE "C",
+    setup_hash       TEXT COLLATE "C" UNIQUE,
+    setup_expires_at BIGINT,
+    created_at       BIGINT NOT NULL,
+    disabled_at      BIGINT
+);
+CREATE TABLE oauth_clients (
+    id             TEXT COLLATE "C" PRIMARY KEY,
+    name           TEXT COLLATE "C" NOT NULL,
+    redirect_uris  TEXT COLLATE "C" NOT NULL,
+    metadata       TEXT COLLATE "C" NOT NULL,
+    created_at     BIGINT NOT NULL
+);
+CREATE TABLE oauth_grants (
+    id             TEXT COLLATE "C" PRIMARY KEY,
+    user_id        TEXT COLLATE "C" NOT NULL REFERENCES users (id),
+    client_id      TEXT COLLATE "C" NOT NULL,
+    client_name    TEXT COLLATE "C" NOT NULL,
+    scopes         TEXT COLLATE "C" NOT NULL,
+    created_at     BIGINT NOT NULL,
+    last_used_at   BIGINT,
+    revoked_at     BIGINT,
+    revoked_why    TEXT COLLATE "C"
+);
+CREATE INDEX oauth_grants_user ON oauth_grants (user_id);
+CREATE TABLE oauth_codes (
+    code_hash      TEXT COLLATE "C" PRIMARY KEY,
+    user_id        TEXT COLLATE "C" NOT NULL REFERENCES users (id),
+    client_id      TEXT COLLATE "C" NOT NULL,
+    client_name    TEXT COLLATE "C" NOT NULL,
+    redirect_uri   TEXT COLLATE "C" NOT NULL,
+    challenge      TEXT COLLATE "C" NOT NULL,
+    scopes         TEXT COLLATE "C" NOT NULL,
+    expires_at_ms  BIGINT NOT NULL,
+    grant_id       TEXT COLLATE "C"
+);
+CREATE TABLE oauth_tokens (
+    token_hash     TEXT COLLATE "C" PRIMARY KEY,
+    grant_id       TEXT COLLATE "C" NOT NULL REFERENCES oauth_grants (id),
+    kind           TEXT COLLATE "C" NOT NULL CHECK (kind IN ('access', 'refresh')),
+    expires_at     BIGINT NOT NULL,
+    used_at        BIGINT
+);
+CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
+ALTER TABLE events DROP CONSTRAINT events_entity_check;
+ALTER TABLE events ADD CONSTRAINT events_entity_check
+    CHECK (entity IN ('booking', 'room', 'client', 'engineer', 'offline_window', 'reflow', 'token', 'task', 'user', 'grant'));

@@ -10,6 +10,7 @@ mod edits;
 mod error;
 mod events;
 mod file;
+mod grants;
 mod idempotency;
 mod migrations;
 mod pool;
@@ -19,6 +20,7 @@ mod roster;
 mod rules;
 mod tasks;
 mod tokens;
+mod users;
 mod write;
 
 pub use db::{Backend, Target};
@@ -34,6 +36,8 @@ pub use read::{BookingQuery, Busy};
 pub use rules::CancelScope;
 pub use tasks::{Lease, LiveTask, NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
 pub use tokens::{ApiToken, TokenCheck, TokenStatus, TOKEN_PREFIX};
+pub use grants::{Access, AccessCheck, CodeExchange, Exchanged, GrantRecord, GrantRefusal, Issued, NewCode, RegisteredClient, ACCESS_PREFIX, REFRESH_LIFETIME, REFRESH_PREFIX};
+pub use users::{Credentials, User, SETUP_LIFETIME};
 pub use write::Writer;
 
 use crate::domain::{check_list, Actor, Studio, StudioTz, TextKind, TimeError, MAX_PEOPLE};

@@ -77,6 +77,12 @@ impl<'c> Writer<'c> {
         self.studio.as_ref().map_or_else(Utc::now, |s| s.now(Utc::now()))
     }
 
+    /// From here on, the history names `who` as the writer (the authorization server learns
+    /// whose code or token it holds only once it has read it).
+    pub(super) fn acting_as(&mut self, who: &str) {
+        self.actor.who = who.to_owned();
+    }
+
     /// Records one change in the history, in this transaction.
     pub(super) fn event(&self, entity: Entity, id: &str, action: Action, change: events::Change) -> Result<()> {
         events::record(&self.tx, self.now(), &self.actor, entity, id, action, change)

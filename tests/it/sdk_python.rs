@@ -158,7 +158,7 @@ fn run_script(name: &str) {
 
 /// Runs a Python script to success and returns its stdout (also printed). The command is not
 /// printed: its environment may hold a token.
-fn script_output(command: &mut Command, script: &Path) -> String {
+pub(crate) fn script_output(command: &mut Command, script: &Path) -> String {
     let output = command.output().unwrap_or_else(|e| panic!("could not run {}: {e}", script.display()));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);

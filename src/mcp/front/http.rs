@@ -5,7 +5,10 @@
 //! credential and the caller's rates (401, 429: `auth.rs`); the body's size (413) and the time it
 //! takes to arrive (408); the body as a JSON-RPC message (its error, as on stdio); and the scope
 //! the message needs (403). The principal travels on the request to the handlers. The SDK
-//! answers GET and DELETE with 405. Connections are served by our own accept loop, with header,
+//! answers GET and DELETE with 405. With `--oauth-server`, the authorization server's routes
+//! (`crate::oauth`) sit beside `/mcp`, behind the same Host and Origin checks; its metadata,
+//! token, registration and revocation endpoints are public, as the resource metadata is.
+//! Connections are served by our own accept loop, with header,
 //! body and idle timeouts and a connection cap (`connections.rs`). The server stops gracefully
 //! when `shutdown` resolves.
 
@@ -47,6 +50,8 @@ pub struct HttpConfig {
     pub limits: HttpLimits,
     /// Authentication, when on: without it every caller is the local user.
     pub auth: Option<Arc<Gate>>,
+    /// studioflow's own authorization server, when `--oauth-server` is on.
+    pub oauth: Option<Arc<crate::oauth::AuthorizationServer>>,
 }
 
 /// How long a client may take, and how many may be connected at once.
@@ -104,6 +109,7 @@ impl Default for HttpConfig {
             max_body_bytes: 1 << 20,
             limits: HttpLimits::default(),
             auth: None,
+            oauth: None,
         }
     }
 }
@@ -145,7 +151,8 @@ pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: Canc
     let ctx = studio.ctx();
     let service = StreamableHttpService::new(move || Ok(server.for_one_request()), Arc::new(NeverSessionManager::default()), sdk_config);
     let gate = config.auth.clone();
-    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout, server: studio, gate: gate.clone() });
+    let oauth = config.oauth.is_some();
+    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout, server: studio, gate: gate.clone(), oauth });
     let mut router = axum::Router::new()
         .route_service(ENDPOINT, service)
         // The calendar feeds (not MCP), behind the same Host and Origin checks; their URLs hold their own secrets.
@@ -158,6 +165,9 @@ pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: Canc
         if gate.suffixed_metadata_path() != auth::METADATA_PATH {
             router = router.route(gate.suffixed_metadata_path(), get);
         }
+    }
+    if let Some(authorization_server) = &config.oauth {
+        router = router.merge(authorization_server.routes());
     }
     Ok(router.layer(axum::middleware::from_fn(move |request, next| front.clone().check(request, next))))
 }
@@ -182,15 +192,22 @@ struct Front {
     /// For the 2025-11-25 task wire, which the SDK does not speak (`legacy.rs`).
     server: StudioServer,
     gate: Option<Arc<Gate>>,
+    /// Whether the authorization server's routes are mounted (some of them are public).
+    oauth: bool,
 }
 
 impl Front {
     /// Whether `path` is a public document, readable from any origin without a credential.
     fn is_public(&self, path: &str) -> bool {
-        self.gate.as_ref().is_some_and(|gate| path == auth::METADATA_PATH || path == gate.suffixed_metadata_path())
+        let authorization_server = self.oauth && (crate::oauth::PUBLIC_PATHS.contains(&path) || path.strip_suffix('/') == Some(crate::oauth::METADATA_PATH));
+        authorization_server || self.gate.as_ref().is_some_and(|gate| path == auth::METADATA_PATH || path == gate.suffixed_metadata_path())
     }
 
-    async fn check(self: Arc<Self>, request: Request<Body>, next: Next) -> Response {
+    async fn check(self: Arc<Self>, mut request: Request<Body>, next: Next) -> Response {
+        // The authorization server counts failed sign-ins and registrations by address.
+        if let Some(peer) = request.extensions().get::<connections::Peer>().map(|peer| peer.0.ip()) {
+            request.extensions_mut().insert(crate::oauth::Source(peer));
+        }
         // Host and Origin first: a request from the wrong place is refused before its body is read,
         // and gets no CORS header. Public metadata is anyone's, at an allowed host.
         let public = self.is_public(request.uri().path());

@@ -1,7 +1,9 @@
 //! Who may call, over HTTP (MCP 2026-07-28 authorization; studioflow is an OAuth 2.1 resource
 //! server). With authentication on, every request to `/mcp` carries `Authorization: Bearer`: an
-//! API token (`sft_…`, checked against its hash in the store) or, with an issuer configured, a
-//! JWT access token (`auth/jwt.rs`). The gate answers, before anything runs:
+//! API token (`sft_…`, checked against its hash in the store), an opaque access token of
+//! studioflow's own authorization server (`sfo_…`, the same: one indexed read, which also reads
+//! the user's role and state now) or, with an issuer configured, a JWT access token
+//! (`auth/jwt.rs`). The gate answers, before anything runs:
 //!
 //! - 401 with `WWW-Authenticate: Bearer resource_metadata="…"` for a missing or bad credential
 //!   (with `error="invalid_token"` for a bad one), logged with its source, never with the token;
@@ -17,7 +19,7 @@
 use crate::auth::jwt::{Rejection, Verifier};
 use crate::auth::{Principal, Scope, Scopes};
 use crate::mcp::server::StudioServer;
-use crate::store::{Pool, Store, TokenCheck};
+use crate::store::{AccessCheck, Pool, Store, TokenCheck};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use reqwest::Url;
@@ -52,8 +54,9 @@ pub struct AuthConfig {
     /// for, and where the metadata says the resource is.
     pub resource: String,
     pub verifier: Option<Verifier>,
-    /// The issuer, for the metadata's `authorization_servers`.
-    pub issuer: Option<String>,
+    /// The issuers, for the metadata's `authorization_servers`: this server's own first (when
+    /// `--oauth-server` is on), then `--oauth-issuer`.
+    pub issuers: Vec<String>,
     pub limits: RateLimits,
 }
 
@@ -126,8 +129,8 @@ impl Gate {
             // with dry_run: true needs only studio:read; tasks/update needs reflow:apply).
             "tool_scopes": tool_scopes,
         });
-        if let Some(issuer) = &config.issuer {
-            metadata["authorization_servers"] = json!([issuer]);
+        if !config.issuers.is_empty() {
+            metadata["authorization_servers"] = json!(config.issuers);
         }
         let tokens = pool.inline_reader().map_err(|e| format!("opening {} for token checks: {e}", pool.target()))?.map(Mutex::new);
         Ok(Gate {
@@ -165,8 +168,8 @@ impl Gate {
             Ok(None) => return Err(self.failures.waiting(&source_key).map_or(Refusal::Unauthenticated(None), Refusal::TooMany)),
             Err(why) => return Err(self.failed(&source_key, why)),
         };
-        let principal = if token.starts_with(crate::store::TOKEN_PREFIX) {
-            self.api_token(token).await.map_err(|why| self.failed(&source_key, why))?
+        let principal = if token.starts_with(crate::store::TOKEN_PREFIX) || token.starts_with(crate::store::ACCESS_PREFIX) {
+            self.opaque(token).await.map_err(|why| self.failed(&source_key, why))?
         } else {
             match &self.verifier {
                 Some(verifier) => match verifier.verify(token).await {
@@ -209,34 +212,51 @@ impl Gate {
         }
     }
 
-    /// Checks an API token (inline on SQLite: [`Gate::tokens`]); its use is recorded (at most
-    /// once a minute) on a blocking thread, after the answer has gone on.
-    async fn api_token(&self, secret: &str) -> Result<Principal, String> {
+    /// Checks an API token or an access token of studioflow's own authorization server (inline on
+    /// SQLite: [`Gate::tokens`]); its use is recorded (at most once a minute) on a blocking thread,
+    /// after the answer has gone on.
+    async fn opaque(&self, secret: &str) -> Result<Principal, String> {
         let now = chrono::Utc::now();
+        let check = move |store: &Store, secret: &str| -> Result<Opaque, crate::store::StoreError> {
+            if secret.starts_with(crate::store::ACCESS_PREFIX) { store.check_access(secret, now).map(Opaque::Access) } else { store.check_token(secret, now).map(Opaque::Token) }
+        };
         let checked = match &self.tokens {
-            Some(tokens) => tokens.lock().unwrap_or_else(|e| e.into_inner()).check_token(secret, now),
+            Some(tokens) => check(&tokens.lock().unwrap_or_else(|e| e.into_inner()), secret),
             None => {
                 let (pool, secret) = (self.pool.clone(), secret.to_owned());
-                tokio::task::spawn_blocking(move || pool.with_unsettled(|store| store.check_token(&secret, now)).and_then(|r| r))
+                tokio::task::spawn_blocking(move || pool.with_unsettled(|store| check(store, &secret)).and_then(|r| r))
                     .await
                     .unwrap_or_else(|e| Err(crate::store::StoreError::Pool(e.to_string())))
             }
         };
+        let record = |id: String, grant: bool| {
+            let pool = self.pool.clone();
+            tokio::task::spawn_blocking(move || {
+                let recorded = pool.with_unsettled(|store| if grant { store.record_grant_use(&id, now) } else { store.record_token_use(&id, now) });
+                if let Err(e) = recorded.and_then(|r| r) {
+                    tracing::warn!(token = %id, error = %e, "could not record the token's use; a later request will");
+                }
+            });
+        };
         match checked {
-            Ok(TokenCheck::Valid(token)) => {
+            Ok(Opaque::Token(TokenCheck::Valid(token))) => {
                 if token.use_unrecorded(now) {
-                    let (pool, id) = (self.pool.clone(), token.id.clone());
-                    tokio::task::spawn_blocking(move || {
-                        if let Err(e) = pool.with_unsettled(|store| store.record_token_use(&id, now)).and_then(|r| r) {
-                            tracing::warn!(token = %id, error = %e, "could not record the token's use; a later request will");
-                        }
-                    });
+                    record(token.id.clone(), false);
                 }
                 Ok(Principal::token(&token.id, &token.name, token.scopes))
             }
-            Ok(TokenCheck::Unknown) => Err("unknown API token".into()),
-            Ok(TokenCheck::Revoked(token)) => Err(format!("API token {} ({}) was revoked", token.id, token.name)),
-            Ok(TokenCheck::Expired(token)) => Err(format!("API token {} ({}) has expired", token.id, token.name)),
+            Ok(Opaque::Token(TokenCheck::Unknown)) => Err("unknown API token".into()),
+            Ok(Opaque::Token(TokenCheck::Revoked(token))) => Err(format!("API token {} ({}) was revoked", token.id, token.name)),
+            Ok(Opaque::Token(TokenCheck::Expired(token))) => Err(format!("API token {} ({}) has expired", token.id, token.name)),
+            Ok(Opaque::Access(AccessCheck::Valid(access))) => {
+                if access.use_unrecorded(now) {
+                    record(access.grant_id.clone(), true);
+                }
+                Ok(Principal::user(&access.user_id, &access.user_name, &access.client_name, access.scopes))
+            }
+            Ok(Opaque::Access(AccessCheck::Unknown)) => Err("unknown access token".into()),
+            Ok(Opaque::Access(AccessCheck::Expired)) => Err("the access token has expired: refresh it".into()),
+            Ok(Opaque::Access(AccessCheck::Revoked(why))) => Err(format!("the access token no longer works: {why}")),
             Err(e) => Err(format!("the token could not be checked: {e}")),
         }
     }
@@ -295,6 +315,12 @@ impl Gate {
         }
         response
     }
+}
+
+/// What an opaque secret turned out to be, by its prefix.
+enum Opaque {
+    Token(TokenCheck),
+    Access(AccessCheck),
 }
 
 /// A JSON document as an HTTP answer.

@@ -2,7 +2,8 @@
 //! way the MCP SDKs' own servers serve them. A preflight `OPTIONS` from an allowed origin is
 //! answered before authentication, naming the methods and the headers MCP uses; every answer to
 //! an allowed origin (401, 403 and 429 included, so that a page can read the challenge) names that
-//! origin and exposes the headers a client reads. Public metadata answers any origin (`*`). A
+//! origin and exposes the headers a client reads. Public metadata, and the authorization server's
+//! token, registration and revocation endpoints, answer any origin (`*`). A
 //! request from an origin not on the allow-list gets no CORS header at all: the authority check
 //! refuses it with 403 before this module is asked.
 
@@ -48,7 +49,8 @@ impl Cors {
         }
         let mut response = StatusCode::NO_CONTENT.into_response();
         let out = response.headers_mut();
-        let methods = if *self == Cors::Anyone { "GET, OPTIONS" } else { "GET, POST, DELETE, OPTIONS" };
+        // Public documents are read with GET; the authorization server's public endpoints take POST.
+        let methods = if *self == Cors::Anyone { "GET, POST, OPTIONS" } else { "GET, POST, DELETE, OPTIONS" };
         out.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(methods));
         out.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, allowed_headers(headers));
         out.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from(MAX_AGE_SECONDS));
