@@ -22,6 +22,9 @@ pub struct Client {
     pub id: String,
     pub name: String,
     pub redirect_uris: Vec<String>,
+    /// Whether its metadata lists the `refresh_token` grant (RFC 7591 §2: a client keeps to the
+    /// grant types it names). Without it, a code gives an access token alone.
+    pub refreshes: bool,
 }
 
 impl Client {
@@ -148,7 +151,8 @@ impl Directory {
             return Err("its metadata document asks for a token_endpoint_auth_method other than \"none\": only public clients are served".into());
         }
         let (name, redirect_uris) = read_metadata(&document)?;
-        let client = Client { id: url.to_owned(), name: name.unwrap_or_else(|| host_of(url)), redirect_uris };
+        let refreshes = grant_types(&document)?.iter().any(|g| g == "refresh_token");
+        let client = Client { id: url.to_owned(), name: name.unwrap_or_else(|| host_of(url)), redirect_uris, refreshes };
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() > 1000 {
             cache.retain(|_, (at, _)| at.elapsed() < CACHE_FOR);
@@ -176,6 +180,22 @@ fn read_metadata(metadata: &Value) -> Result<(Option<String>, Vec<String>), Stri
     Ok((name, uris))
 }
 
+/// The grant types a client's metadata names (RFC 7591 §2; both when it names none): the
+/// authorization code, and the refresh token if the client wants one.
+fn grant_types(metadata: &Value) -> Result<Vec<String>, String> {
+    match metadata.get("grant_types") {
+        None | Some(Value::Null) => Ok(vec!["authorization_code".to_owned(), "refresh_token".to_owned()]),
+        Some(Value::Array(list)) => {
+            let names: Vec<String> = list.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+            if names.len() != list.len() || names.iter().any(|g| g != "authorization_code" && g != "refresh_token") || !names.iter().any(|g| g == "authorization_code") {
+                return Err("grant_types may be authorization_code and refresh_token, with authorization_code".into());
+            }
+            Ok(names)
+        }
+        Some(_) => Err("grant_types must be a list".into()),
+    }
+}
+
 /// The host of a URL, as a client's name when it gives none.
 fn host_of(url: &str) -> String {
     Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| url.to_owned())
@@ -195,7 +215,11 @@ impl AuthorizationServer {
         let owned = id.to_owned();
         let found = blocking(&self.pool, move |store| store.registered_client(&owned)).await?;
         found
-            .map(|c| Client { id: c.id, name: c.name, redirect_uris: c.redirect_uris })
+            .map(|c| {
+                // The registration as answered: its grant types were checked when it was made.
+                let refreshes = grant_types(&c.metadata).is_ok_and(|names| names.iter().any(|g| g == "refresh_token"));
+                Client { id: c.id, name: c.name, redirect_uris: c.redirect_uris, refreshes }
+            })
             .ok_or_else(|| "this client is not registered here: register it again (its app does this itself)".to_owned())
     }
 }
@@ -214,16 +238,9 @@ pub async fn register(State(server): State<Arc<AuthorizationServer>>, extensions
         }
         Err(why) => return invalid(why),
     };
-    let grant_types = match metadata.get("grant_types") {
-        None | Some(Value::Null) => vec!["authorization_code".to_owned(), "refresh_token".to_owned()],
-        Some(Value::Array(list)) => {
-            let names: Vec<String> = list.iter().filter_map(Value::as_str).map(str::to_owned).collect();
-            if names.len() != list.len() || names.iter().any(|g| g != "authorization_code" && g != "refresh_token") || !names.iter().any(|g| g == "authorization_code") {
-                return invalid("grant_types may be authorization_code and refresh_token, with authorization_code".into());
-            }
-            names
-        }
-        Some(_) => return invalid("grant_types must be a list".into()),
+    let grant_types = match grant_types(&metadata) {
+        Ok(names) => names,
+        Err(why) => return invalid(why),
     };
     if metadata.get("response_types").is_some_and(|r| r != &json!(["code"])) {
         return invalid("response_types must be [\"code\"]".into());

@@ -40,17 +40,25 @@ pub async fn token(State(server): State<Arc<AuthorizationServer>>, body: axum::b
         return error(StatusCode::BAD_REQUEST, "invalid_target", &format!("resource must be {}", server.config.resource));
     }
     let access_ttl = chrono::Duration::from_std(server.config.access_ttl).unwrap_or(chrono::Duration::hours(1));
+    let client = match server.client(&client_id).await {
+        Ok(client) => client,
+        Err(why) => return error(StatusCode::UNAUTHORIZED, "invalid_client", &why),
+    };
     let exchanged = match get("grant_type") {
         Some("authorization_code") => {
             let (Some(code), Some(redirect_uri), Some(verifier)) = (get("code"), get("redirect_uri"), get("code_verifier")) else {
                 return error(StatusCode::BAD_REQUEST, "invalid_request", "code, redirect_uri and code_verifier (PKCE) are required");
             };
-            let (code, redirect_uri, verifier, client) = (code.to_owned(), redirect_uri.to_owned(), verifier.to_owned(), client_id.clone());
+            let (code, redirect_uri, verifier, client, refresh) = (code.to_owned(), redirect_uri.to_owned(), verifier.to_owned(), client_id.clone(), client.refreshes);
             blocking(&server.pool, move |store| {
-                let ask = CodeExchange { code: &code, client_id: &client, redirect_uri: &redirect_uri, verifier: &verifier, now_ms: chrono::Utc::now().timestamp_millis(), access_ttl };
+                let now_ms = chrono::Utc::now().timestamp_millis();
+                let ask = CodeExchange { code: &code, client_id: &client, redirect_uri: &redirect_uri, verifier: &verifier, now_ms, access_ttl, refresh };
                 store.write_as(&Actor::new("authorization server", "oauth token"), |w| w.exchange_code(&ask))
             })
             .await
+        }
+        Some("refresh_token") if !client.refreshes => {
+            return error(StatusCode::BAD_REQUEST, "unauthorized_client", "this client registered without the refresh_token grant: sign in again");
         }
         Some("refresh_token") => {
             let Some(refresh) = get("refresh_token").map(str::to_owned) else {
@@ -63,16 +71,18 @@ pub async fn token(State(server): State<Arc<AuthorizationServer>>, body: axum::b
         None => return error(StatusCode::BAD_REQUEST, "invalid_request", "grant_type is required"),
     };
     match exchanged {
-        Ok(Exchanged::Issued(issued)) => json(
-            StatusCode::OK,
-            &json!({
+        Ok(Exchanged::Issued(issued)) => {
+            let mut answer = json!({
                 "access_token": issued.access_token,
                 "token_type": "Bearer",
                 "expires_in": issued.expires_in,
-                "refresh_token": issued.refresh_token,
                 "scope": issued.scopes.joined(" "),
-            }),
-        ),
+            });
+            if let Some(refresh) = issued.refresh_token {
+                answer["refresh_token"] = json!(refresh);
+            }
+            json(StatusCode::OK, &answer)
+        }
         Ok(Exchanged::Refused(refusal)) => {
             if matches!(refusal, GrantRefusal::Reused) {
                 tracing::warn!(client = %client_id, "a spent code or refresh token was presented again: its grant is revoked");

@@ -55,6 +55,8 @@ pub struct CodeExchange<'a> {
     pub verifier: &'a str,
     pub now_ms: i64,
     pub access_ttl: Duration,
+    /// Whether the client asked for refresh tokens (its metadata's grant types).
+    pub refresh: bool,
 }
 
 /// Tokens issued for a grant: the secrets, shown once.
@@ -62,7 +64,8 @@ pub struct CodeExchange<'a> {
 pub struct Issued {
     pub grant_id: String,
     pub access_token: String,
-    pub refresh_token: String,
+    /// None for a client that did not ask for the `refresh_token` grant.
+    pub refresh_token: Option<String>,
     pub expires_in: i64,
     /// What the access token may do now: the grant's scopes within the user's role.
     pub scopes: Scopes,
@@ -322,7 +325,7 @@ impl Writer<'_> {
             ("scopes", json!(scopes.iter().map(|s| s.name()).collect::<Vec<_>>())),
         ]);
         self.event(Entity::Grant, &grant_id, Action::Granted, events::diff(None, Some(fields)))?;
-        let issued = self.issue_tokens(&grant_id, scopes, now, ask.access_ttl)?;
+        let issued = self.issue_tokens(&grant_id, scopes, now, ask.access_ttl, ask.refresh)?;
         Ok(Exchanged::Issued(issued))
     }
 
@@ -357,20 +360,25 @@ impl Writer<'_> {
         }
         self.conn().execute("UPDATE oauth_tokens SET used_at = ? WHERE token_hash = ?", params![now.timestamp(), hash])?;
         let role = Role::parse(&role).map_err(StoreError::Corrupt)?;
-        let issued = self.issue_tokens(&grant_id, Scopes::from_claim(&scopes).and(role.scopes()), now, access_ttl)?;
+        let issued = self.issue_tokens(&grant_id, Scopes::from_claim(&scopes).and(role.scopes()), now, access_ttl, true)?;
         Ok(Exchanged::Issued(issued))
     }
 
-    /// A new access token and refresh token for a grant. Access tokens a day past their expiry
-    /// are forgotten here.
-    fn issue_tokens(&mut self, grant_id: &str, scopes: Scopes, now: DateTime<Utc>, access_ttl: Duration) -> Result<Issued> {
+    /// A new access token for a grant, and a refresh token if `refresh`. Access tokens a day past
+    /// their expiry are forgotten here.
+    fn issue_tokens(&mut self, grant_id: &str, scopes: Scopes, now: DateTime<Utc>, access_ttl: Duration, refresh: bool) -> Result<Issued> {
         let access = format!("{ACCESS_PREFIX}{}", secret::random(32)?);
-        let refresh = format!("{REFRESH_PREFIX}{}", secret::random(32)?);
         let insert = "INSERT INTO oauth_tokens (token_hash, grant_id, kind, expires_at) VALUES (?, ?, ?, ?)";
         self.conn().execute("DELETE FROM oauth_tokens WHERE kind = 'access' AND expires_at < ?", params![now.timestamp() - 86_400])?;
         self.conn().execute(insert, params![secret::hash(&access), grant_id, "access", (now + access_ttl).timestamp()])?;
-        self.conn().execute(insert, params![secret::hash(&refresh), grant_id, "refresh", (now + REFRESH_LIFETIME).timestamp()])?;
-        Ok(Issued { grant_id: grant_id.to_owned(), access_token: access, refresh_token: refresh, expires_in: access_ttl.num_seconds(), scopes })
+        let refresh_token = if refresh {
+            let token = format!("{REFRESH_PREFIX}{}", secret::random(32)?);
+            self.conn().execute(insert, params![secret::hash(&token), grant_id, "refresh", (now + REFRESH_LIFETIME).timestamp()])?;
+            Some(token)
+        } else {
+            None
+        };
+        Ok(Issued { grant_id: grant_id.to_owned(), access_token: access, refresh_token, expires_in: access_ttl.num_seconds(), scopes })
     }
 
     /// Revokes a grant and so every token of it (RFC 7009 for either kind of token; a reuse).

@@ -201,10 +201,46 @@ fn the_metadata_names_every_endpoint_and_the_resource_names_this_issuer() {
         assert_eq!((preflight.status, preflight.header("access-control-allow-origin")), (204, Some("*")), "{path}");
         assert!(preflight.header("access-control-allow-methods").unwrap().contains("POST"), "{path}");
     }
+    // An unknown client is refused as RFC 6749 §5.2 says (401 invalid_client), readable by the page.
     let refused = server.raw_at("POST", "/oauth/token", &[("Origin", "https://inspector.example"), ("Content-Type", "application/x-www-form-urlencoded")], "grant_type=refresh_token&client_id=x&refresh_token=y");
-    assert_eq!((refused.status, refused.header("access-control-allow-origin")), (400, Some("*")));
+    assert_eq!((refused.status, refused.header("access-control-allow-origin")), (401, Some("*")));
+    assert!(refused.body.contains("\"invalid_client\""), "{}", refused.body);
     // The login page itself is for the issuer's origin only: another origin gets 403.
     assert_eq!(server.raw_at("POST", "/oauth/login", &[("Origin", "https://evil.example")], "").status, 403);
+}
+
+/// RFC 7591 §2: a client keeps to the grant types it registered. One that names only
+/// `authorization_code` gets an access token and no refresh token, and a refresh grant from it is
+/// `unauthorized_client`; one that names none gets both, as the default says.
+#[test]
+fn a_client_registered_without_the_refresh_grant_gets_no_refresh_token() {
+    let db = temp_db();
+    let server = oauth_server(&db.path, &[]);
+    create_user(&db.path, "alice", "staff");
+    let metadata = json!({"client_name": "Code Only", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code"]});
+    let answer = server.raw_at("POST", "/oauth/register", &[("Content-Type", "application/json")], &metadata.to_string());
+    assert_eq!(answer.status, 201, "{}", answer.body);
+    let registered: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(registered["grant_types"], json!(["authorization_code"]));
+    let mut browser = Browser { server: &server, cookies: HashMap::new(), client_id: registered["client_id"].as_str().unwrap().to_owned() };
+    let code = browser.code("alice", VERIFIER);
+    let (status, tokens) = browser.exchange(&code, VERIFIER);
+    assert_eq!(status, 200, "{tokens}");
+    assert!(tokens.get("refresh_token").is_none(), "{tokens}");
+    assert_eq!(call(&server, tokens["access_token"].as_str().unwrap(), "list_rooms", json!({})).status, 200);
+    let kinds = || -> Vec<String> {
+        let conn = rusqlite::Connection::open(&db.path).unwrap();
+        let mut statement = conn.prepare("SELECT kind FROM oauth_tokens ORDER BY kind").unwrap();
+        statement.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(kinds(), ["access"], "no refresh token is stored either");
+    let (status, refused) = browser.refresh("sfr_anything");
+    assert_eq!((status, refused["error"].as_str()), (400, Some("unauthorized_client")), "{refused}");
+    // The default (no grant_types): both.
+    let mut both = Browser::new(&server);
+    let code = both.code("alice", VERIFIER);
+    let (_, tokens) = both.exchange(&code, VERIFIER);
+    assert!(tokens["refresh_token"].as_str().is_some_and(|t| t.starts_with("sfr_")), "{tokens}");
 }
 
 #[test]

@@ -10,8 +10,9 @@
 // script then calls transport.finishAuth (2.x with iss, RFC 9207) and connects again, as an app
 // does. `flow` lists the tools, books, waits past the access token's life and books again (after
 // a refresh). `stepup` runs STUDIOFLOW_PROMOTE (a command, as a JSON list) if given, then books:
-// a 403 insufficient_scope makes the SDK re-authorize, or not. Prints one line of JSON, or exits
-// 1 naming the failed check.
+// a 403 insufficient_scope makes the SDK re-authorize, or not, then reads once more. OAUTH_GRANT_TYPES
+// (comma-separated) replaces the grant types the client registers with. Prints one line of JSON, or
+// exits 1 naming the failed check.
 import { execFileSync } from "node:child_process";
 
 const [sdk, mode, url] = process.argv.slice(2);
@@ -97,7 +98,8 @@ class Provider {
     return REDIRECT;
   }
   get clientMetadata() {
-    return { client_name: `studioflow-ts-${sdk}`, redirect_uris: [REDIRECT], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+    const grant_types = (process.env.OAUTH_GRANT_TYPES ?? "authorization_code,refresh_token").split(",");
+    return { client_name: `studioflow-ts-${sdk}`, redirect_uris: [REDIRECT], grant_types, response_types: ["code"], token_endpoint_auth_method: "none" };
   }
   clientInformation() {
     return this.info;
@@ -196,11 +198,14 @@ try {
     }
     try {
       out.booking = await book("2026-10-14", "client-001");
+      // The token the step-up gave must still read: a scope asked for alone would not.
+      out.rooms_after = (await call("list_rooms", {})).rooms.length;
     } catch (error) {
       if (error instanceof CheckFailed) throw error;
       out.refused = `${error?.name}: ${error?.message}`;
     }
   }
+  out.holds_refresh_token = Boolean(provider.current?.refresh_token);
   out.last_scope = provider.current?.scope;
   out.scopes_saved = provider.saved;
   out.client_id = provider.info?.client_id;
