@@ -279,6 +279,18 @@ fn form(body: &[u8]) -> Result<HashMap<String, String>, Response> {
     pairs(text).map_err(|why| problem(StatusCode::BAD_REQUEST, "Sign-in refused", &why))
 }
 
+/// What the login and consent forms share: the form read, its CSRF token checked, and the
+/// pending authorization request it names (`req`), still there.
+fn posted(server: &AuthorizationServer, headers: &HeaderMap, body: &[u8]) -> Result<(HashMap<String, String>, String, Pending), Response> {
+    let form = form(body)?;
+    if !csrf_ok(headers, &form) {
+        return Err(csrf_refused());
+    }
+    let req = form.get("req").cloned().unwrap_or_default();
+    let pending = server.flows.pending(&req).ok_or_else(expired)?;
+    Ok((form, req, pending))
+}
+
 /// Records a refusal of a known user in the history, naming the client; a failure to record is logged.
 async fn record_refusal(server: &AuthorizationServer, user: &Credentials, client: &str, why: &str) {
     let (id, name, client, why) = (user.user.id.clone(), user.user.name.clone(), client.to_owned(), why.to_owned());
@@ -290,15 +302,10 @@ async fn record_refusal(server: &AuthorizationServer, user: &Credentials, client
 
 /// `POST /oauth/login`.
 pub async fn login(State(server): State<Arc<AuthorizationServer>>, headers: HeaderMap, extensions: Extensions, body: axum::body::Bytes) -> Response {
-    let form = match form(&body) {
-        Ok(form) => form,
+    let (form, req, pending) = match posted(&server, &headers, &body) {
+        Ok(posted) => posted,
         Err(page) => return page,
     };
-    if !csrf_ok(&headers, &form) {
-        return csrf_refused();
-    }
-    let req = form.get("req").cloned().unwrap_or_default();
-    let Some(pending) = server.flows.pending(&req) else { return expired() };
     let name = form.get("username").map(|n| n.trim().to_owned()).unwrap_or_default();
     let password = form.get("password").cloned().unwrap_or_default();
     let (user_key, address_key) = (format!("user:{name}"), format!("address:{}", source(&extensions)));
@@ -415,15 +422,10 @@ pub async fn consent_page(State(server): State<Arc<AuthorizationServer>>, uri: U
 
 /// `POST /oauth/consent`: `consent=allow` issues a code within the user's role; anything else denies.
 pub async fn consent(State(server): State<Arc<AuthorizationServer>>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    let form = match form(&body) {
-        Ok(form) => form,
+    let (form, req, pending) = match posted(&server, &headers, &body) {
+        Ok(posted) => posted,
         Err(page) => return page,
     };
-    if !csrf_ok(&headers, &form) {
-        return csrf_refused();
-    }
-    let req = form.get("req").cloned().unwrap_or_default();
-    let Some(pending) = server.flows.pending(&req) else { return expired() };
     let user = match signed_in(&server, &headers, &req, &pending).await {
         Ok(user) => user,
         Err(page) => return page,

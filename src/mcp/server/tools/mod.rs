@@ -179,7 +179,14 @@ fn store_error_in(e: &dyn std::any::Any) -> Option<&StoreError> {
 /// A store remedy in the words of the tool that does it.
 fn tool_remedy(remedy: Remedy) -> String {
     match remedy {
-        Remedy::Reactivate(kind) => format!("reactivate it with update_{kind} {{\"active\": true}}"),
+        Remedy::Reactivate(kind) => {
+            let tool = match kind {
+                "client" => names::UPDATE_CLIENT,
+                "engineer" => names::UPDATE_ENGINEER,
+                _ => names::UPDATE_ROOM,
+            };
+            format!("reactivate it with {tool} {{\"active\": true}}")
+        }
         Remedy::Force => "pass force: true to apply it and mark them displaced".into(),
         Remedy::CancelInstead => format!("cancel a booking with {}", names::CANCEL_BOOKING),
         Remedy::ListWindows => format!("{} shows their ids", names::LIST_OFFLINE_WINDOWS),
@@ -417,3 +424,15 @@ pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remedy_names_the_tool_for_its_kind() {
+        assert_eq!(tool_remedy(Remedy::Reactivate("client")), r#"reactivate it with update_client {"active": true}"#);
+        assert_eq!(tool_remedy(Remedy::Reactivate("engineer")), r#"reactivate it with update_engineer {"active": true}"#);
+        assert_eq!(tool_remedy(Remedy::Reactivate("room")), r#"reactivate it with update_room {"active": true}"#);
+    }
+}
