@@ -277,8 +277,8 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE events_new RENAME TO events;
     CREATE INDEX events_entity ON events (entity, entity_id, seq);
     "#,
-    // 11 and 12: kept for the migrations of branches being built beside this one (a merge puts
-    // theirs here, or renumbers this one); they change nothing.
+    // 11 and 12: empty, and they stay so: databases at 13 and later have passed them, so what
+    // they were kept for came later, under later numbers.
     "SELECT 1;",
     "SELECT 1;",
     // 13: studioflow as its own OAuth 2.1 authorization server. Staff accounts (a role that gives

@@ -312,10 +312,10 @@ ALTER TABLE events DROP CONSTRAINT events_entity_check;
 ALTER TABLE events ADD CONSTRAINT events_entity_check
     CHECK (entity IN ('booking', 'room', 'client', 'engineer', 'offline_window', 'reflow', 'token', 'task'));
 
--- ===== 11: kept for a branch being built beside this one
+-- ===== 11: empty, and it stays so (databases at 13 have passed it)
 SELECT 1;
 
--- ===== 12: kept for a branch being built beside this one
+-- ===== 12: empty, and it stays so (databases at 13 have passed it)
 SELECT 1;
 
 -- ===== 13: staff accounts and the authorization server
