@@ -81,7 +81,7 @@ pub async fn run(pool: Arc<Pool>, delivery: Delivery) {
     let released = {
         let pool = pool.clone();
         tokio::task::spawn_blocking(move || {
-            pool.with_unsettled(|store| if store.backend() == crate::store::Backend::Sqlite { store.release_notification_claims() } else { Ok(0) })
+            pool.with_unsettled(|store| store.release_stale_notification_claims())
         })
         .await
     };

@@ -350,9 +350,13 @@ impl Store {
         Ok(claimed)
     }
 
-    /// Lets go of every claim at once: for a server on SQLite starting up, the one process that
-    /// delivers, whose claims a killed predecessor left behind.
-    pub fn release_notification_claims(&self) -> Result<usize> {
+    /// At a server's start: on SQLite, where one process delivers, lets go of every claim a
+    /// killed predecessor left behind; on PostgreSQL, where other servers may be delivering
+    /// right now, does nothing (a dead server's claims lapse).
+    pub fn release_stale_notification_claims(&self) -> Result<usize> {
+        if self.backend() == db::Backend::Postgres {
+            return Ok(0);
+        }
         Ok(self.conn().execute("UPDATE notifications SET lease_expires_ms = NULL, claimed_by = NULL WHERE status = 'pending' AND claimed_by IS NOT NULL", ())?)
     }
 }

@@ -51,7 +51,7 @@ impl Writer<'_> {
             )
             .optional()?;
         let Some((mut hook, events)) = found else {
-            return Err(StoreError::invalid("id", format!("id: no webhook endpoint {id:?}; `list_webhooks` shows them")));
+            return Err(StoreError::invalid("id", format!("id: no webhook endpoint {id:?}; the list of endpoints shows their ids")));
         };
         hook.events = super::json_list(&events)?;
         self.tx.execute("UPDATE webhooks SET deleted_at = ? WHERE id = ?", params![Utc::now().timestamp(), id])?;
@@ -76,7 +76,15 @@ impl Writer<'_> {
         let now = database_now_ms(self.tx.backend());
         let (status, next_ms, error): (&str, i64, Option<String>) = match next {
             Next::Done => ("delivered", 0, None),
-            Next::RetryIn(ms) => ("pending", *ms, attempt.answer.clone()),
+            Next::RetryIn(ms) => {
+                let said: String = attempt.answer.as_deref().unwrap_or("").chars().take(200).collect();
+                let why = match attempt.http_status {
+                    Some(status) if said.trim().is_empty() => format!("HTTP {status}"),
+                    Some(status) => format!("HTTP {status}: {said}"),
+                    None => said,
+                };
+                ("pending", *ms, Some(why))
+            }
             Next::GiveUp(why) | Next::Disable(why) => ("failed", 0, Some(why.clone())),
         };
         let done = if status == "pending" { "NULL".to_owned() } else { now.to_owned() };

@@ -411,6 +411,7 @@ fn cases() -> Vec<Case> {
         add("create_webhook", json!({"url": "https://93.184.215.14/hook", "events": events}), refused("is not an event type"), "webhook event type");
     }
     add("delete_webhook", json!({"id": "wh_nothere"}), refused("no webhook endpoint \"wh_nothere\""), "unknown id");
+    add("list_webhooks", json!({"limit": 3}), refused("unknown field `limit`"), "argument unknown");
     for since in ["e1.5", "n1.zz", "n1.-3"] {
         add("list_notifications", json!({"since": since}), refused("since: not a cursor this server gave"), "cursor");
     }
