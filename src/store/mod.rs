@@ -19,6 +19,7 @@ mod read;
 mod reflows;
 mod roster;
 mod rules;
+mod staff_address;
 mod tasks;
 mod tokens;
 mod users;

@@ -181,6 +181,8 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
         ("list_webhooks", json!({}), vec![]),
         ("delete_webhook", json!({"id": "wh_nothere"}), vec![("id", Id, true)]),
         ("list_notifications", json!({}), vec![("since", Id, false), ("status", Choice, false), ("limit", U32, false)]),
+        ("get_studio", json!({}), vec![]),
+        ("update_studio", json!({"notify_email": "desk@example.com"}), vec![("notify_email", Email, false)]),
     ]
 }
 
@@ -412,6 +414,9 @@ fn cases() -> Vec<Case> {
     }
     add("delete_webhook", json!({"id": "wh_nothere"}), refused("no webhook endpoint \"wh_nothere\""), "unknown id");
     add("list_webhooks", json!({"limit": 3}), refused("unknown field `limit`"), "argument unknown");
+    add("get_studio", json!({"name": "x"}), refused("unknown field `name`"), "argument unknown");
+    add("update_studio", json!({}), refused("give notify_email"), "argument missing");
+    add("update_studio", json!({"timezone": "Europe/Paris"}), refused("unknown field `timezone`"), "argument unknown");
     for since in ["e1.5", "n1.zz", "n1.-3"] {
         add("list_notifications", json!({"since": since}), refused("since: not a cursor this server gave"), "cursor");
     }
@@ -610,7 +615,7 @@ fn cases() -> Vec<Case> {
 
 /// The tools that may change the studio: after each of their cases, the row counts are checked.
 fn writes(tool: &str) -> bool {
-    !["list_rooms", "query_bookings", "get_booking", "find_free_slots", "list_offline_windows", "get_reflow", "list_clients", "list_engineers", "list_changes", "list_webhooks", "list_notifications"]
+    !["list_rooms", "query_bookings", "get_booking", "find_free_slots", "list_offline_windows", "get_reflow", "list_clients", "list_engineers", "list_changes", "list_webhooks", "list_notifications", "get_studio"]
         .contains(&tool)
 }
 

@@ -488,3 +488,55 @@ fn issue_24_three_servers_under_a_booking_storm_deliver_every_notification_once(
     assert_eq!(delivered.len(), BOOKINGS);
     assert!(delivered.iter().all(|n| n.status == "delivered" && n.attempts == 1), "{delivered:?}");
 }
+
+/// The studio's staff address: set, read back, recorded in the history with before and after,
+/// cleared with "", and an address that is not one refused.
+#[test]
+fn issue_24_the_studios_staff_address_is_set_read_and_recorded() {
+    let db = crate::support::TestDb::sqlite();
+    small_studio(db.target());
+    let mut s = stdio(db.db_arg(), &[]);
+    assert_eq!(s.ok("get_studio", json!({}))["notify_email"], Value::Null);
+    let set = s.ok("update_studio", json!({"notify_email": "desk@studio.example"}));
+    assert_eq!(set["notify_email"], "desk@studio.example");
+    assert_eq!(set["timezone"], "Europe/London");
+    assert_eq!(s.ok("get_studio", json!({}))["notify_email"], "desk@studio.example");
+    assert!(s.refused("update_studio", json!({"notify_email": "desk at studio"})).contains("notify_email"));
+    assert_eq!(s.ok("update_studio", json!({"notify_email": ""}))["notify_email"], Value::Null);
+    let changes = s.ok("list_changes", json!({"entity": "studio"}))["events"].clone();
+    assert_eq!(changes.as_array().unwrap().len(), 2, "{changes}");
+    assert_eq!(changes[0]["after"]["notify_email"], "desk@studio.example");
+    assert_eq!(changes[1]["before"]["notify_email"], "desk@studio.example");
+    assert_eq!(changes[1]["after"]["notify_email"], Value::Null);
+    s.kill();
+}
+
+/// `studioflow webhook`: create prints the secret once on stdout (a private address needs
+/// --private, an unknown event type is refused with exit 2), list never shows the secret, delete
+/// records it, an unknown id is refused.
+#[test]
+fn issue_24_the_webhook_command_creates_lists_and_deletes() {
+    let db = crate::support::TestDb::sqlite();
+    small_studio(db.target());
+    let run = |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_studioflow")).arg("webhook").args(args).args(["--db", db.db_arg()]).output().unwrap();
+    let private = run(&["create", "--url", "https://10.1.2.3/hook"]);
+    assert_eq!(private.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&private.stderr).contains("--webhooks-to-private"));
+    let bad = run(&["create", "--url", "https://10.1.2.3/hook", "--private", "--events", "booking.moved,booking.exploded"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("booking.exploded"));
+    let made = run(&["create", "--url", "https://10.1.2.3/hook", "--private", "--events", "booking.moved,reflow.applied"]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let secret = String::from_utf8(made.stdout).unwrap();
+    assert!(secret.trim().starts_with("whsec_") && secret.lines().count() == 1, "{secret}");
+    let list = run(&["list", "--json"]);
+    let listed: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(listed[0]["events"], json!(["booking.moved", "reflow.applied"]));
+    assert!(!String::from_utf8_lossy(&list.stdout).contains(secret.trim()));
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    assert!(run(&["delete", &id]).status.success());
+    assert_eq!(run(&["delete", &id]).status.code(), Some(2));
+    assert_eq!(run(&["deliveries", "wh_nothere"]).status.code(), Some(2));
+    assert_eq!(db.scalar("SELECT count(*) FROM events WHERE entity = 'webhook'"), 2);
+    assert_eq!(db.scalar("SELECT count(*) FROM events WHERE who = 'operator' AND via = 'webhook create'"), 1);
+}

@@ -63,6 +63,8 @@ pub mod names {
     pub const LIST_WEBHOOKS: &str = "list_webhooks";
     pub const DELETE_WEBHOOK: &str = "delete_webhook";
     pub const LIST_NOTIFICATIONS: &str = "list_notifications";
+    pub const GET_STUDIO: &str = "get_studio";
+    pub const UPDATE_STUDIO: &str = "update_studio";
 }
 
 /// What a handler needs: the database, and the task runner every reflow goes through.
@@ -388,6 +390,8 @@ pub fn all() -> Vec<ToolSpec> {
         spec(names::LIST_WEBHOOKS, "List webhook endpoints", "The webhook endpoints: URL, event types, and whether one was disabled (it answered 410 Gone). Never their secrets.", Effect::Read, Access::Needs(Scope::StudioManage), outbox::list_webhooks),
         spec(names::DELETE_WEBHOOK, "Delete a webhook endpoint", "Stop sending to a webhook endpoint; what was waiting for it is marked failed.", Effect::Change { idempotent: false }, Access::Needs(Scope::StudioManage), outbox::delete_webhook),
         spec(names::LIST_NOTIFICATIONS, "List notifications", "What the studio told whom about each change (webhook deliveries) and how it went: pending with the next attempt's time, delivered, or failed with why. Pass next_cursor back as since to read on.", Effect::Read, Access::Needs(Scope::StudioRead), outbox::list_notifications),
+        spec(names::GET_STUDIO, "Get the studio's settings", "The studio's own settings: name, time zone, notice, booking horizon, and the staff address that gets each reflow's digest.", Effect::Read, Access::Needs(Scope::StudioManage), outbox::get_studio),
+        spec(names::UPDATE_STUDIO, "Update the studio's settings", "Set the staff address (notify_email) that gets each reflow's digest: counts, and every session that could not be moved with its reason and the client's contact. \"\" clears it. Recorded in the history.", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), outbox::update_studio),
     ]
 }
 
