@@ -1,6 +1,7 @@
 //! `studioflow webhook`: the studio's webhook endpoints (README: "Telling people"). `create`
-//! checks the URL and the event types, prints the signing secret once (`whsec_…`); `list`,
-//! `delete` and `deliveries` (the latest attempts: time, status, answer) read and change them.
+//! checks the URL and the event types, prints the signing secret once (`whsec_…`); `rotate`
+//! prints a new one (the old one signs beside it for a while); `list`, `delete` and `deliveries`
+//! (the latest attempts: time, status, answer) read and change them.
 //! Every change is recorded in the history as the operator's. The flags are declared here, and
 //! `main` delegates to them.
 
@@ -43,6 +44,16 @@ pub enum WebhookCommand {
         #[arg(long, env = "STUDIOFLOW_DB")]
         db: Target,
         id: String,
+    },
+    /// Give an endpoint a new signing secret (printed once); the old one keeps signing beside it
+    /// for --keep-old-hours, so the receiver can switch without refusing a delivery.
+    Rotate {
+        #[arg(long, env = "STUDIOFLOW_DB")]
+        db: Target,
+        id: String,
+        /// Hours the old secret still signs (0 to 168).
+        #[arg(long, default_value_t = 24)]
+        keep_old_hours: i64,
     },
     /// The latest delivery attempts to an endpoint: time, notification, status, answer.
     Deliveries {
@@ -111,6 +122,17 @@ pub fn webhook(action: WebhookCommand) -> CommandResult {
         WebhookCommand::Delete { db, id } => {
             let hook = open_existing(&db)?.write_as(&Actor::new(OPERATOR, "webhook delete"), |w| w.delete_webhook(id.trim()))?;
             eprintln!("Deleted webhook endpoint {} ({}).", hook.id, hook.url);
+            Ok(())
+        }
+        WebhookCommand::Rotate { db, id, keep_old_hours } => {
+            if !(0..=168).contains(&keep_old_hours) {
+                return Err(CommandError::Input(anyhow!("--keep-old-hours must be 0 to 168")));
+            }
+            let secret = webhook::new_secret().map_err(|e| CommandError::Failed(anyhow!("no randomness for the secret: {e}")))?;
+            let until = chrono::Utc::now() + chrono::Duration::hours(keep_old_hours);
+            open_existing(&db)?.write_as(&Actor::new(OPERATOR, "webhook rotate"), |w| w.rotate_webhook_secret(id.trim(), &secret, until))?;
+            eprintln!("Rotated the signing secret of {}; the old one signs beside it for {keep_old_hours} h. The new one, shown this once:", id.trim());
+            println!("{secret}");
             Ok(())
         }
         WebhookCommand::Deliveries { db, id, limit, json } => {

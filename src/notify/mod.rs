@@ -143,7 +143,7 @@ async fn deliver(pool: &Arc<Pool>, client: &reqwest::Client, delivery: &Delivery
     let at_ms = chrono::Utc::now().timestamp_millis();
     let (attempt, next) = match endpoint {
         Some(endpoint) if endpoint.live => {
-            let answer = webhook::send(client, &endpoint.url, delivery.allow_private, &endpoint.secret, &claimed.id, &claimed.payload).await;
+            let answer = webhook::send(client, &endpoint.url, delivery.allow_private, &endpoint.secrets, &claimed.id, &claimed.payload).await;
             let ok = answer.status.is_some_and(|s| (200..300).contains(&s));
             let error = match answer.status {
                 Some(s) => format!("HTTP {s}"),

@@ -149,17 +149,18 @@ pub struct Answer {
     pub retry_after: Option<u64>,
 }
 
-/// Sends `body` to `url`, signed for message `id` now. Never fails: a failure is an answer
-/// without a status, saying what went wrong (never the body or the secret).
-pub async fn send(client: &reqwest::Client, url: &str, allow_private: bool, secret: &str, id: &str, body: &str) -> Answer {
+/// Sends `body` to `url`, signed for message `id` now with each of `secrets` (space-separated
+/// signatures, as the specification has them during a rotation). Never fails: a failure is an
+/// answer without a status, saying what went wrong (never the body or a secret).
+pub async fn send(client: &reqwest::Client, url: &str, allow_private: bool, secrets: &[String], id: &str, body: &str) -> Answer {
     let failed = |text: String| Answer { status: None, text, retry_after: None };
     let parsed = match check_url(url, allow_private, false) {
         Ok(parsed) => parsed,
         Err(e) => return failed(e),
     };
     let timestamp = chrono::Utc::now().timestamp();
-    let signature = match sign(secret, id, timestamp, body.as_bytes()) {
-        Ok(s) => s,
+    let signature = match secrets.iter().map(|secret| sign(secret, id, timestamp, body.as_bytes())).collect::<Result<Vec<_>, _>>() {
+        Ok(s) => s.join(" "),
         Err(e) => return failed(e),
     };
     let request = client

@@ -367,6 +367,8 @@ pub const MIGRATIONS: &[&str] = &[
         id             TEXT    PRIMARY KEY,           -- wh_ and 40 random bits
         url            TEXT    NOT NULL,
         secret         TEXT    NOT NULL,              -- whsec_ and base64: it signs, so it is kept, never logged
+        previous_secret TEXT,                         -- the secret before a rotation, still signing until previous_until
+        previous_until INTEGER,                       -- unix seconds
         events         TEXT    NOT NULL,              -- JSON list of event types; [] is every type
         created_at     INTEGER NOT NULL,              -- unix seconds, real time
         disabled_at    INTEGER,                       -- a 410 disabled it

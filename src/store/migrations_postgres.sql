@@ -378,6 +378,8 @@ CREATE TABLE webhooks (
     id             TEXT COLLATE "C" PRIMARY KEY,
     url            TEXT COLLATE "C" NOT NULL,
     secret         TEXT COLLATE "C" NOT NULL,
+    previous_secret TEXT COLLATE "C",
+    previous_until BIGINT,
     events         TEXT COLLATE "C" NOT NULL,
     created_at     BIGINT NOT NULL,
     disabled_at    BIGINT,

@@ -66,8 +66,9 @@ pub struct Webhook {
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     pub url: String,
-    /// `whsec_` and base64: the key that signs.
-    pub secret: String,
+    /// `whsec_` and base64: the keys that sign, the current one first (and, during a rotation, the
+    /// one before it, so that a receiver that has not switched yet still verifies).
+    pub secrets: Vec<String>,
     /// Whether it still takes deliveries (not deleted, not disabled).
     pub live: bool,
 }
@@ -279,9 +280,20 @@ impl Store {
     pub fn webhook_endpoint(&self, id: &str) -> Result<Option<Endpoint>> {
         Ok(self
             .conn()
-            .query_row("SELECT url, secret, deleted_at IS NULL AND disabled_at IS NULL FROM webhooks WHERE id = ?", [id], |row| {
-                Ok(Endpoint { url: row.get(0)?, secret: row.get(1)?, live: row.get::<_, i64>(2)? == 1 })
-            })
+            .query_row(
+                "SELECT url, secret, deleted_at IS NULL AND disabled_at IS NULL, previous_secret, previous_until FROM webhooks WHERE id = ?",
+                [id],
+                |row| {
+                    let mut secrets = vec![row.get::<_, String>(1)?];
+                    let until: Option<i64> = row.get(4)?;
+                    if let (Some(previous), Some(until)) = (row.get::<_, Option<String>>(3)?, until)
+                        && until > chrono::Utc::now().timestamp()
+                    {
+                        secrets.push(previous);
+                    }
+                    Ok(Endpoint { url: row.get(0)?, secrets, live: row.get::<_, i64>(2)? == 1 })
+                },
+            )
             .optional()?)
     }
 

@@ -61,6 +61,21 @@ impl Writer<'_> {
         Ok(hook)
     }
 
+    /// Gives the endpoint `id` a new signing secret; the old one still signs (beside the new)
+    /// until `keep_old_until`, so its receiver can switch without refusing a delivery. Recorded
+    /// (never a secret).
+    pub fn rotate_webhook_secret(&mut self, id: &str, secret: &str, keep_old_until: DateTime<Utc>) -> Result<()> {
+        let changed = self.tx.execute(
+            "UPDATE webhooks SET previous_secret = secret, previous_until = ?, secret = ? WHERE id = ? AND deleted_at IS NULL",
+            params![keep_old_until.timestamp(), secret, id],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::invalid("id", format!("id: no webhook endpoint {id:?}; the list of endpoints shows their ids")));
+        }
+        let after = events::fields([("secret", json!("rotated")), ("previous_secret_until", json!(keep_old_until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)))]);
+        self.event(Entity::Webhook, id, Action::Updated, events::diff(None, Some(after)))
+    }
+
     fn fail_pending(&self, target: &str, why: &str) -> Result<()> {
         let now = database_now_ms(self.tx.backend());
         self.tx.execute(

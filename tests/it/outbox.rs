@@ -540,3 +540,28 @@ fn issue_24_the_webhook_command_creates_lists_and_deletes() {
     assert_eq!(db.scalar("SELECT count(*) FROM events WHERE entity = 'webhook'"), 2);
     assert_eq!(db.scalar("SELECT count(*) FROM events WHERE who = 'operator' AND via = 'webhook create'"), 1);
 }
+
+/// A secret's rotation: `webhook rotate` prints a new secret, and while the old one still signs,
+/// each delivery carries both signatures, one for each secret.
+#[test]
+fn issue_24_during_a_rotation_a_delivery_is_signed_with_both_secrets() {
+    let db = crate::support::TestDb::sqlite();
+    small_studio(db.target());
+    let rx = Receiver::start(vec![Reply::ok()]);
+    let mut s = stdio(db.db_arg(), &["--webhooks-to-private"]);
+    let created = s.ok("create_webhook", json!({"url": rx.url(), "events": ["booking.created"]}));
+    let old = created["secret"].as_str().unwrap().to_owned();
+    let rotated = std::process::Command::new(env!("CARGO_BIN_EXE_studioflow"))
+        .args(["webhook", "rotate", "--db", db.db_arg(), created["webhook"]["id"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(rotated.status.success(), "{}", String::from_utf8_lossy(&rotated.stderr));
+    let new = String::from_utf8(rotated.stdout).unwrap().trim().to_owned();
+    assert!(new.starts_with("whsec_") && new != old);
+    s.ok("create_booking", BOOK());
+    let got = rx.wait_for(1, Duration::from_secs(20));
+    assert_eq!(got[0].headers["webhook-signature"].split(' ').count(), 2, "{:?}", got[0].headers);
+    assert_signed(&new, &got[0]);
+    assert_signed(&old, &got[0]);
+    s.kill();
+}
