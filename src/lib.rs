@@ -16,6 +16,8 @@
 //!   HTML pages and grant MCP clients (registered, or named by their metadata document's URL)
 //!   opaque tokens within their role.
 //! - [`tasks`]: durable reflow tasks, the one way a reflow runs.
+//! - [`notify`]: telling people: the worker that delivers the outbox's notifications after
+//!   commit (webhooks, signed to the Standard Webhooks specification), with retries.
 //! - [`auth`]: scopes, principals and which request needs which scope (remote access).
 //! - [`error`]: whose fault a failure is, for the edges to word.
 //! - [`tls`]: the TLS of the HTTPS clients (rustls with ring), installed once per process.
@@ -37,6 +39,7 @@ pub mod ics;
 pub mod feeds;
 pub mod oauth;
 pub mod tasks;
+pub mod notify;
 pub mod auth;
 pub mod error;
 pub mod tls;

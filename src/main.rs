@@ -116,6 +116,12 @@ enum Command {
         #[command(subcommand)]
         action: commands::UserCommand,
     },
+    /// Webhook endpoints: create one (its signing secret is printed once), list them, delete
+    /// one, see its latest delivery attempts.
+    Webhook {
+        #[command(subcommand)]
+        action: commands::WebhookCommand,
+    },
     /// List the studio's rooms, clients or engineers, with their ids.
     List {
         /// What to list.
@@ -333,6 +339,10 @@ struct ServeArgs {
     /// a server dies, another on the same database takes its tasks over within this long.
     #[arg(long, default_value_t = studioflow::tasks::DEFAULT_LEASE.as_secs_f64())]
     task_lease: f64,
+    /// Deliver webhooks to loopback, private and link-local addresses (and over plain http) too:
+    /// for a receiver on the studio's own network. Without it they are refused.
+    #[arg(long)]
+    webhooks_to_private: bool,
     #[command(flatten)]
     auth: AuthArgs,
     /// Tests only: pause this long after each solved part.
@@ -347,6 +357,10 @@ struct ServeArgs {
     #[cfg(feature = "testing")]
     #[arg(long, hide = true)]
     conformance_fixtures: bool,
+    /// Tests only: milliseconds a webhook attempt may take (instead of 15 s).
+    #[cfg(feature = "testing")]
+    #[arg(long, hide = true)]
+    test_webhook_timeout_ms: Option<u64>,
 }
 
 /// Who may call over HTTP (README: "Running on a network").
@@ -406,6 +420,7 @@ impl ServeArgs {
             solver_time_limit: self.solver_time_limit,
             task_ttl: self.task_ttl,
             task_lease: self.task_lease,
+            webhooks_to_private: self.webhooks_to_private,
             auth: commands::AuthFlags {
                 require: self.auth.require_auth,
                 oauth_issuer: self.auth.oauth_issuer,
@@ -425,6 +440,8 @@ impl ServeArgs {
             test_apply_delay_ms: self.test_apply_delay_ms,
             #[cfg(feature = "testing")]
             conformance_fixtures: self.conformance_fixtures,
+            #[cfg(feature = "testing")]
+            test_webhook_timeout_ms: self.test_webhook_timeout_ms,
         }
     }
 }
@@ -539,6 +556,7 @@ fn main() -> ExitCode {
             TokenCommand::Revoke { db, id } => commands::token(&db, commands::TokenAction::Revoke { id }),
         },
         Command::User { action } => commands::user(action),
+        Command::Webhook { action } => commands::webhook(action),
         Command::List { what, db, json } => {
             let what = match what {
                 ListWhat::Rooms => commands::Listing::Rooms,

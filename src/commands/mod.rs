@@ -14,6 +14,7 @@ mod solve;
 mod task;
 mod token;
 mod user;
+mod webhook;
 
 pub use calendar::{calendar, feed, FeedAction};
 pub use demo::demo;
@@ -26,6 +27,7 @@ pub use solve::solve;
 pub use task::{task, TaskAction};
 pub use token::{token, TokenAction};
 pub use user::{user, UserCommand};
+pub use webhook::{check_events, webhook, webhook_json, WebhookCommand};
 
 use crate::domain::RoomId;
 use crate::error::Blame;

@@ -27,6 +27,8 @@ pub struct ServeConfig {
     pub task_ttl: f64,
     /// Seconds a task's lease lasts unless renewed.
     pub task_lease: f64,
+    /// Webhooks may go to loopback, private and link-local addresses.
+    pub webhooks_to_private: bool,
     pub auth: AuthFlags,
     /// Tests only: a pause per solved part, to stop a process in the middle of a solve.
     #[cfg(feature = "testing")]
@@ -38,6 +40,9 @@ pub struct ServeConfig {
     /// Tests only: also serve the MCP conformance suite's fixture tools.
     #[cfg(feature = "testing")]
     pub conformance_fixtures: bool,
+    /// Tests only: how long a webhook attempt may take (instead of 15 s).
+    #[cfg(feature = "testing")]
+    pub test_webhook_timeout_ms: Option<u64>,
 }
 
 /// Who may call over HTTP.
@@ -242,6 +247,12 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     let auth_pool = pool.clone();
     let tasks = crate::tasks::Tasks::new(pool.clone(), task_config);
     let holds = pool.clone();
+    let outbox = pool.clone();
+    #[cfg(feature = "testing")]
+    let timeout = config.test_webhook_timeout_ms.map_or(crate::notify::webhook::TIMEOUT, Duration::from_millis);
+    #[cfg(not(feature = "testing"))]
+    let timeout = crate::notify::webhook::TIMEOUT;
+    let delivery = crate::notify::Delivery { allow_private: config.webhooks_to_private, server: format!("pid{}", std::process::id()), timeout };
     // Work a killed process left behind is redone before anyone asks about it; from then on this
     // server keeps its leases and takes over tasks whose server died.
     let resumed = tasks.resume()?;
@@ -249,11 +260,12 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         tracing::info!(resumed, "resumed reflow tasks left working");
     }
     tasks.start_leases()?;
-    let server = crate::mcp::StudioServer::new(crate::mcp::Ctx { pool, tasks: tasks.clone() });
+    let server = crate::mcp::StudioServer::new(crate::mcp::Ctx { pool, tasks: tasks.clone(), webhooks_to_private: config.webhooks_to_private });
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let outcome = runtime.block_on(async move {
         tokio::spawn(crate::tasks::sweep_expired_tasks(tasks, ttl));
         tokio::spawn(crate::tasks::release_expired_holds(holds));
+        tokio::spawn(crate::notify::run(outbox, delivery));
         #[cfg(feature = "testing")]
         if config.conformance_fixtures {
             tracing::warn!("serving the conformance suite's fixture tools (--conformance-fixtures): for tests only");

@@ -33,10 +33,14 @@ pub enum Entity {
     User,
     /// A user's grant to an OAuth client: granted, revoked.
     Grant,
+    /// A webhook endpoint: created, deleted, disabled (a 410).
+    Webhook,
+    /// The studio's own settings.
+    Studio,
 }
 
 impl Entity {
-    pub const ALL: [Entity; 10] = [
+    pub const ALL: [Entity; 12] = [
         Entity::Booking,
         Entity::Room,
         Entity::Client,
@@ -47,6 +51,8 @@ impl Entity {
         Entity::Task,
         Entity::User,
         Entity::Grant,
+        Entity::Webhook,
+        Entity::Studio,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +67,8 @@ impl Entity {
             Entity::Task => "task",
             Entity::User => "user",
             Entity::Grant => "grant",
+            Entity::Webhook => "webhook",
+            Entity::Studio => "studio",
         }
     }
 
@@ -231,13 +239,13 @@ pub fn window_fields(tz: &StudioTz, w: &OfflineWindow) -> Map<String, Json> {
     ])
 }
 
-/// Writes one event. `at` is the studio's "now".
-pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity: Entity, id: &str, action: Action, change: Change) -> Result<()> {
+/// Writes one event and returns its number. `at` is the studio's "now".
+pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity: Entity, id: &str, action: Action, change: Change) -> Result<i64> {
     let text = |m: Option<Map<String, Json>>| m.map(|m| Json::Object(m).to_string());
-    conn.prepare_cached(
-        "INSERT INTO events (at, real_at, who, via, entity, entity_id, action, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    let seq = conn.prepare_cached(
+        "INSERT INTO events (at, real_at, who, via, entity, entity_id, action, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
     )?
-    .execute(db::params![
+    .query_row(db::params![
         at.timestamp(),
         Utc::now().timestamp_millis(),
         actor.who,
@@ -247,8 +255,8 @@ pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity
         action.as_str(),
         text(change.before),
         text(change.after)
-    ])?;
-    Ok(())
+    ], |row| row.get(0))?;
+    Ok(seq)
 }
 
 /// Which events to list, in commit order.
@@ -262,6 +270,11 @@ pub struct EventQuery {
 }
 
 impl Store {
+    /// The number of the last event committed (0 before any).
+    pub fn last_event_seq(&self) -> Result<i64> {
+        Ok(self.conn().query_row("SELECT COALESCE(MAX(seq), 0) FROM events", (), |row| row.get(0))?)
+    }
+
     /// Events in commit order.
     pub fn events(&self, query: &EventQuery) -> Result<Vec<Event>> {
         let mut sql = "SELECT seq, at, real_at, who, via, entity, entity_id, action, before, after FROM events WHERE seq > ?".to_owned();

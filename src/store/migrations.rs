@@ -355,6 +355,74 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE events_new RENAME TO events;
     CREATE INDEX events_entity ON events (entity, entity_id, seq);
     "#,
+    // 14: telling people. The outbox: every change that concerns someone writes its notifications
+    // in the transaction that makes the change (one row per change and destination), and a
+    // delivery worker claims them after commit with a lease on the database's clock, recording
+    // each attempt and when the next is due. Webhook endpoints keep their signing secret (it signs,
+    // so it cannot be a hash). The studio gains the staff address for digests; the history gains
+    // webhook endpoints and the studio's own settings.
+    r#"
+    ALTER TABLE studio ADD COLUMN notify_email TEXT;
+    CREATE TABLE webhooks (
+        id             TEXT    PRIMARY KEY,           -- wh_ and 40 random bits
+        url            TEXT    NOT NULL,
+        secret         TEXT    NOT NULL,              -- whsec_ and base64: it signs, so it is kept, never logged
+        previous_secret TEXT,                         -- the secret before a rotation, still signing until previous_until
+        previous_until INTEGER,                       -- unix seconds
+        events         TEXT    NOT NULL,              -- JSON list of event types; [] is every type
+        created_at     INTEGER NOT NULL,              -- unix seconds, real time
+        disabled_at    INTEGER,                       -- a 410 disabled it
+        disabled_why   TEXT,
+        deleted_at     INTEGER
+    );
+    CREATE TABLE notifications (
+        seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+        id             TEXT    NOT NULL UNIQUE,       -- msg_ and 80 random bits: the webhook-id, the same on every retry
+        event_seq      INTEGER NOT NULL,              -- the change it tells of (events.seq)
+        type           TEXT    NOT NULL,              -- booking.moved, reflow.applied, ...
+        subject        TEXT    NOT NULL,              -- the booking, reflow, room or window it is about
+        channel        TEXT    NOT NULL CHECK (channel IN ('webhook')),
+        target         TEXT    NOT NULL,              -- the webhook's id
+        payload        TEXT    NOT NULL,              -- the body sent: {"type", "timestamp", "data"}
+        created_ms     INTEGER NOT NULL,
+        status         TEXT    NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts       INTEGER NOT NULL DEFAULT 0,
+        next_attempt_ms INTEGER NOT NULL,             -- unix ms on the database's clock
+        lease_expires_ms INTEGER,                     -- claimed by a worker until then
+        claimed_by     TEXT,
+        last_error     TEXT,
+        done_ms        INTEGER
+    );
+    CREATE INDEX notifications_due ON notifications (next_attempt_ms) WHERE status = 'pending';
+    CREATE INDEX notifications_target ON notifications (channel, target, seq);
+    CREATE TABLE notification_attempts (
+        notification_seq INTEGER NOT NULL REFERENCES notifications (seq),
+        attempt        INTEGER NOT NULL,
+        at_ms          INTEGER NOT NULL,
+        ok             INTEGER NOT NULL CHECK (ok IN (0, 1)),
+        http_status    INTEGER,
+        answer         TEXT,                          -- the first 500 characters of what the receiver said, or the error
+        duration_ms    INTEGER NOT NULL,
+        PRIMARY KEY (notification_seq, attempt)
+    );
+    CREATE TABLE events_new (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         INTEGER NOT NULL,
+        real_at    INTEGER NOT NULL,
+        who        TEXT    NOT NULL,
+        via        TEXT    NOT NULL,
+        entity     TEXT    NOT NULL CHECK (entity IN ('booking', 'room', 'client', 'engineer', 'offline_window', 'reflow', 'token', 'task', 'user', 'grant', 'webhook', 'studio')),
+        entity_id  TEXT    NOT NULL,
+        action     TEXT    NOT NULL,
+        before     TEXT,
+        after      TEXT
+    );
+    INSERT INTO events_new (seq, at, real_at, who, via, entity, entity_id, action, before, after)
+        SELECT seq, at, real_at, who, via, entity, entity_id, action, before, after FROM events ORDER BY seq;
+    DROP TABLE events;
+    ALTER TABLE events_new RENAME TO events;
+    CREATE INDEX events_entity ON events (entity, entity_id, seq);
+    "#,
 ];
 
 /// The schema version this build writes.

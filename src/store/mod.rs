@@ -13,14 +13,17 @@ mod file;
 mod grants;
 mod idempotency;
 mod migrations;
+mod outbox;
 mod pool;
 mod read;
 mod reflows;
 mod roster;
 mod rules;
+mod staff_address;
 mod tasks;
 mod tokens;
 mod users;
+mod webhooks;
 mod write;
 
 pub use db::{Backend, Target};
@@ -39,6 +42,7 @@ pub use tokens::{ApiToken, TokenCheck, TokenStatus, TOKEN_PREFIX};
 pub use grants::{Access, AccessCheck, CodeExchange, Exchanged, GrantRecord, GrantRefusal, Issued, NewCode, RegisteredClient, ACCESS_PREFIX, REFRESH_LIFETIME, REFRESH_PREFIX};
 pub use users::{Credentials, User, SETUP_LIFETIME};
 pub use write::Writer;
+pub use outbox::{event_type, Attempt, Claimed, Endpoint, Next, Notification, NotificationQuery, Webhook, EVENT_TYPES, MAX_WEBHOOKS, STATUSES};
 
 use crate::domain::{check_list, Actor, Studio, StudioTz, TextKind, TimeError, MAX_PEOPLE};
 use chrono::{DateTime, Duration, Utc};

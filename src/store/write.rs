@@ -85,7 +85,10 @@ impl<'c> Writer<'c> {
 
     /// Records one change in the history, in this transaction.
     pub(super) fn event(&self, entity: Entity, id: &str, action: Action, change: events::Change) -> Result<()> {
-        events::record(&self.tx, self.now(), &self.actor, entity, id, action, change)
+        let at = self.now();
+        let seq = events::record(&self.tx, at, &self.actor, entity, id, action, change)?;
+        // The outbox, in the same transaction: the change and what it tells commit together.
+        super::outbox::enqueue(&self.tx, self.studio.as_ref().map(|s| &s.tz), seq, at, &self.actor, entity, id, action)
     }
 
     /// Records a booking's change from `before` (None: it is new) to what it is now.

@@ -175,6 +175,14 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
         ),
         ("remove_offline_window", json!({"id": 99999}), vec![("id", I64, true)]),
         ("list_changes", json!({}), vec![("since", Id, false), ("entity", Choice, false), ("id", Id, false), ("limit", U32, false)]),
+        // Issue 24. create_webhook's request is refused itself (a private address, without
+        // --webhooks-to-private), and delete_webhook's names no endpoint.
+        ("create_webhook", json!({"url": "https://10.0.0.7/hook"}), vec![("url", Id, true), ("events", Ids, false)]),
+        ("list_webhooks", json!({}), vec![]),
+        ("delete_webhook", json!({"id": "wh_nothere"}), vec![("id", Id, true)]),
+        ("list_notifications", json!({}), vec![("since", Id, false), ("status", Choice, false), ("limit", U32, false)]),
+        ("get_studio", json!({}), vec![]),
+        ("update_studio", json!({"notify_email": "desk@example.com"}), vec![("notify_email", Email, false)]),
     ]
 }
 
@@ -388,6 +396,31 @@ fn cases() -> Vec<Case> {
     add("list_changes", json!({"entity": "booking", "id": "bk_99999"}), refused("unknown booking \"bk_99999\""), "unknown id");
     add("list_changes", json!({"entity": "room", "id": "attic"}), refused("unknown room \"attic\""), "unknown id");
 
+    // Issue 24: webhook URLs and event types of the right shape that are still wrong.
+    for (url, message) in [
+        ("ftp://hooks.example.com/x", "must use https, not ftp"),
+        ("http://93.184.215.14/hook", "must use https"),
+        ("https://user:pw@93.184.215.14/hook", "user name or password"),
+        ("hooks.example.com/x", "not an absolute URL"),
+        ("https://93.184.215.14/hook#frag", "#fragment"),
+        ("https://192.168.1.20/hook", "--webhooks-to-private"),
+        ("https://[fe80::1]/hook", "--webhooks-to-private"),
+        ("https://localhost:8080/hook", "--webhooks-to-private"),
+    ] {
+        add("create_webhook", json!({"url": url}), refused(message), "webhook URL");
+    }
+    for events in [json!(["booking.exploded"]), json!(["booking.created", "BOOKING.MOVED"]), json!(["*"])] {
+        add("create_webhook", json!({"url": "https://93.184.215.14/hook", "events": events}), refused("is not an event type"), "webhook event type");
+    }
+    add("delete_webhook", json!({"id": "wh_nothere"}), refused("no webhook endpoint \"wh_nothere\""), "unknown id");
+    add("list_webhooks", json!({"limit": 3}), refused("unknown field `limit`"), "argument unknown");
+    add("get_studio", json!({"name": "x"}), refused("unknown field `name`"), "argument unknown");
+    add("update_studio", json!({}), refused("give notify_email"), "argument missing");
+    add("update_studio", json!({"timezone": "Europe/Paris"}), refused("unknown field `timezone`"), "argument unknown");
+    for since in ["e1.5", "n1.zz", "n1.-3"] {
+        add("list_notifications", json!({"since": since}), refused("since: not a cursor this server gave"), "cursor");
+    }
+
     // Tools without arguments take none.
     for extra in [json!({"room": "studio-a"}), json!({"limit": 3}), json!({"x": null}), json!({"": 1}), json!({"cursor": "c1.0.0"})] {
         let field = extra.as_object().unwrap().keys().next().unwrap().clone();
@@ -439,6 +472,8 @@ fn cases() -> Vec<Case> {
         ("list_engineers", 501, "limit must be 1 to 500"),
         ("list_changes", 0, "limit must be 1 to 1000"),
         ("list_changes", 1001, "limit must be 1 to 1000"),
+        ("list_notifications", 0, "limit must be 1 to 1000"),
+        ("list_notifications", 1001, "limit must be 1 to 1000"),
     ] {
         add(tool, with(&base(tool), "limit", json!(limit)), refused(message), "number out of range");
     }
@@ -580,7 +615,7 @@ fn cases() -> Vec<Case> {
 
 /// The tools that may change the studio: after each of their cases, the row counts are checked.
 fn writes(tool: &str) -> bool {
-    !["list_rooms", "query_bookings", "get_booking", "find_free_slots", "list_offline_windows", "get_reflow", "list_clients", "list_engineers", "list_changes"]
+    !["list_rooms", "query_bookings", "get_booking", "find_free_slots", "list_offline_windows", "get_reflow", "list_clients", "list_engineers", "list_changes", "list_webhooks", "list_notifications", "get_studio"]
         .contains(&tool)
 }
 

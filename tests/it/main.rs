@@ -16,6 +16,7 @@ mod mcp;
 mod mcp_beyond_tools;
 mod mcp_client;
 mod oauth;
+mod outbox;
 mod pg_faults;
 mod readme;
 mod reflow;

@@ -211,7 +211,7 @@ const LAYERS: &[&[&str]] = &[
     &["domain", "error", "tls"],
     &["auth"],
     &["store"],
-    &["reflow", "availability", "ics", "feeds", "oauth", "shapes", "demo", "reflow_text"],
+    &["reflow", "availability", "ics", "feeds", "oauth", "shapes", "demo", "reflow_text", "notify"],
     &["tasks"],
     &["view"],
     &["mcp"],

@@ -2,7 +2,8 @@
 //! call's handler on a blocking thread (SQLite and the solver never run on an async worker), and
 //! turns the answer into a `CallToolResult` with structured content and a one-line summary.
 //! Resources, prompts and completions are answered from `resources.rs` and `prompts.rs`; a
-//! synchronous reflow that asked for progress or log messages goes through `progress.rs`.
+//! synchronous reflow that asked for progress or log messages goes through `progress.rs`;
+//! `subscriptions/listen` on calendars is `watch.rs`.
 //! The fronts serve any [`Served`] handler: this one, or the conformance suite's wrapper around
 //! it (`mcp/testing`), which alone knows of fixtures.
 
@@ -12,6 +13,7 @@ mod prompts;
 mod resources;
 pub(super) mod tasks;
 pub(super) mod tools;
+mod watch;
 pub(super) mod wire;
 
 pub use tools::Ctx;
@@ -203,6 +205,7 @@ impl ServerHandler for StudioServer {
             .enable_tools()
             .enable_tasks()
             .enable_resources()
+            .enable_resources_subscribe()
             .enable_prompts()
             .enable_completions()
             .enable_logging()
@@ -235,6 +238,14 @@ impl ServerHandler for StudioServer {
         let cursor = request.and_then(|r| r.cursor);
         // The view (MCP Apps) is a resource like the calendars, listed first.
         self.blocking("resources/list", move |ctx| resources::list(ctx, cursor.as_deref(), vec![apps::resource()])).await
+    }
+
+    fn accepted_subscription_filter(&self, requested: &rmcp::model::SubscriptionFilter) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(watch::accepted(requested))
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        watch::listen(self.ctx.clone(), context).await
     }
 
     async fn list_resource_templates(

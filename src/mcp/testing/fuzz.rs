@@ -91,8 +91,8 @@ fn scratch() -> &'static Scratch {
         or_crash(or_crash(pool.with(|store| crate::demo::load_demo(store).map(|_| ())), "a pool connection"), "the demo studio");
         // Reflows get little time: the fuzzer is after the front door, not the solver.
         let config = TaskConfig::new(Duration::from_secs(60), 1, Duration::from_millis(20));
-        let ctx = Arc::new(Ctx { pool: pool.clone(), tasks: Tasks::new(pool, config) });
-        let server = StudioServer::new(Ctx { pool: ctx.pool.clone(), tasks: ctx.tasks.clone() });
+        let ctx = Arc::new(Ctx { pool: pool.clone(), tasks: Tasks::new(pool, config), webhooks_to_private: false });
+        let server = StudioServer::new(Ctx { pool: ctx.pool.clone(), tasks: ctx.tasks.clone(), webhooks_to_private: false });
         let runtime = or_crash(tokio::runtime::Builder::new_current_thread().enable_all().build(), "a runtime");
         Scratch { server, ctx, runtime, _dir: tempfile_dir::Dir(dir) }
     })

@@ -63,6 +63,14 @@ impl ServerHandler for FixtureServer {
         Ok(listed)
     }
 
+    fn accepted_subscription_filter(&self, requested: &rmcp::model::SubscriptionFilter) -> Option<rmcp::model::SubscriptionFilter> {
+        self.studio.accepted_subscription_filter(requested)
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        self.studio.listen(context).await
+    }
+
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,

@@ -37,7 +37,7 @@ pub fn list_changes(ctx: &Call<'_>, a: ListChangesArgs) -> Result<(ChangesOut, S
                 Entity::Engineer => store.person(PersonKind::Engineer, id)?.is_none().then(|| StoreError::UnknownEngineer(id.into())),
                 // A window may have been removed, a reflow's history is its own answer, and tokens,
                 // tasks, users and grants are the operator's.
-                Entity::OfflineWindow | Entity::Reflow | Entity::Token | Entity::Task | Entity::User | Entity::Grant => None,
+                Entity::OfflineWindow | Entity::Reflow | Entity::Token | Entity::Task | Entity::User | Entity::Grant | Entity::Webhook | Entity::Studio => None,
             };
             if let Some(e) = missing {
                 return Err(e.into());

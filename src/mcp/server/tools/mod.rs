@@ -11,6 +11,7 @@
 
 mod bookings;
 mod history;
+mod outbox;
 mod people;
 mod reflows;
 mod rooms;
@@ -58,12 +59,20 @@ pub mod names {
     pub const UPDATE_ROOM: &str = "update_room";
     pub const REMOVE_OFFLINE_WINDOW: &str = "remove_offline_window";
     pub const LIST_CHANGES: &str = "list_changes";
+    pub const CREATE_WEBHOOK: &str = "create_webhook";
+    pub const LIST_WEBHOOKS: &str = "list_webhooks";
+    pub const DELETE_WEBHOOK: &str = "delete_webhook";
+    pub const LIST_NOTIFICATIONS: &str = "list_notifications";
+    pub const GET_STUDIO: &str = "get_studio";
+    pub const UPDATE_STUDIO: &str = "update_studio";
 }
 
 /// What a handler needs: the database, and the task runner every reflow goes through.
 pub struct Ctx {
     pub pool: Arc<Pool>,
     pub tasks: Arc<Tasks>,
+    /// `serve --webhooks-to-private`: webhook endpoints may be private addresses.
+    pub webhooks_to_private: bool,
 }
 
 /// Who is calling. Over HTTP with authentication, the principal the front found: the history
@@ -384,6 +393,12 @@ pub fn all() -> Vec<ToolSpec> {
         spec(names::UPDATE_ROOM, "Update a room", "Change a room's name, capacity, features, opening hours or turnaround, or retire it (active: false). A change that would put future bookings out of the room is refused listing them; with force: true it is applied and they are displaced, ready for reflow_month.", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), rooms::update_room),
         spec(names::REMOVE_OFFLINE_WINDOW, "Remove an offline window", "End a room's offline window early (the repair is done); says which bookings a reflow moved out of it could now go back.", Effect::Change { idempotent: false }, Access::Needs(Scope::StudioManage), rooms::remove_offline_window),
         spec(names::LIST_CHANGES, "List changes", "The studio's history in commit order: every change to a booking, room, client, engineer or offline window, with who, when, through what, and the fields before and after. Pass next_cursor back as since to follow it without missing or repeating a change.", Effect::Read, Access::Needs(Scope::StudioRead), history::list_changes),
+        spec(names::CREATE_WEBHOOK, "Create a webhook endpoint", "Have every change of the chosen event types POSTed to an https URL, signed to the Standard Webhooks specification; the signing secret is in the answer, once. Private addresses are refused unless the server allows them.", Effect::Add, Access::Needs(Scope::StudioManage), outbox::create_webhook),
+        spec(names::LIST_WEBHOOKS, "List webhook endpoints", "The webhook endpoints: URL, event types, and whether one was disabled (it answered 410 Gone). Never their secrets.", Effect::Read, Access::Needs(Scope::StudioManage), outbox::list_webhooks),
+        spec(names::DELETE_WEBHOOK, "Delete a webhook endpoint", "Stop sending to a webhook endpoint; what was waiting for it is marked failed.", Effect::Change { idempotent: false }, Access::Needs(Scope::StudioManage), outbox::delete_webhook),
+        spec(names::LIST_NOTIFICATIONS, "List notifications", "What the studio told whom about each change (webhook deliveries) and how it went: pending with the next attempt's time, delivered, or failed with why. Pass next_cursor back as since to read on.", Effect::Read, Access::Needs(Scope::StudioRead), outbox::list_notifications),
+        spec(names::GET_STUDIO, "Get the studio's settings", "The studio's own settings: name, time zone, notice, booking horizon, and the staff address that gets each reflow's digest.", Effect::Read, Access::Needs(Scope::StudioManage), outbox::get_studio),
+        spec(names::UPDATE_STUDIO, "Update the studio's settings", "Set the staff address (notify_email) that gets each reflow's digest: counts, and every session that could not be moved with its reason and the client's contact. \"\" clears it. Recorded in the history.", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), outbox::update_studio),
     ]
 }
 

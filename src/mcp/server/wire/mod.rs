@@ -57,7 +57,9 @@ pub(super) fn nullable<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d:
 
 mod answers;
 mod args;
+mod outbox;
 
 pub use answers::*;
 pub use args::*;
+pub use outbox::*;
 pub use crate::shapes::{booking, reflow, room, window, BookingOut, ReflowOut, RoomOut, WindowOut};
