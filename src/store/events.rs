@@ -14,8 +14,8 @@ use serde_json::{json, Map, Value as Json};
 
 /// What a change is about: a booking, a room, a client, an engineer, an offline window, a reflow
 /// (applied or undone), an API token (created or revoked; never its secret), a task (cancelled
-/// from outside MCP, by the operator or by revoking its owner's token), a staff account or an
-/// OAuth grant.
+/// from outside MCP, by the operator or by revoking its owner's token), a staff account, an
+/// OAuth grant, a webhook endpoint (never its secret) or the studio's own settings.
 // Its names (snake case) are what the history stores and what its readers filter by, so the MCP
 // edge reads them as they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]

@@ -152,9 +152,22 @@ pub(super) fn database_now_ms(backend: db::Backend) -> &'static str {
     }
 }
 
-/// Writes the notifications of the event `event_seq` (one per endpoint that takes its type), in
-/// the writer's transaction. `at` is the studio's time of the change.
-pub(super) fn enqueue(conn: &Connection, tz: Option<&StudioTz>, event_seq: i64, at: DateTime<Utc>, actor: &crate::domain::Actor, entity: Entity, id: &str, action: Action) -> Result<()> {
+/// One event just recorded, as the outbox reads it.
+pub(super) struct Recorded<'a> {
+    /// Its number in the history.
+    pub seq: i64,
+    /// The studio's time of the change.
+    pub at: DateTime<Utc>,
+    pub actor: &'a crate::domain::Actor,
+    pub entity: Entity,
+    pub id: &'a str,
+    pub action: Action,
+}
+
+/// Writes the notifications of a recorded event (one per endpoint that takes its type), in the
+/// writer's transaction.
+pub(super) fn enqueue(conn: &Connection, tz: Option<&StudioTz>, event: Recorded<'_>) -> Result<()> {
+    let Recorded { seq: event_seq, at, actor, entity, id, action } = event;
     let Some(kind) = event_type(entity, action) else { return Ok(()) };
     let targets: Vec<String> = {
         let mut stmt = conn.prepare_cached("SELECT id, events FROM webhooks WHERE deleted_at IS NULL AND disabled_at IS NULL ORDER BY id")?;

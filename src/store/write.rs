@@ -88,7 +88,8 @@ impl<'c> Writer<'c> {
         let at = self.now();
         let seq = events::record(&self.tx, at, &self.actor, entity, id, action, change)?;
         // The outbox, in the same transaction: the change and what it tells commit together.
-        super::outbox::enqueue(&self.tx, self.studio.as_ref().map(|s| &s.tz), seq, at, &self.actor, entity, id, action)
+        let recorded = super::outbox::Recorded { seq, at, actor: &self.actor, entity, id, action };
+        super::outbox::enqueue(&self.tx, self.studio.as_ref().map(|s| &s.tz), recorded)
     }
 
     /// Records a booking's change from `before` (None: it is new) to what it is now.

@@ -183,6 +183,7 @@ on_both! {
         let got = rx.wait_for(2, Duration::from_secs(30));
         assert_eq!(got[0].headers["webhook-id"], got[1].headers["webhook-id"]);
         assert!(got[1].at.duration_since(got[0].at) >= Duration::from_secs(1), "retried after {:?}", got[1].at.duration_since(got[0].at));
+        eprintln!("503 with Retry-After: 1 retried after {:?}", got[1].at.duration_since(got[0].at));
         for r in &got {
             assert_signed(&secret, r);
         }
@@ -462,6 +463,7 @@ fn issue_24_three_servers_under_a_booking_storm_deliver_every_notification_once(
     let servers: Vec<crate::mcp_client::HttpServer> = (0..3).map(|_| crate::mcp_client::http(std::path::Path::new(&url), &["--webhooks-to-private"])).collect();
     const BOOKINGS: usize = 120;
     let barrier = std::sync::Barrier::new(BOOKINGS);
+    let started = Instant::now();
     std::thread::scope(|scope| {
         for i in 0..BOOKINGS {
             let (server, barrier) = (&servers[i % servers.len()], &barrier);
@@ -478,7 +480,10 @@ fn issue_24_three_servers_under_a_booking_storm_deliver_every_notification_once(
             });
         }
     });
+    let booked = started.elapsed();
     let got = rx.wait_for(BOOKINGS, Duration::from_secs(60));
+    // The figures, for the record (`-- --nocapture`).
+    eprintln!("storm: {BOOKINGS} bookings over 3 servers committed in {booked:?}; every notification received {:?} after the first call", started.elapsed());
     std::thread::sleep(Duration::from_secs(2));
     let got_now = rx.wait_for(BOOKINGS, Duration::from_secs(1));
     let ids: std::collections::HashSet<&String> = got_now.iter().map(|r| &r.headers["webhook-id"]).collect();

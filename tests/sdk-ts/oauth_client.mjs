@@ -185,7 +185,7 @@ try {
   const out = {};
   await connect();
   const { tools } = await client.listTools();
-  check(tools.length === 24, `${tools.length} tools`);
+  check(tools.length === 30, `${tools.length} tools`);
   out.first_scope = provider.current?.scope;
   if (mode === "flow") {
     out.booking = await book("2026-10-14", "client-001");
