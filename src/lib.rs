@@ -21,6 +21,8 @@
 //! - [`auth`]: scopes, principals and which request needs which scope (remote access).
 //! - [`error`]: whose fault a failure is, for the edges to word.
 //! - [`tls`]: the TLS of the HTTPS clients (rustls with ring), installed once per process.
+//! - [`net`]: the addresses that requests made on a caller's word (webhooks, client metadata
+//!   documents) may not reach unless the operator allows it.
 //! - [`demo`]: the demo studio, loaded from the text files in `data/demo`.
 //! - [`view`]: the studio's view (timeline and reflow review), one HTML page, and its data.
 //! - [`mcp`]: the MCP edge: tools, tasks on the wire, stdio and HTTP, and the client side that
@@ -43,6 +45,7 @@ pub mod notify;
 pub mod auth;
 pub mod error;
 pub mod tls;
+pub mod net;
 pub mod demo;
 pub mod view;
 pub mod mcp;

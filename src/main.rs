@@ -398,6 +398,11 @@ struct AuthArgs {
     /// PEM certificates trusted, besides the platform's, when fetching client metadata documents.
     #[arg(long, value_name = "FILE")]
     oauth_client_ca: Option<PathBuf>,
+    /// Fetch client metadata documents (client ids that are https URLs) from loopback, private and
+    /// link-local addresses too; by default only public addresses are fetched, so that a client id
+    /// cannot make the server call the studio's own network.
+    #[arg(long)]
+    oauth_private_client_documents: bool,
     /// Tests only: milliseconds an authorization code lives.
     #[cfg(feature = "testing")]
     #[arg(long, hide = true)]
@@ -431,6 +436,7 @@ impl ServeArgs {
                 oauth_server: self.auth.oauth_server,
                 oauth_access_ttl: self.auth.oauth_access_ttl,
                 oauth_client_ca: self.auth.oauth_client_ca,
+                oauth_private_client_documents: self.auth.oauth_private_client_documents,
                 #[cfg(feature = "testing")]
                 test_code_ttl_ms: self.auth.test_oauth_code_ttl_ms,
             },

@@ -64,6 +64,8 @@ pub struct AuthFlags {
     pub oauth_access_ttl: f64,
     /// PEM roots trusted, besides the platform's, when fetching client metadata documents.
     pub oauth_client_ca: Option<std::path::PathBuf>,
+    /// Fetch client metadata documents from private addresses too.
+    pub oauth_private_client_documents: bool,
     /// Tests only: milliseconds an authorization code lives (60 s otherwise).
     #[cfg(feature = "testing")]
     pub test_code_ttl_ms: Option<u64>,
@@ -109,6 +111,8 @@ impl AuthFlags {
             self.authorization_server_config(&resource).map(drop).or_else(input)?;
         } else if self.oauth_client_ca.is_some() {
             return input("--oauth-client-ca is for --oauth-server".into());
+        } else if self.oauth_private_client_documents {
+            return input("--oauth-private-client-documents is for --oauth-server".into());
         }
         Ok(())
     }
@@ -118,6 +122,7 @@ impl AuthFlags {
         let mut config = crate::oauth::Config::new(resource)?;
         config.access_ttl = Duration::from_secs_f64(self.oauth_access_ttl);
         config.client_ca = self.oauth_client_ca.clone();
+        config.private_client_documents = self.oauth_private_client_documents;
         if let Some(path) = &config.client_ca
             && !path.is_file()
         {

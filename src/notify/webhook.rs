@@ -8,6 +8,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
+use crate::net::PublicOnly;
 
 /// How long one attempt may take, connection included.
 pub const TIMEOUT: Duration = Duration::from_secs(15);
@@ -37,24 +38,6 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<Strin
     Ok(format!("v1,{}", data_encoding::BASE64.encode(&mac.finalize().into_bytes())))
 }
 
-/// Whether an address is one an endpoint may not reach without `--webhooks-to-private`:
-/// loopback, private (RFC 1918, unique local), link-local, unspecified, CGNAT, or IPv4 in IPv6.
-pub fn is_private(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback() || v4.is_private() || v4.is_link_local() || v4.is_unspecified() || v4.is_broadcast() || (a == 100 && (64..128).contains(&b)) || a == 0
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_private(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback() || v6.is_unspecified() || (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80
-        }
-    }
-}
-
 /// Checks an endpoint's URL as given: absolute, `https` (or `http` when private addresses are
 /// allowed, for a receiver on the studio's own network), a host, no user or password, no
 /// fragment. With `resolve`, its host's addresses are looked up too and a private one is refused
@@ -77,51 +60,30 @@ pub fn check_url(url: &str, allow_private: bool, resolve: bool) -> Result<reqwes
     if allow_private {
         return Ok(parsed);
     }
-    let literal = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok();
-    if let Some(ip) = literal {
-        if is_private(ip) {
-            return Err(private_refusal(host));
-        }
-        return Ok(parsed);
-    }
-    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
+    if crate::net::names_private(host) {
         return Err(private_refusal(host));
+    }
+    if host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().is_ok() {
+        return Ok(parsed);
     }
     if resolve {
         use std::net::ToSocketAddrs;
         let port = parsed.port_or_known_default().unwrap_or(443);
         let addrs: Vec<SocketAddr> = (host, port).to_socket_addrs().map_err(|e| format!("url's host {host} cannot be resolved: {e}"))?.collect();
-        if addrs.iter().any(|a| is_private(a.ip())) {
+        if addrs.iter().any(|a| crate::net::is_private(a.ip())) {
             return Err(private_refusal(host));
         }
     }
     Ok(parsed)
 }
 
+/// The refusal of a private host for a webhook.
 fn private_refusal(host: &str) -> String {
-    format!(
-        "url's host {host} is a loopback, private or link-local address: webhooks go to public addresses \
-         unless the server runs with `serve --webhooks-to-private`"
-    )
+    crate::net::private_refusal(&format!("url's host {host}"), "webhooks", "--webhooks-to-private")
 }
 
-/// A resolver that refuses (with no address at all) a name resolving to any private address, so
-/// that a public name cannot be pointed at the studio's own network after it was checked.
-#[derive(Clone, Copy)]
-struct PublicOnly;
-
-impl reqwest::dns::Resolve for PublicOnly {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if addrs.iter().any(|a| is_private(a.ip())) {
-                return Err(private_refusal(&host).into());
-            }
-            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
-        })
-    }
-}
+/// The resolver deliveries use unless private addresses are allowed.
+const PUBLIC_ONLY: PublicOnly = PublicOnly { what: "webhooks", flag: "--webhooks-to-private" };
 
 /// The HTTP client every delivery uses: `timeout` ([`TIMEOUT`] but in tests), no redirects, and
 /// (unless `allow_private`) the resolver that refuses private addresses.
@@ -133,7 +95,7 @@ pub fn client(allow_private: bool, timeout: Duration) -> Result<reqwest::Client,
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("studioflow/", env!("CARGO_PKG_VERSION")));
     if !allow_private {
-        builder = builder.dns_resolver(std::sync::Arc::new(PublicOnly));
+        builder = builder.dns_resolver(std::sync::Arc::new(PUBLIC_ONLY));
     }
     builder.build().map_err(|e| format!("cannot make the HTTP client that delivers webhooks: {e}"))
 }

@@ -76,6 +76,8 @@ pub fn redirect_allowed(uri: &str) -> Result<(), String> {
 /// Where clients are looked up: the store for registered ones, the web (with a cache) for CIMD.
 pub struct Directory {
     http: reqwest::Client,
+    /// Whether metadata documents may be fetched from private addresses (`serve --oauth-private-client-documents`).
+    allow_private: bool,
     /// Fetched documents by URL, with when they were fetched. A std mutex: never held across I/O.
     cache: Mutex<HashMap<String, (Instant, Client)>>,
     registrations: Mutex<HashMap<String, VecDeque<Instant>>>,
@@ -86,13 +88,22 @@ const CACHE_FOR: Duration = Duration::from_secs(600);
 /// How long a fetch may take, and how large a document may be.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_DOCUMENT: usize = 5 * 1024;
+/// The flag that lets documents be fetched from private addresses, and the resolver used without it.
+const PRIVATE_FLAG: &str = "--oauth-private-client-documents";
+const PUBLIC_ONLY: crate::net::PublicOnly = crate::net::PublicOnly { what: "client metadata fetches", flag: PRIVATE_FLAG };
 /// Registrations per address per hour.
 const REGISTRATIONS_PER_HOUR: usize = 20;
 
 impl Directory {
-    pub fn new(extra_roots: Option<&std::path::Path>) -> Result<Directory, String> {
+    /// A directory fetching documents over TLS trusting the platform's roots and `extra_roots`,
+    /// from public addresses only unless `allow_private` (a caller's client id is a URL of its
+    /// choosing: the server must not be made to call the studio's own network).
+    pub fn new(extra_roots: Option<&std::path::Path>, allow_private: bool) -> Result<Directory, String> {
         crate::tls::install();
         let mut builder = reqwest::Client::builder().timeout(FETCH_TIMEOUT).connect_timeout(FETCH_TIMEOUT).redirect(reqwest::redirect::Policy::none());
+        if !allow_private {
+            builder = builder.dns_resolver(std::sync::Arc::new(PUBLIC_ONLY));
+        }
         if let Some(path) = extra_roots {
             let pem = std::fs::read(path).map_err(|e| format!("--oauth-client-ca {}: {e}", path.display()))?;
             let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| format!("--oauth-client-ca {}: {e}", path.display()))?;
@@ -104,7 +115,7 @@ impl Directory {
             }
         }
         let http = builder.build().map_err(|e| format!("cannot make the HTTP client that fetches client metadata documents: {e}"))?;
-        Ok(Directory { http, cache: Mutex::new(HashMap::new()), registrations: Mutex::new(HashMap::new()) })
+        Ok(Directory { http, allow_private, cache: Mutex::new(HashMap::new()), registrations: Mutex::new(HashMap::new()) })
     }
 
     /// Counts a registration from `source`, or says it is one too many this hour.
@@ -131,6 +142,9 @@ impl Directory {
             && at.elapsed() < CACHE_FOR
         {
             return Ok(client.clone());
+        }
+        if !self.allow_private && reqwest::Url::parse(url).ok().as_ref().and_then(reqwest::Url::host_str).is_none_or(crate::net::names_private) {
+            return Err(format!("its metadata document cannot be fetched: {}", crate::net::private_refusal(&format!("its host ({})", host_of(url)), "client metadata fetches", PRIVATE_FLAG)));
         }
         let mut response = self.http.get(url).header(reqwest::header::ACCEPT, "application/json").send().await.map_err(|e| format!("its metadata document could not be fetched: {}", chain(&e)))?;
         if !response.status().is_success() {

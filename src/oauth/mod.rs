@@ -61,6 +61,10 @@ pub struct Config {
     pub code_ttl: Duration,
     /// PEM roots trusted, besides the platform's, when fetching client metadata documents.
     pub client_ca: Option<std::path::PathBuf>,
+    /// Whether client metadata documents may be fetched from loopback, private and link-local
+    /// addresses (`serve --oauth-private-client-documents`): off, so that a client id cannot make
+    /// the server call the studio's own network.
+    pub private_client_documents: bool,
 }
 
 impl Config {
@@ -73,7 +77,7 @@ impl Config {
                 "--oauth-server needs an https:// --resource (sign-in pages carry passwords and cookies); plain http:// only on loopback, not {resource:?}"
             ));
         }
-        Ok(Config { issuer, resource: resource.trim_end_matches('/').to_owned(), access_ttl: DEFAULT_ACCESS_TTL, code_ttl: CODE_TTL, client_ca: None })
+        Ok(Config { issuer, resource: resource.trim_end_matches('/').to_owned(), access_ttl: DEFAULT_ACCESS_TTL, code_ttl: CODE_TTL, client_ca: None, private_client_documents: false })
     }
 
     /// The issuer without its final `/`: where the endpoints' paths are joined.
@@ -103,7 +107,7 @@ impl std::fmt::Debug for AuthorizationServer {
 
 impl AuthorizationServer {
     pub fn new(config: Config, pool: Arc<Pool>) -> Result<AuthorizationServer, String> {
-        let clients = clients::Directory::new(config.client_ca.as_deref())?;
+        let clients = clients::Directory::new(config.client_ca.as_deref(), config.private_client_documents)?;
         Ok(AuthorizationServer { config, pool, clients, flows: authorize::Flows::default() })
     }
 

@@ -151,7 +151,8 @@ fn the_python_sdk_signs_in_with_a_client_metadata_document() {
     });
     let document = format!("https://127.0.0.1:{port}/oauth/client.json");
     let db = temp_db();
-    let server = http(&db.path, &["--demo", "--oauth-server", "--oauth-access-ttl", "2", "--oauth-client-ca", cimd_ca().to_str().unwrap()]);
+    // The test's document is served on loopback, which only this flag lets the server fetch.
+    let server = http(&db.path, &["--demo", "--oauth-server", "--oauth-access-ttl", "2", "--oauth-client-ca", cimd_ca().to_str().unwrap(), "--oauth-private-client-documents"]);
     create_user(&db.path, "alice", "staff");
     let result = python_client("cimd", &server, "alice", Some(&document), None);
     assert_eq!(result["client_id"], json!(document));
@@ -161,13 +162,21 @@ fn the_python_sdk_signs_in_with_a_client_metadata_document() {
     assert!(requests.contains(&"POST /oauth/token 200 refresh_token".to_owned()), "{requests:?}");
     assert_eq!(fetches.load(std::sync::atomic::Ordering::SeqCst), 1, "the document is fetched once and cached");
     // A server not told to trust the CA cannot fetch it: the sign-in page says so, and nothing redirects.
-    let untrusting = http(&temp_db().path, &["--demo", "--oauth-server"]);
+    let untrusting = http(&temp_db().path, &["--demo", "--oauth-server", "--oauth-private-client-documents"]);
     let query = form_urlencoded::Serializer::new(String::new())
         .extend_pairs([("response_type", "code"), ("client_id", document.as_str()), ("redirect_uri", "http://127.0.0.1:9/callback"), ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t2URWbuGJSstw-cM"), ("code_challenge_method", "S256")])
         .finish();
     let page = untrusting.raw_at("GET", &format!("/oauth/authorize?{query}"), &[], "");
     assert_eq!((page.status, page.header("location")), (400, None), "{}", page.body);
     assert!(page.body.contains("could not be fetched"), "{}", page.body);
+    // Without the flag, a client id on a loopback address is not fetched at all: a caller cannot
+    // make the server call the studio's own network. The page names the flag.
+    let public_only = http(&temp_db().path, &["--demo", "--oauth-server", "--oauth-client-ca", cimd_ca().to_str().unwrap()]);
+    let connections = fetches.load(std::sync::atomic::Ordering::SeqCst);
+    let page = public_only.raw_at("GET", &format!("/oauth/authorize?{query}"), &[], "");
+    assert_eq!((page.status, page.header("location")), (400, None), "{}", page.body);
+    assert!(page.body.contains("--oauth-private-client-documents"), "{}", page.body);
+    assert_eq!(fetches.load(std::sync::atomic::Ordering::SeqCst), connections, "no connection to loopback without the flag");
 }
 
 /// `tests/sdk-ts/oauth_client.mjs SDK MODE URL` as `user`; its JSON.
