@@ -5,7 +5,7 @@
 
 use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, RoomId, Span, Status, StudioTz};
 use std::collections::HashMap;
-use crate::store::{BookingQuery, Store, StoreError};
+use crate::store::{BookingQuery, PersonKind, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 /// The longest span one free-slot search may cover, in calendar days of the studio's zone.
@@ -86,11 +86,18 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
         by_room.entry(&w.room).or_default().push((w.from, w.to));
     }
     // The client's and engineer's other sessions block every room.
-    let people: Vec<Span> = busy
+    let mut people: Vec<Span> = busy
         .iter()
         .filter(|b| q.client.as_ref() == Some(&b.client) || (q.engineer.is_some() && q.engineer == b.engineer))
         .map(|b| (b.start, b.end))
         .collect();
+    // An engineer blocks every room outside their working hours and on their time off.
+    if let Some(engineer) = &q.engineer {
+        people.extend(store.time_off(Some(engineer), from, to)?.iter().map(|t| (t.from, t.to)));
+        if let Some(hours) = store.person(PersonKind::Engineer, engineer.as_str())?.and_then(|p| p.profile.hours) {
+            people.extend(outside(&hours.openings(&tz, tz.local(from).date(), tz.local(to).date()), from, to));
+        }
+    }
 
     let (first, last) = (tz.local(q.from).date() - Duration::days(1), tz.local(q.to).date());
     let mut slots = Vec::new();
@@ -122,6 +129,24 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
     slots.sort_by(|a, b| (a.start, &a.room).cmp(&(b.start, &b.room)));
     slots.truncate(q.limit);
     Ok(slots)
+}
+
+/// The parts of `[from, to)` outside `openings` (sorted, never overlapping), with an empty span
+/// where one opening ends as the next begins: a session must lie inside one opening, so it may
+/// not run across that instant.
+fn outside(openings: &[Span], from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<Span> {
+    let mut gaps = Vec::new();
+    let mut cursor = from;
+    for &(open, close) in openings {
+        if open >= cursor {
+            gaps.push((cursor, open));
+        }
+        cursor = cursor.max(close);
+    }
+    if cursor < to {
+        gaps.push((cursor, to));
+    }
+    gaps
 }
 
 /// The offline windows that have not ended at `now`, of every room: the current ones and those to come.

@@ -109,12 +109,25 @@ pub struct Profile {
     pub skills: Vec<String>,
     /// An inactive person cannot be booked; their bookings stay.
     pub active: bool,
+    /// When an engineer works, in the form of a room's opening hours (engineers only); `None`:
+    /// always. A session with them must lie inside one span.
+    pub hours: Option<WeeklyHours>,
 }
 
 impl Default for Profile {
     fn default() -> Self {
-        Profile { email: None, phone: None, notes: None, skills: Vec::new(), active: true }
+        Profile { email: None, phone: None, notes: None, skills: Vec::new(), active: true, hours: None }
     }
+}
+
+/// An engineer away over `[from, to)` (a holiday, illness, training): no session with them then.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeOff {
+    pub id: i64,
+    pub engineer: EngineerId,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub reason: String,
 }
 
 /// A readable id made from a name: "Amara Osei" becomes "amara-osei", "Zoë Björk" "zoe-bjork"

@@ -14,6 +14,10 @@ pub enum Refusal {
     ClientBusy { client: ClientId, other: BookingId, from: Zoned, to: Zoned },
     #[error("engineer {engineer} is already booked from {from} to {to} ({other}): choose another time or engineer")]
     EngineerBusy { engineer: EngineerId, other: BookingId, from: Zoned, to: Zoned },
+    #[error("engineer {engineer} does not work for part of {from} to {to}; their working hours are {hours}: choose a time inside them, or another engineer")]
+    EngineerOffHours { engineer: EngineerId, from: Zoned, to: Zoned, hours: String },
+    #[error("engineer {engineer} has time off from {from} to {to} ({reason}): choose another time or engineer")]
+    EngineerAway { engineer: EngineerId, from: Zoned, to: Zoned, reason: String },
     #[error("{room} is closed for part of {from} to {to}; its hours are {hours}: choose a time inside one opening")]
     Closed { room: RoomId, from: Zoned, to: Zoned, hours: String },
     #[error("{room} is offline from {from} to {to} ({reason}): choose another room or time")]

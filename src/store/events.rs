@@ -7,7 +7,7 @@
 //! fields that changed, before and after, as JSON.
 
 use super::{instant_at, Result, Store, StoreError};
-use crate::domain::{Actor, Booking, OfflineWindow, Room, StudioTz};
+use crate::domain::{Actor, Booking, OfflineWindow, Room, StudioTz, TimeOff};
 use chrono::{DateTime, Utc};
 use super::db::{self, Value, Connection};
 use serde_json::{json, Map, Value as Json};
@@ -104,6 +104,12 @@ pub enum Action {
     PasswordSet,
     /// A user disabled.
     Disabled,
+    /// An engineer's time off added (the event is the engineer's; the time off's id is a field).
+    TimeOffAdded,
+    /// An engineer's time off removed.
+    TimeOffRemoved,
+    /// A booking flagged displaced before takes its place back (the time off that displaced it went).
+    Restored,
 }
 
 impl Action {
@@ -128,6 +134,9 @@ impl Action {
             Action::Refused => "refused",
             Action::PasswordSet => "password set",
             Action::Disabled => "disabled",
+            Action::TimeOffAdded => "time off added",
+            Action::TimeOffRemoved => "time off removed",
+            Action::Restored => "restored",
         }
     }
 }
@@ -228,6 +237,16 @@ pub fn window_fields(tz: &StudioTz, w: &OfflineWindow) -> Map<String, Json> {
         ("from", json!(tz.format(w.from))),
         ("to", json!(tz.format(w.to))),
         ("reason", json!(w.reason)),
+    ])
+}
+
+/// A time off's fields as the history shows them.
+pub fn time_off_fields(tz: &StudioTz, t: &TimeOff) -> Map<String, Json> {
+    fields([
+        ("time_off", json!(t.id)),
+        ("from", json!(tz.format(t.from))),
+        ("to", json!(tz.format(t.to))),
+        ("reason", json!(t.reason)),
     ])
 }
 

@@ -355,6 +355,24 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE events_new RENAME TO events;
     CREATE INDEX events_entity ON events (entity, entity_id, seq);
     "#,
+    // 14: kept for a branch being built beside this one (issue 24); it changes nothing.
+    "SELECT 1;",
+    // 15: the studio's week (issue 25). An engineer's working hours (a JSON list of lines, as a
+    // room's opening hours; NULL: always), and their time off, rows of their own that a month's
+    // reflow reads as they are. Their events are the engineer's ('time off added'/'removed').
+    r#"
+    ALTER TABLE engineers ADD COLUMN working_hours TEXT;
+    CREATE TABLE time_off (
+        id          INTEGER PRIMARY KEY,
+        engineer_id TEXT    NOT NULL REFERENCES engineers(id),
+        from_at     INTEGER NOT NULL,
+        to_at       INTEGER NOT NULL,
+        reason      TEXT    NOT NULL,
+        created_at  INTEGER NOT NULL,
+        CHECK (to_at > from_at)
+    );
+    CREATE INDEX time_off_engineer ON time_off (engineer_id, from_at);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -19,6 +19,7 @@ mod reflows;
 mod roster;
 mod rules;
 mod tasks;
+mod time_off;
 mod tokens;
 mod users;
 mod write;
@@ -34,6 +35,7 @@ pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, 
 pub use pool::Pool;
 pub use read::{BookingQuery, Busy};
 pub use rules::CancelScope;
+pub use time_off::{TimeOffAdded, TimeOffRemoved, MAX_TIME_OFF};
 pub use tasks::{Lease, LiveTask, NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};
 pub use tokens::{ApiToken, TokenCheck, TokenStatus, TOKEN_PREFIX};
 pub use grants::{Access, AccessCheck, CodeExchange, Exchanged, GrantRecord, GrantRefusal, Issued, NewCode, RegisteredClient, ACCESS_PREFIX, REFRESH_LIFETIME, REFRESH_PREFIX};

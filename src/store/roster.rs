@@ -78,6 +78,8 @@ pub struct PersonEdit {
     pub notes: Option<String>,
     pub skills: Option<Vec<String>>,
     pub active: Option<bool>,
+    /// An engineer's working hours: `Some(None)` makes them always available.
+    pub hours: Option<Option<WeeklyHours>>,
 }
 
 /// What to change of a room; `None` leaves a field as it is.
@@ -98,21 +100,27 @@ pub struct RoomChange {
     pub displaced: Vec<Booking>,
 }
 
-/// A person's row: id, name, (email, phone, notes), skills as JSON, active.
-type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool);
+/// A person's row: id, name, (email, phone, notes), skills as JSON, active, working hours as JSON.
+type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool, Option<String>);
 
 fn person_from_row(row: &db::Row<'_>) -> db::Result<PersonRow> {
-    Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?))
+    Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?, row.get(7)?))
 }
 
 fn person_sql(kind: PersonKind) -> String {
-    let skills = if kind == PersonKind::Engineer { "skills" } else { "'[]'" };
-    format!("SELECT id, name, email, phone, notes, {skills}, active FROM {}", kind.table())
+    let (skills, hours) = if kind == PersonKind::Engineer { ("skills", "working_hours") } else { ("'[]'", "CAST(NULL AS TEXT)") };
+    format!("SELECT id, name, email, phone, notes, {skills}, active, {hours} FROM {}", kind.table())
 }
 
 fn to_record(row: PersonRow) -> Result<PersonRecord> {
-    let (id, name, (email, phone, notes), skills, active) = row;
-    Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active } })
+    let (id, name, (email, phone, notes), skills, active, hours) = row;
+    let hours = hours.as_deref().map(|h| rules::stored_hours(&id, h)).transpose()?;
+    Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active, hours } })
+}
+
+/// Working hours as the engineers' table stores them: JSON lines, or NULL for always.
+fn hours_json(hours: &Option<WeeklyHours>) -> Option<String> {
+    hours.as_ref().map(|h| to_json_list(&h.to_lines()))
 }
 
 fn person(conn: &Connection, kind: PersonKind, id: &str) -> Result<Option<PersonRecord>> {
@@ -153,6 +161,7 @@ fn clean_profile(p: &Profile) -> Result<Profile> {
         notes: optional("notes", TextKind::Notes, &p.notes)?,
         skills: clean_list("skills", TextKind::Tag, &p.skills)?,
         active: p.active,
+        hours: p.hours.clone(),
     })
 }
 
@@ -166,6 +175,7 @@ fn person_fields(p: &PersonRecord, kind: PersonKind) -> serde_json::Map<String, 
     ]);
     if kind == PersonKind::Engineer {
         m.insert("skills".into(), json!(p.profile.skills));
+        m.insert("working_hours".into(), json!(p.profile.hours.as_ref().map(WeeklyHours::to_lines)));
     }
     m
 }
@@ -178,6 +188,9 @@ impl Writer<'_> {
         let name = clean_text("name", TextKind::Name, name)?;
         let name = name.as_str();
         let profile = clean_profile(&Profile { active: true, ..profile })?;
+        if kind == PersonKind::Client && profile.hours.is_some() {
+            return Err(StoreError::invalid("working_hours", "working_hours: only engineers have working hours"));
+        }
         let id = match id.map(str::trim) {
             Some(id) if !is_slug(id) => {
                 return Err(StoreError::invalid("id", format!("id {id:?}: use 1 to 64 of a-z, 0-9, '-' and '_', e.g. \"amara-osei\"")));
@@ -203,11 +216,12 @@ impl Writer<'_> {
                 candidate
             }
         };
-        let skills = if kind == PersonKind::Engineer { ", skills" } else { "" };
-        let skills_value = if kind == PersonKind::Engineer { ", ?6" } else { "" };
+        let skills = if kind == PersonKind::Engineer { ", skills, working_hours" } else { "" };
+        let skills_value = if kind == PersonKind::Engineer { ", ?6, ?7" } else { "" };
         let sql = format!("INSERT INTO {} (id, name, email, phone, notes{skills}) VALUES (?1, ?2, ?3, ?4, ?5{skills_value})", kind.table());
         if kind == PersonKind::Engineer {
-            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes, to_json_list(&profile.skills)])?;
+            let hours = hours_json(&profile.hours);
+            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes, to_json_list(&profile.skills), hours])?;
         } else {
             self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes])?;
         }
@@ -216,9 +230,11 @@ impl Writer<'_> {
         Ok(record)
     }
 
-    /// Changes a client or engineer; returns them as they are now and, when this deactivated
-    /// them, their future bookings (which stay).
-    pub fn update_person(&mut self, kind: PersonKind, id: &str, edit: &PersonEdit) -> Result<(PersonRecord, Vec<Booking>)> {
+    /// Changes a client or engineer; returns them as they are now, when this deactivated them
+    /// their future bookings (which stay), and when it changed an engineer's working hours the
+    /// future sessions outside the new hours, which are flagged displaced (as a forced room change
+    /// does: a reflow or a person then moves them).
+    pub fn update_person(&mut self, kind: PersonKind, id: &str, edit: &PersonEdit) -> Result<(PersonRecord, Vec<Booking>, Vec<Booking>)> {
         let unknown = || match kind {
             PersonKind::Client => StoreError::UnknownClient(id.into()),
             PersonKind::Engineer => StoreError::UnknownEngineer(id.into()),
@@ -243,6 +259,12 @@ impl Writer<'_> {
             }
             after.profile.skills = clean_list("skills", TextKind::Tag, skills)?;
         }
+        if let Some(hours) = &edit.hours {
+            if kind == PersonKind::Client {
+                return Err(StoreError::invalid("working_hours", "working_hours: only engineers have working hours"));
+            }
+            after.profile.hours = hours.clone();
+        }
         if let Some(active) = edit.active {
             after.profile.active = active;
         }
@@ -252,7 +274,7 @@ impl Writer<'_> {
             params![after.name, p.email, p.phone, p.notes, p.active, id],
         )?;
         if kind == PersonKind::Engineer {
-            self.tx.execute("UPDATE engineers SET skills = ? WHERE id = ?", params![to_json_list(&p.skills), id])?;
+            self.tx.execute("UPDATE engineers SET skills = ?, working_hours = ? WHERE id = ?", params![to_json_list(&p.skills), hours_json(&p.hours), id])?;
         }
         let change = events::diff(Some(person_fields(&before, kind)), Some(person_fields(&after, kind)));
         if !change.is_empty() {
@@ -274,7 +296,21 @@ impl Writer<'_> {
         } else {
             Vec::new()
         };
-        Ok((after, future))
+        let displaced = match &after.profile.hours {
+            Some(hours) if edit.hours.is_some() && before.profile.hours != after.profile.hours => {
+                let tz = self.studio()?.tz;
+                let sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings b WHERE engineer_id = ? AND {HOLDS_ITS_PLACE} AND start_at > ? ORDER BY start_at, seq");
+                let outside: Vec<Booking> = {
+                    let mut stmt = self.tx.prepare_cached(&sql)?;
+                    let rows = stmt.query_map(params![id, self.now().timestamp()], booking_from_row)?;
+                    let all = rows.map(|r| r.map(|(b, _)| b)).collect::<db::Result<Vec<_>>>()?;
+                    all.into_iter().filter(|b| !hours.contains(&tz, b.start, b.end)).collect()
+                };
+                self.displace(&outside)?
+            }
+            _ => Vec::new(),
+        };
+        Ok((after, future, displaced))
     }
 
     /// Changes a room. A change that would break future bookings (too small, a feature they need
@@ -354,11 +390,7 @@ impl Writer<'_> {
             let action = if before.active && !room.active { Action::Retired } else { Action::Updated };
             self.event(Entity::Room, id.as_str(), action, change)?;
         }
-        let mut displaced = Vec::with_capacity(broken.len());
-        for b in &broken {
-            self.tx.execute("UPDATE bookings SET displaced = 1, updated_at = ? WHERE id = ?", params![chrono::Utc::now().timestamp(), b.id.as_str()])?;
-            displaced.push(self.booking_event(Some(b), &b.id, Action::Displaced)?);
-        }
+        let displaced = self.displace(&broken)?;
         Ok(RoomChange { room, displaced })
     }
 }

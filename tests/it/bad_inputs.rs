@@ -147,12 +147,12 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
         (
             "create_engineer",
             json!({"name": "Bo"}),
-            vec![("name", Name, true), ("email", Email, false), ("phone", Line, false), ("notes", Notes, false), ("skills", Tags, false), ("id", Id, false)],
+            vec![("name", Name, true), ("email", Email, false), ("phone", Line, false), ("notes", Notes, false), ("skills", Tags, false), ("working_hours", Lines, false), ("id", Id, false)],
         ),
         (
             "update_engineer",
             json!({"id": "eng-01", "name": "X"}),
-            vec![("id", Id, true), ("name", Name, false), ("email", Email, false), ("phone", Line, false), ("notes", Notes, false), ("skills", Tags, false), ("active", Flag, false)],
+            vec![("id", Id, true), ("name", Name, false), ("email", Email, false), ("phone", Line, false), ("notes", Notes, false), ("skills", Tags, false), ("working_hours", Lines, false), ("active", Flag, false)],
         ),
         (
             "create_room",
@@ -175,6 +175,13 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
         ),
         ("remove_offline_window", json!({"id": 99999}), vec![("id", I64, true)]),
         ("list_changes", json!({}), vec![("since", Id, false), ("entity", Choice, false), ("id", Id, false), ("limit", U32, false)]),
+        (
+            "add_time_off",
+            json!({"engineer": "eng-01", "from": "2026-10-06T00:00", "to": "2026-10-07T00:00", "reason": "holiday"}),
+            vec![("engineer", Id, true), ("from", Time, true), ("to", Time, true), ("reason", Line, false)],
+        ),
+        ("list_time_off", json!({}), vec![("engineer", Id, false), ("from", Time, false), ("to", Time, false)]),
+        ("remove_time_off", json!({"id": 99999}), vec![("id", I64, true)]),
     ]
 }
 
@@ -305,7 +312,7 @@ fn cases() -> Vec<Case> {
                 add(tool, with(request, field, value), Expect::Refused(expect), "text against its rule");
             }
             if item {
-                let max = if arg == Arg::Lines { "opening_hours" } else { field };
+                let max = field;
                 add(tool, with(request, field, json!(vec!["x"; 51])), refused(&format!("{max}: holds 51 items: give at most 50")), "list too long");
                 add(tool, with(request, field, json!(vec!["x"; 10_000])), refused(&format!("{max}: holds 10000 items: give at most 50")), "list too long");
                 if arg == Arg::Tags {
@@ -374,6 +381,8 @@ fn cases() -> Vec<Case> {
         ("update_client", "id", "unknown client"),
         ("update_engineer", "id", "unknown engineer"),
         ("update_room", "id", "unknown room"),
+        ("add_time_off", "engineer", "unknown engineer"),
+        ("list_time_off", "engineer", "unknown engineer"),
     ];
     for &(tool, field, message) in ids {
         for unknown in ["nobody-999", "bk_00000", "STUDIO-A", "rf_0001;DROP-TABLE"] {
@@ -384,6 +393,9 @@ fn cases() -> Vec<Case> {
     add("reflow_month", with(&base("reflow_month"), "offline_rooms", json!(["studio-b", "attic"])), refused("unknown room"), "unknown id");
     for window in [0, -1, i64::MAX, i64::MIN] {
         add("remove_offline_window", json!({"id": window}), refused("unknown offline window"), "unknown id");
+    }
+    for id in [0, -1, i64::MAX, i64::MIN] {
+        add("remove_time_off", json!({"id": id}), refused("unknown time off"), "unknown id");
     }
     add("list_changes", json!({"entity": "booking", "id": "bk_99999"}), refused("unknown booking \"bk_99999\""), "unknown id");
     add("list_changes", json!({"entity": "room", "id": "attic"}), refused("unknown room \"attic\""), "unknown id");
@@ -553,6 +565,22 @@ fn cases() -> Vec<Case> {
         ("update_booking", json!({"id": "bk_01000", "scope": "series", "notes": "x", "hold_until": "soon"}), "hold_until: cannot read"),
         ("apply_reflow", json!({"reflow_id": ""}), "reflow_id: is empty"),
         ("list_changes", json!({"id": " "}), "id: is empty"),
+        // Issue 25: engineers' hours and time off.
+        ("create_engineer", json!({"name": "Bo", "working_hours": []}), "working_hours: give at least one line"),
+        ("update_engineer", json!({"id": "eng-01", "working_hours": []}), "working_hours: give at least one line"),
+        ("update_engineer", json!({"id": "eng-01", "working_hours": ["mon 10:00-10:00"]}), "working_hours: the opening \"mon 10:00-10:00\" closes when it opens"),
+        ("update_engineer", json!({"id": "eng-01", "working_hours": ["mon 10:00-18:00", "mon 17:00-20:00"]}), "working_hours: openings"),
+        ("create_engineer", json!({"name": "Bo", "working_hours": ["weekdays 10:00-18:00"]}), "working_hours: unknown day"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-10-07T00:00", "to": "2026-10-06T00:00"}), "to: time off must end after it starts"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-10-06T00:00", "to": "2026-10-06T00:00"}), "to: time off must end after it starts"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-08-01T00:00", "to": "2026-08-02T00:00"}), "to: time off must end after the studio's clock"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-10-06T00:00", "to": "2029-10-06T00:00"}), "to: one entry of time off lasts at most 366 days"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2028-10-06T00:00", "to": "2028-10-07T00:00"}), "to: time off must end within the booking horizon"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-10-06T00:00", "to": "2026-10-07T00:00", "reason": "x".repeat(201)}), "reason: is 201 characters long"),
+        ("add_time_off", json!({"engineer": " ", "from": "2026-10-06T00:00", "to": "2026-10-07T00:00"}), "engineer: is empty"),
+        ("list_time_off", json!({"from": "2026-10-07T00:00", "to": "2026-10-06T00:00"}), "to must be after from"),
+        ("list_time_off", json!({"engineer": "eng-01", "from": "2026-10-07T00:00", "to": "2026-10-07T00:00"}), "to must be after from"),
+        ("remove_time_off", json!({"id": "1"}), "id: invalid type"),
     ];
     for (tool, args, message) in management {
         add(tool, args, refused(message), "value inconsistent with the studio");
@@ -580,7 +608,7 @@ fn cases() -> Vec<Case> {
 
 /// The tools that may change the studio: after each of their cases, the row counts are checked.
 fn writes(tool: &str) -> bool {
-    !["list_rooms", "query_bookings", "get_booking", "find_free_slots", "list_offline_windows", "get_reflow", "list_clients", "list_engineers", "list_changes"]
+    !["list_rooms", "query_bookings", "get_booking", "find_free_slots", "list_offline_windows", "get_reflow", "list_clients", "list_engineers", "list_changes", "list_time_off"]
         .contains(&tool)
 }
 

@@ -233,6 +233,9 @@ pub struct CreateEngineerArgs {
     /// Free-text tags, e.g. ["mixing", "drums"].
     #[serde(default)]
     pub skills: List<Tag>,
+    /// When they work, in the form of a room's opening hours, e.g. ["mon-fri 10:00-19:00"]; a
+    /// session with them must lie inside one span. Without it: always.
+    pub working_hours: Option<List<Line>>,
     /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name.
     pub id: Option<Id>,
 }
@@ -267,6 +270,10 @@ pub struct UpdateEngineerArgs {
     pub notes: Option<Notes>,
     /// The new list of tags (replaces the old one).
     pub skills: Option<List<Tag>>,
+    /// New working hours (replace the old ones), e.g. ["mon-fri 10:00-19:00"]; null: always.
+    /// Their future sessions outside the new hours are flagged displaced and listed.
+    #[serde(default, deserialize_with = "nullable")]
+    pub working_hours: Option<Option<List<Line>>>,
     /// false deactivates the engineer (they cannot be booked; their bookings stay), true reactivates.
     pub active: Option<bool>,
 }
@@ -361,4 +368,36 @@ pub struct ListChangesArgs {
     pub id: Option<Id>,
     /// Changes per page, 1 to 1000 (default 100).
     pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddTimeOffArgs {
+    /// The engineer's id.
+    pub engineer: Id,
+    /// When it starts: RFC 3339 with an offset, or local studio time (2026-09-07T00:00).
+    pub from: Line,
+    /// When they are back: after `from` (at most 366 days later), after the studio's clock, and no
+    /// later than its booking horizon.
+    pub to: Line,
+    /// Why, for the people who read the calendar (e.g. "holiday"; default "time off").
+    pub reason: Option<Line>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTimeOffArgs {
+    /// Only this engineer's.
+    pub engineer: Option<Id>,
+    /// Keep time off that ends after this time (default: now).
+    pub from: Option<Line>,
+    /// Keep time off that starts before this time (default: a year after `from`).
+    pub to: Option<Line>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveTimeOffArgs {
+    /// The time off's id, as list_time_off shows it.
+    pub id: i64,
 }

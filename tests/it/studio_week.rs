@@ -1,0 +1,271 @@
+//! Issue 25, running the studio's week, in the store on both backends: engineers' working hours
+//! and time off, kept on every path that writes (create, move, edit, a reflow's apply and undo),
+//! honoured by free-slot searches, and time off over existing sessions flagging them displaced.
+
+use crate::mcp_client::{stdio, Mcp};
+use crate::support::{at, on_both, session, small_studio};
+use serde_json::json;
+use chrono::Duration;
+use studioflow::availability::{find_free_slots, SlotQuery};
+use studioflow::domain::{BookingId, EngineerId, Refusal, RoomId, Session, WeeklyHours};
+use studioflow::reflow::{apply_plan, plan_reflow, Month, ReflowRequest};
+use studioflow::store::{BookingEdit, CancelScope, EventQuery, PersonEdit, PersonKind, Store, StoreError};
+
+fn refusal(result: Result<impl std::fmt::Debug, StoreError>) -> Refusal {
+    match result {
+        Err(StoreError::Refused(r)) => r,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+fn invalid(result: Result<impl std::fmt::Debug, StoreError>) -> String {
+    match result {
+        Err(e @ StoreError::Invalid { .. }) => e.to_string(),
+        other => panic!("expected bad input, got {other:?}"),
+    }
+}
+
+fn with_engineer(mut s: Session, engineer: &str) -> Session {
+    s.engineer = Some(EngineerId::new(engineer));
+    s
+}
+
+fn e1() -> EngineerId {
+    EngineerId::new("e1")
+}
+
+/// e1 works weekdays 10:00-18:00.
+fn weekday_hours(store: &mut Store) {
+    let edit = PersonEdit { hours: Some(Some(WeeklyHours::parse(&["mon-fri 10:00-18:00"]).unwrap())), ..PersonEdit::default() };
+    let (person, _, displaced) = store.write_with(|w| w.update_person(PersonKind::Engineer, "e1", &edit)).unwrap();
+    assert_eq!(person.profile.hours.unwrap().to_lines(), ["mon 10:00-18:00", "tue 10:00-18:00", "wed 10:00-18:00", "thu 10:00-18:00", "fri 10:00-18:00"]);
+    assert!(displaced.is_empty());
+}
+
+fn slots(store: &Store, engineer: Option<&str>, from: &str, to: &str, minutes: i64) -> Vec<(String, String)> {
+    let tz = store.studio().unwrap().tz;
+    let q = SlotQuery {
+        from: at(from),
+        to: at(to),
+        length: Duration::minutes(minutes),
+        party_size: 1,
+        requires: Vec::new(),
+        room: Some(RoomId::new("hall")),
+        client: None,
+        engineer: engineer.map(EngineerId::new),
+        limit: 100,
+    };
+    find_free_slots(store, &q).unwrap().into_iter().map(|s| (tz.format(s.start), tz.format(s.latest_start))).collect()
+}
+
+on_both! {
+    fn an_engineer_outside_their_hours_is_refused_on_create_move_and_edit(db) {
+        let mut store = small_studio(db);
+        weekday_hours(&mut store);
+        // Saturday: refused, naming the hours and what to change.
+        let why = refusal(store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-12T12:00", 60), "e1"))));
+        assert_eq!(
+            why.to_string(),
+            "engineer e1 does not work for part of 2026-09-12T12:00:00+01:00 to 2026-09-12T13:00:00+01:00; their working hours are \
+             mon 10:00-18:00, tue 10:00-18:00, wed 10:00-18:00, thu 10:00-18:00, fri 10:00-18:00: choose a time inside them, or another engineer"
+        );
+        // Running past 18:00 on a weekday: refused too; inside: booked.
+        refusal(store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-14T17:30", 60), "e1"))));
+        let ok = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-14T16:00", 60), "e1"))).unwrap();
+        // Moving it out of the hours: refused; and it stays where it was.
+        let why = refusal(store.write_with(|w| w.move_booking(&ok.id, &RoomId::new("hall"), at("2026-09-14T19:00"))));
+        assert!(matches!(&why, Refusal::EngineerOffHours { engineer, .. } if *engineer == e1()), "{why}");
+        assert_eq!(store.booking(&ok.id).unwrap().unwrap().start, at("2026-09-14T16:00"));
+        // Putting e1 on a Sunday session: refused; e2 (always available) is fine.
+        let sunday = store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-13T12:00", 60))).unwrap();
+        let edit = BookingEdit { engineer: Some(Some(e1())), ..BookingEdit::default() };
+        let why = refusal(store.write_with(|w| w.update_booking(&sunday.id, &edit, CancelScope::Occurrence)));
+        assert!(matches!(why, Refusal::EngineerOffHours { .. }), "{why}");
+        let edit = BookingEdit { engineer: Some(Some(EngineerId::new("e2"))), ..BookingEdit::default() };
+        store.write_with(|w| w.update_booking(&sunday.id, &edit, CancelScope::Occurrence)).unwrap();
+    }
+
+    fn new_hours_flag_the_sessions_outside_them_displaced(db) {
+        let mut store = small_studio(db);
+        let saturday = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-12T12:00", 60), "e1"))).unwrap();
+        let monday = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c2", "2026-09-14T12:00", 60), "e1"))).unwrap();
+        let edit = PersonEdit { hours: Some(Some(WeeklyHours::parse(&["mon-fri 10:00-18:00"]).unwrap())), ..PersonEdit::default() };
+        let (_, _, displaced) = store.write_with(|w| w.update_person(PersonKind::Engineer, "e1", &edit)).unwrap();
+        assert_eq!(displaced.iter().map(|b| b.id.clone()).collect::<Vec<_>>(), [saturday.id.clone()]);
+        assert!(store.booking(&saturday.id).unwrap().unwrap().displaced);
+        assert!(!store.booking(&monday.id).unwrap().unwrap().displaced);
+        // Back to always: the person reads as such, and the history has both changes.
+        let edit = PersonEdit { hours: Some(None), ..PersonEdit::default() };
+        let (person, _, _) = store.write_with(|w| w.update_person(PersonKind::Engineer, "e1", &edit)).unwrap();
+        assert_eq!(person.profile.hours, None);
+        let events = store.events(&EventQuery { entity: Some(studioflow::store::Entity::Engineer), id: Some("e1".into()), limit: 10, ..EventQuery::default() }).unwrap();
+        let hours: Vec<_> = events.iter().filter(|e| e.action == "updated").map(|e| e.after.get("working_hours").cloned()).collect();
+        assert_eq!(hours, [Some(serde_json::json!(["mon 10:00-18:00", "tue 10:00-18:00", "wed 10:00-18:00", "thu 10:00-18:00", "fri 10:00-18:00"])), Some(serde_json::Value::Null)]);
+        // A client has no working hours.
+        let edit = PersonEdit { hours: Some(None), ..PersonEdit::default() };
+        let message = invalid(store.write_with(|w| w.update_person(PersonKind::Client, "c1", &edit)));
+        assert_eq!(message, "working_hours: only engineers have working hours");
+    }
+
+    fn time_off_refuses_bookings_and_displaces_the_sessions_it_covers(db) {
+        let mut store = small_studio(db);
+        let a = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-15T12:00", 120), "e1"))).unwrap();
+        let b = store.write_with(|w| w.create_booking(&with_engineer(session("live", "c2", "2026-09-17T20:00", 120), "e1"))).unwrap();
+        let other = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c3", "2026-09-15T15:00", 60), "e2"))).unwrap();
+        let after = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-21T12:00", 60), "e1"))).unwrap();
+        let added = store.write_with(|w| w.add_time_off(&e1(), at("2026-09-14T00:00"), at("2026-09-21T00:00"), "holiday")).unwrap();
+        assert_eq!(added.displaced.iter().map(|b| b.id.clone()).collect::<Vec<_>>(), [a.id.clone(), b.id.clone()]);
+        for id in [&a.id, &b.id] {
+            assert!(store.booking(id).unwrap().unwrap().displaced, "{id}");
+        }
+        for id in [&other.id, &after.id] {
+            assert!(!store.booking(id).unwrap().unwrap().displaced, "{id}");
+        }
+        // Booking e1 that week is refused, naming the time off; e2 is fine.
+        let why = refusal(store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c3", "2026-09-16T12:00", 60), "e1"))));
+        assert_eq!(
+            why.to_string(),
+            "engineer e1 has time off from 2026-09-14T00:00:00+01:00 to 2026-09-21T00:00:00+01:00 (holiday): choose another time or engineer"
+        );
+        store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c3", "2026-09-16T12:00", 60), "e2"))).unwrap();
+        // A session across its end is refused too; moving one into it as well.
+        refusal(store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c3", "2026-09-20T23:30", 60), "e1"))));
+        let why = refusal(store.write_with(|w| w.move_booking(&after.id, &RoomId::new("hall"), at("2026-09-18T12:00"))));
+        assert!(matches!(why, Refusal::EngineerAway { .. }), "{why}");
+        // A displaced session holds nothing: its slot may be taken.
+        let taker = store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-15T12:00", 60))).unwrap();
+        // Listed, by engineer and span.
+        let listed = store.time_off(Some(&e1()), at("2026-09-01T00:00"), at("2026-10-01T00:00")).unwrap();
+        assert_eq!(listed, [added.time_off.clone()]);
+        assert!(store.time_off(Some(&EngineerId::new("e2")), at("2026-09-01T00:00"), at("2026-10-01T00:00")).unwrap().is_empty());
+        assert!(store.time_off(None, at("2026-09-21T00:00"), at("2026-10-01T00:00")).unwrap().is_empty(), "ends when it says");
+        // Removed: the session whose slot is free takes it back; the other stays displaced.
+        let removed = store.write_with(|w| w.remove_time_off(added.time_off.id)).unwrap();
+        assert_eq!(removed.restored.iter().map(|b| b.id.clone()).collect::<Vec<_>>(), [b.id.clone()]);
+        assert_eq!(removed.still_displaced.iter().map(|b| b.id.clone()).collect::<Vec<_>>(), [a.id.clone()]);
+        assert!(!store.booking(&b.id).unwrap().unwrap().displaced);
+        assert!(store.booking(&a.id).unwrap().unwrap().displaced);
+        assert!(store.booking(&taker.id).unwrap().is_some());
+        assert!(matches!(store.write_with(|w| w.remove_time_off(added.time_off.id)), Err(StoreError::UnknownTimeOff(_))));
+        // Every change is in the history: added, removed, each displaced and restored booking.
+        let events = store.events(&EventQuery { limit: 1000, ..EventQuery::default() }).unwrap();
+        let actions: Vec<(String, String)> = events.iter().filter(|e| e.action != "created").map(|e| (e.id.clone(), e.action.clone())).collect();
+        assert_eq!(
+            actions,
+            [
+                ("e1".to_owned(), "time off added".to_owned()),
+                (a.id.0.clone(), "displaced".to_owned()),
+                (b.id.0.clone(), "displaced".to_owned()),
+                ("e1".to_owned(), "time off removed".to_owned()),
+                (b.id.0.clone(), "restored".to_owned()),
+            ]
+        );
+    }
+
+    fn time_off_is_refused_when_it_cannot_be(db) {
+        let mut store = small_studio(db);
+        let message = invalid(store.write_with(|w| w.add_time_off(&e1(), at("2026-09-15T00:00"), at("2026-09-14T00:00"), "x")));
+        assert_eq!(message, "to: time off must end after it starts");
+        let message = invalid(store.write_with(|w| w.add_time_off(&e1(), at("2026-08-01T00:00"), at("2026-08-31T08:00"), "x")));
+        assert!(message.starts_with("to: time off must end after the studio's clock (2026-08-31T09:00:00+01:00)"), "{message}");
+        let message = invalid(store.write_with(|w| w.add_time_off(&e1(), at("2028-08-01T00:00"), at("2028-09-01T00:00"), "x")));
+        assert!(message.starts_with("to: time off must end within the booking horizon"), "{message}");
+        let message = invalid(store.write_with(|w| w.add_time_off(&e1(), at("2026-09-01T00:00"), at("2027-09-03T00:00"), "x")));
+        assert!(message.contains("at most 366 days"), "{message}");
+        let message = invalid(store.write_with(|w| w.add_time_off(&e1(), at("2026-09-01T00:00"), at("2026-09-03T00:00"), "a\u{7}b")));
+        assert!(message.contains("reason"), "{message}");
+        assert!(matches!(store.write_with(|w| w.add_time_off(&EngineerId::new("e9"), at("2026-09-01T00:00"), at("2026-09-03T00:00"), "x")), Err(StoreError::UnknownEngineer(_))));
+        assert!(store.time_off(None, at("2026-08-01T00:00"), at("2028-10-01T00:00")).unwrap().is_empty(), "nothing half-written");
+        // Time off that began before the clock and ends after it is fine; an empty reason reads "time off".
+        let t = store.write_with(|w| w.add_time_off(&e1(), at("2026-08-30T00:00"), at("2026-09-01T00:00"), " ")).unwrap();
+        assert_eq!(t.time_off.reason, "time off");
+    }
+
+    fn free_slots_with_an_engineer_skip_their_time_off_and_hours(db) {
+        let mut store = small_studio(db);
+        // The hall is open round the clock: without an engineer, one free window all day.
+        assert_eq!(slots(&store, None, "2026-09-14T00:00", "2026-09-15T00:00", 60).len(), 1);
+        weekday_hours(&mut store);
+        // With e1: only inside 10:00-18:00 on weekdays.
+        assert_eq!(
+            slots(&store, Some("e1"), "2026-09-11T00:00", "2026-09-15T00:00", 60),
+            [
+                ("2026-09-11T10:00:00+01:00".to_owned(), "2026-09-11T17:00:00+01:00".to_owned()),
+                ("2026-09-14T10:00:00+01:00".to_owned(), "2026-09-14T17:00:00+01:00".to_owned()),
+            ]
+        );
+        // A week off: nothing offered that week, and Monday after it is.
+        store.write_with(|w| w.add_time_off(&e1(), at("2026-09-14T00:00"), at("2026-09-19T00:00"), "holiday")).unwrap();
+        assert!(slots(&store, Some("e1"), "2026-09-14T00:00", "2026-09-21T00:00", 60).is_empty());
+        assert_eq!(slots(&store, Some("e1"), "2026-09-14T00:00", "2026-09-22T00:00", 60)[0].0, "2026-09-21T10:00:00+01:00");
+        // Every slot offered can be booked.
+        for (start, _) in slots(&store, Some("e1"), "2026-09-07T00:00", "2026-09-28T00:00", 120) {
+            let s = with_engineer(session("hall", "c1", &start[..16], 120), "e1");
+            store.write_with(|w| w.check(&s, None)).unwrap();
+        }
+    }
+
+    fn a_reflow_never_places_a_session_where_its_engineer_is_away(db) {
+        let mut store = small_studio(db);
+        // e1 works until 14:00 on weekdays; a session at 12:00 in live, which goes offline.
+        let edit = PersonEdit { hours: Some(Some(WeeklyHours::parse(&["mon-fri 10:00-14:00"]).unwrap())), ..PersonEdit::default() };
+        store.write_with(|w| w.update_person(PersonKind::Engineer, "e1", &edit)).unwrap();
+        let moved = store.write_with(|w| w.create_booking(&with_engineer(session("live", "c1", "2026-09-08T12:00", 120), "e1"))).unwrap();
+        // The hall is taken 10:00-14:00 and the booth 09:00-15:00, so what is left that day is outside e1's hours.
+        store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-08T10:00", 240))).unwrap();
+        store.write_with(|w| w.create_booking(&session("booth", "c3", "2026-09-08T09:00", 360))).unwrap();
+        let away = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c3", "2026-09-22T12:00", 60), "e1"))).unwrap();
+        store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-08T00:00"), at("2026-09-09T00:00"), "flood")).unwrap();
+        store.write_with(|w| w.add_time_off(&e1(), at("2026-09-22T00:00"), at("2026-09-23T00:00"), "ill")).unwrap();
+        let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 360 };
+        let options = studioflow_solver::Options { threads: 2, ..studioflow_solver::Options::default() };
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert!(plan.moves.is_empty(), "{:?}", plan.moves);
+        let unresolved: std::collections::BTreeSet<&BookingId> = plan.unresolved.iter().map(|u| &u.booking).collect();
+        assert_eq!(unresolved, [&moved.id, &away.id].into_iter().collect());
+        // The plan applies (nothing in it breaks a rule), and the unresolved stay where they were.
+        apply_plan(&mut store, &plan, false).unwrap();
+        assert_eq!(store.booking(&moved.id).unwrap().unwrap().start, at("2026-09-08T12:00"));
+    }
+
+    /// The manager's week over MCP (the part issue 25 has so far): an engineer's hours, a week off
+    /// over two of their sessions (both flagged and listed), a booking with them refused,
+    /// `find_free_slots` skipping the week, the time off listed and removed, all in the history.
+    fn the_manager_gives_an_engineer_a_week_off_over_mcp(db) {
+        drop(small_studio(db));
+        let mut s = stdio(db, &[]);
+        let e = s.ok("create_engineer", json!({"name": "Sam Reed", "working_hours": ["mon-fri 10:00-18:00"]}));
+        assert_eq!(e["engineer"]["working_hours"][4], "fri 10:00-18:00");
+        let listed = s.ok("list_engineers", json!({"query": "sam"}));
+        assert_eq!(listed["engineers"][0]["working_hours"], e["engineer"]["working_hours"]);
+        let refused = s.refused("create_booking", json!({"room": "hall", "client": "c1", "engineer": "sam-reed", "start": "2026-09-12T12:00", "end": "2026-09-12T13:00"}));
+        assert!(refused.contains("engineer sam-reed does not work for part of") && refused.contains("choose a time inside them"), "{refused}");
+        let mut ids = Vec::new();
+        for (client, start, end) in [("c1", "2026-09-15T11:00", "2026-09-15T13:00"), ("c2", "2026-09-17T14:00", "2026-09-17T16:00")] {
+            let b = s.ok("create_booking", json!({"room": "hall", "client": client, "engineer": "sam-reed", "start": start, "end": end}));
+            ids.push(b["bookings"][0]["id"].as_str().unwrap().to_owned());
+        }
+        let off = s.ok("add_time_off", json!({"engineer": "sam-reed", "from": "2026-09-14T00:00", "to": "2026-09-19T00:00", "reason": "holiday"}));
+        assert_eq!(off["displaced_count"], 2);
+        let displaced: Vec<&str> = off["displaced"].as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap()).collect();
+        assert_eq!(displaced, ids);
+        assert!(off["next_step"].as_str().unwrap().contains("reflow_month for 2026-09"), "{off}");
+        for id in &ids {
+            assert_eq!(s.ok("get_booking", json!({"id": id}))["booking"]["displaced"], true);
+        }
+        let refused = s.refused("create_booking", json!({"room": "hall", "client": "c3", "engineer": "sam-reed", "start": "2026-09-16T12:00", "end": "2026-09-16T13:00"}));
+        assert!(refused.contains("engineer sam-reed has time off from 2026-09-14T00:00:00+01:00 to 2026-09-19T00:00:00+01:00 (holiday)"), "{refused}");
+        let free = s.ok("find_free_slots", json!({"from": "2026-09-14T00:00", "to": "2026-09-22T00:00", "duration_minutes": 60, "room": "hall", "engineer": "sam-reed"}));
+        assert_eq!(free["slots"][0]["start"], "2026-09-21T10:00:00+01:00", "{free}");
+        let list = s.ok("list_time_off", json!({"engineer": "sam-reed"}));
+        assert_eq!(list["time_off"].as_array().unwrap().len(), 1);
+        let id = list["time_off"][0]["id"].clone();
+        assert_eq!((list["time_off"][0]["from"].clone(), list["time_off"][0]["reason"].clone()), (json!("2026-09-14T00:00:00+01:00"), json!("holiday")));
+        let removed = s.ok("remove_time_off", json!({"id": id}));
+        assert_eq!(removed["restored"].as_array().unwrap().len(), 2);
+        assert!(s.refused("remove_time_off", json!({"id": id})).contains("unknown time off"));
+        let changes = s.ok("list_changes", json!({"entity": "engineer", "id": "sam-reed"}));
+        let actions: Vec<&str> = changes["events"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+        assert_eq!(actions, ["created", "time off added", "time off removed"]);
+    }
+}
