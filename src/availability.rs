@@ -102,11 +102,19 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
     let (first, last) = (tz.local(q.from).date() - Duration::days(1), tz.local(q.to).date());
     let mut slots = Vec::new();
     for room in &rooms {
+        // The room's booking rules: a length it takes, its notice, how far ahead, its grid.
+        let rules = room.rules;
+        let minutes = q.length.num_minutes();
+        if rules.min_minutes.is_some_and(|m| minutes < m) || rules.max_minutes.is_some_and(|m| minutes > m) {
+            continue;
+        }
+        let room_from = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead)));
+        let room_latest = rules.max_advance_days.map_or(horizon, |days| horizon.min(now + Duration::days(days)));
         let openings: Vec<_> = room
             .hours
             .openings(&tz, first, last)
             .into_iter()
-            .map(|(o, c)| (o.max(search_from), c))
+            .map(|(o, c)| (o.max(room_from), c))
             .filter(|(o, c)| o < c)
             .collect();
         // A session needs the room's turnaround free on both sides of it; padding what is taken
@@ -119,8 +127,14 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
             .collect();
         blocked.extend(people.iter().copied());
         for (open, close) in free_windows(&openings, blocked, q.length) {
-            let start = align_up(open, GRID);
-            let latest = (close - q.length).min(horizon);
+            let (start, latest) = match rules.start_step_minutes {
+                None => (align_up(open, GRID), (close - q.length).min(room_latest)),
+                Some(step) => {
+                    // The last start on the grid that still fits.
+                    let latest = (close - q.length).min(room_latest);
+                    (rules.next_step(&tz, open), rules.next_step(&tz, latest - Duration::minutes(step) + Duration::seconds(1)))
+                }
+            };
             if start <= latest && start < q.to {
                 slots.push(Slot { room: room.id.clone(), start, end: start + q.length, latest_start: latest });
             }

@@ -189,6 +189,7 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
                 hours,
                 buffer: Duration::minutes(r.buffer_minutes),
                 active: true,
+                rules: Default::default(),
             })?;
         }
         for c in &studio_file.clients {

@@ -130,6 +130,21 @@ pub struct RoomOut {
     pub buffer_minutes: i64,
     /// False for a retired room: it cannot be booked and no reflow moves anything into it.
     pub active: bool,
+    /// The shortest session it takes, in minutes (absent: no rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_minutes: Option<i64>,
+    /// The longest session it takes, in minutes (absent: no rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<i64>,
+    /// The notice a new session needs, in minutes (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead_minutes: Option<i64>,
+    /// How many days ahead a new session may start at the latest (absent: the studio's horizon).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_advance_days: Option<i64>,
+    /// Sessions start on this grid of minutes from local midnight (absent: any quarter hour).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_step_minutes: Option<i64>,
     /// Offline windows that have not ended yet.
     pub offline_windows: Vec<WindowOut>,
 }
@@ -158,6 +173,11 @@ pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
         opening_hours: r.hours.to_lines(),
         buffer_minutes: r.buffer.num_minutes(),
         active: r.active,
+        min_minutes: r.rules.min_minutes,
+        max_minutes: r.rules.max_minutes,
+        lead_minutes: r.rules.lead_minutes,
+        max_advance_days: r.rules.max_advance_days,
+        start_step_minutes: r.rules.start_step_minutes,
         offline_windows: windows.iter().map(|w| window(tz, w)).collect(),
     }
 }

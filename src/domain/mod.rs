@@ -1,6 +1,7 @@
 //! The studio's vocabulary: rooms, people, bookings, series and offline windows, and the rules that
 //! say when two bookings clash. Pure: nothing here reads a clock, a file or a database.
 
+mod booking_rules;
 mod calendars;
 mod hours;
 mod ids;
@@ -10,6 +11,7 @@ mod slots;
 mod text;
 mod time;
 
+pub use booking_rules::{BookingRules, BookingRulesEdit, MAX_ADVANCE_DAYS, MAX_LEAD_MINUTES};
 pub use calendars::CalendarOf;
 pub use hours::{DaySpan, WeeklyHours};
 pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
@@ -71,6 +73,8 @@ pub struct Room {
     pub buffer: Duration,
     /// A retired room (`false`) is never booked nor a reflow's target; it stays listed.
     pub active: bool,
+    /// What a new session in it must keep (length, notice, how far ahead, the grid of starts).
+    pub rules: BookingRules,
 }
 
 impl Room {

@@ -4,7 +4,7 @@
 //! and the studio's words (`Export::solve`, `Export::read_solution`).
 
 use super::{Month, Move, ReflowError, ReflowPlan, ReflowRequest, SolveOptions, Unplaced};
-use crate::domain::{Booking, BookingId, Lock, OfflineWindow, Room, RoomId, Status, StudioTz};
+use crate::domain::{Booking, BookingId, BookingRules, Lock, OfflineWindow, Room, RoomId, Status, StudioTz};
 use crate::store::{Store, StoreError};
 use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Utc};
 use std::collections::HashMap;
@@ -19,6 +19,8 @@ pub struct Export {
     /// Why each immovable booking may not move.
     locks: HashMap<BookingId, Pin>,
     notice_hours: i64,
+    /// Each room's booking rules: a move keeps the room's grid of starts.
+    rules: HashMap<RoomId, BookingRules>,
 }
 
 /// Why a booking of the instance is not movable.
@@ -114,7 +116,8 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
         rooms: instance_rooms,
         bookings: placed.instance,
     };
-    Ok(Export { instance, clock: frame.clock, bookings: placed.bookings, locks: placed.locks, notice_hours: studio.notice.num_hours() })
+    let rules = rooms.iter().map(|r| (r.id.clone(), r.rules)).collect();
+    Ok(Export { instance, clock: frame.clock, bookings: placed.bookings, locks: placed.locks, notice_hours: studio.notice.num_hours(), rules })
 }
 
 /// Refuses a request the export cannot take: no room to empty (and no flagged booking to move),
@@ -328,6 +331,18 @@ impl Export {
             let id = BookingId(a.booking.clone());
             let Some(b) = self.bookings.get(&id) else { continue };
             let start = self.clock.instant(a.start);
+            // The instance has one grid for every room; a room with its own grid of starts keeps
+            // it: a placement off that grid is left unresolved (an unresolved booking holds
+            // nothing, so every other move stays valid).
+            let room = RoomId(a.room.clone());
+            if let Some(rules) = self.rules.get(&room)
+                && let Some(step) = rules.start_step_minutes
+                && !rules.on_step(&self.clock.tz, start)
+            {
+                let reason = format!("the only places found start off {room}'s grid of starts (every {step} minutes): move it by hand");
+                unresolved.push(Unplaced { booking: id, reason });
+                continue;
+            }
             moves.push(Move {
                 booking: id,
                 from_room: b.room.clone(),

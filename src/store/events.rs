@@ -220,14 +220,19 @@ pub fn booking_fields(tz: &StudioTz, b: &Booking) -> Map<String, Json> {
 
 /// A room's fields as the history shows them.
 pub fn room_fields(r: &Room) -> Map<String, Json> {
-    fields([
+    let mut m = fields([
         ("name", json!(r.name)),
         ("capacity", json!(r.capacity)),
         ("features", json!(r.features)),
         ("opening_hours", json!(r.hours.to_lines())),
         ("buffer_minutes", json!(r.buffer.num_minutes())),
         ("active", json!(r.active)),
-    ])
+    ]);
+    // The booking rules that are set: a room without them reads as it did before they existed.
+    for (name, value) in r.rules.set() {
+        m.insert(name.to_owned(), json!(value));
+    }
+    m
 }
 
 /// An offline window's fields as the history shows them.

@@ -360,8 +360,14 @@ pub const MIGRATIONS: &[&str] = &[
     // 15: the studio's week (issue 25). An engineer's working hours (a JSON list of lines, as a
     // room's opening hours; NULL: always), and their time off, rows of their own that a month's
     // reflow reads as they are. Their events are the engineer's ('time off added'/'removed').
+    // A room's booking rules, each NULL when it has none.
     r#"
     ALTER TABLE engineers ADD COLUMN working_hours TEXT;
+    ALTER TABLE rooms ADD COLUMN min_minutes INTEGER;
+    ALTER TABLE rooms ADD COLUMN max_minutes INTEGER;
+    ALTER TABLE rooms ADD COLUMN lead_minutes INTEGER;
+    ALTER TABLE rooms ADD COLUMN max_advance_days INTEGER;
+    ALTER TABLE rooms ADD COLUMN start_step_minutes INTEGER;
     CREATE TABLE time_off (
         id          INTEGER PRIMARY KEY,
         engineer_id TEXT    NOT NULL REFERENCES engineers(id),

@@ -8,7 +8,7 @@ use super::events::{self, Action, Entity};
 use super::read::{self, booking_from_row, BOOKING_COLUMNS, HOLDS_ITS_PLACE};
 use super::rules;
 use super::{check_people, clean_list, clean_text, json_list, to_json_list, Result, Store, StoreError, Writer};
-use crate::domain::{is_slug, normalize_features, slug_from, Booking, Profile, Room, RoomId, TextKind, WeeklyHours};
+use crate::domain::{is_slug, normalize_features, slug_from, Booking, BookingRulesEdit, Profile, Room, RoomId, TextKind, WeeklyHours};
 use chrono::Duration;
 use serde_json::json;
 
@@ -91,6 +91,9 @@ pub struct RoomEdit {
     pub hours: Option<WeeklyHours>,
     pub buffer: Option<Duration>,
     pub active: Option<bool>,
+    /// Its booking rules: they hold for sessions booked or moved from now on, never displacing
+    /// one already booked.
+    pub rules: BookingRulesEdit,
 }
 
 /// A room as changed, and the future bookings the change displaced.
@@ -346,6 +349,10 @@ impl Writer<'_> {
         if let Some(active) = edit.active {
             room.active = active;
         }
+        room.rules = edit.rules.applied(room.rules);
+        if let Err((field, message)) = room.rules.check() {
+            return Err(StoreError::invalid(field, message));
+        }
         let tz = self.studio()?.tz;
         let now = self.now();
         // The future bookings that hold the room now (one in an offline window holds nothing).
@@ -374,7 +381,8 @@ impl Writer<'_> {
             });
         }
         self.tx.execute(
-            "UPDATE rooms SET name = ?, capacity = ?, features = ?, hours = ?, buffer_minutes = ?, active = ? WHERE id = ?",
+            "UPDATE rooms SET name = ?, capacity = ?, features = ?, hours = ?, buffer_minutes = ?, active = ?, \
+             min_minutes = ?, max_minutes = ?, lead_minutes = ?, max_advance_days = ?, start_step_minutes = ? WHERE id = ?",
             params![
                 room.name,
                 room.capacity,
@@ -382,6 +390,11 @@ impl Writer<'_> {
                 to_json_list(&room.hours.to_lines()),
                 room.buffer.num_minutes(),
                 room.active,
+                room.rules.min_minutes,
+                room.rules.max_minutes,
+                room.rules.lead_minutes,
+                room.rules.max_advance_days,
+                room.rules.start_step_minutes,
                 id.as_str()
             ],
         )?;

@@ -224,6 +224,58 @@ pub(super) fn check_engineer_works(conn: &Connection, tz: &StudioTz, engineer: &
     Ok(())
 }
 
+/// Which of a room's booking rules a write keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RulesFor {
+    /// A new session: every rule.
+    New,
+    /// A person moving a session: notice, how far ahead and the grid (its length is as booked).
+    Move,
+    /// A reflow's move: the grid only. A reflow never refuses to move a session because of a
+    /// rule added after it was booked.
+    Reflow,
+}
+
+/// The room's booking rules that hold for `what`, each refusal naming the rule and what to change.
+pub(super) fn check_room_rules(conn: &Connection, tz: &StudioTz, new: &Session, now: DateTime<Utc>, what: RulesFor) -> Result<()> {
+    let Some(room) = read::rooms(conn, Some(&new.room))?.pop() else { return Ok(()) };
+    let rules = room.rules;
+    let minutes = (new.end - new.start).num_minutes();
+    if what == RulesFor::New {
+        if let Some(min) = rules.min_minutes
+            && minutes < min
+        {
+            return Err(Refusal::TooShort { room: room.id, minutes, min }.into());
+        }
+        if let Some(max) = rules.max_minutes
+            && minutes > max
+        {
+            return Err(Refusal::TooLong { room: room.id, minutes, max }.into());
+        }
+    }
+    if what != RulesFor::Reflow {
+        if let Some(lead) = rules.lead_minutes
+            && new.start < now + Duration::minutes(lead)
+        {
+            let earliest = now + Duration::minutes(lead);
+            return Err(Refusal::TooSoon { room: room.id, start: tz.zoned(new.start), earliest: tz.zoned(earliest), lead }.into());
+        }
+        if let Some(days) = rules.max_advance_days
+            && new.start > now + Duration::days(days)
+        {
+            let latest = now + Duration::days(days);
+            return Err(Refusal::TooFarAhead { room: room.id, start: tz.zoned(new.start), latest: tz.zoned(latest), days }.into());
+        }
+    }
+    if let Some(step) = rules.start_step_minutes
+        && !rules.on_step(tz, new.start)
+    {
+        let next = rules.next_step(tz, new.start);
+        return Err(Refusal::OffStep { room: room.id, start: tz.zoned(new.start), next: tz.zoned(next), step }.into());
+    }
+    Ok(())
+}
+
 /// A session's own shape: it ends after it starts, within a day, and is not cancelled.
 fn check_shape(new: &Session) -> Result<()> {
     if new.end <= new.start {

@@ -7,9 +7,9 @@ use crate::support::{at, on_both, session, small_studio};
 use serde_json::json;
 use chrono::Duration;
 use studioflow::availability::{find_free_slots, SlotQuery};
-use studioflow::domain::{BookingId, EngineerId, Refusal, RoomId, Session, WeeklyHours};
+use studioflow::domain::{BookingId, BookingRulesEdit, EngineerId, Refusal, RoomId, Session, WeeklyHours};
 use studioflow::reflow::{apply_plan, plan_reflow, Month, ReflowRequest};
-use studioflow::store::{BookingEdit, CancelScope, EventQuery, PersonEdit, PersonKind, Store, StoreError};
+use studioflow::store::{BookingEdit, CancelScope, EventQuery, PersonEdit, PersonKind, RoomEdit, Store, StoreError};
 
 fn refusal(result: Result<impl std::fmt::Debug, StoreError>) -> Refusal {
     match result {
@@ -56,6 +56,17 @@ fn slots(store: &Store, engineer: Option<&str>, from: &str, to: &str, minutes: i
         limit: 100,
     };
     find_free_slots(store, &q).unwrap().into_iter().map(|s| (tz.format(s.start), tz.format(s.latest_start))).collect()
+}
+
+/// Sets the room's booking rules.
+fn room_rules(store: &mut Store, room: &str, rules: BookingRulesEdit) {
+    let edit = RoomEdit { rules, ..RoomEdit::default() };
+    let change = store.write_with(|w| w.update_room(&RoomId::new(room), &edit, false)).unwrap();
+    assert!(change.displaced.is_empty(), "a rule never displaces a session already booked");
+}
+
+fn hall_slots(store: &Store, from: &str, to: &str, minutes: i64) -> Vec<(String, String)> {
+    slots(store, None, from, to, minutes)
 }
 
 on_both! {
@@ -267,5 +278,105 @@ on_both! {
         let changes = s.ok("list_changes", json!({"entity": "engineer", "id": "sam-reed"}));
         let actions: Vec<&str> = changes["events"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
         assert_eq!(actions, ["created", "time off added", "time off removed"]);
+    }
+
+    fn a_rooms_booking_rules_refuse_new_sessions_naming_the_rule(db) {
+        let mut store = small_studio(db);
+        // Booked before the rules: stays, and may still be moved by a reflow or edited.
+        let early = store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-01T12:00", 45))).unwrap();
+        room_rules(&mut store, "hall", BookingRulesEdit {
+            min_minutes: Some(Some(120)),
+            max_minutes: Some(Some(240)),
+            lead_minutes: Some(Some(24 * 60)),
+            max_advance_days: Some(Some(60)),
+            start_step_minutes: Some(Some(30)),
+        });
+        let room = store.room(&RoomId::new("hall")).unwrap().unwrap();
+        assert_eq!(room.rules.set(), [("min_minutes", 120), ("max_minutes", 240), ("lead_minutes", 1440), ("max_advance_days", 60), ("start_step_minutes", 30)]);
+        let why = |store: &mut Store, start: &str, minutes: i64| refusal(store.write_with(|w| w.create_booking(&session("hall", "c2", start, minutes)))).to_string();
+        assert_eq!(why(&mut store, "2026-09-07T12:00", 60), "hall takes sessions of at least 120 minutes and this one is 60: make it longer or choose another room");
+        assert_eq!(why(&mut store, "2026-09-07T12:00", 300), "hall takes sessions of at most 240 minutes and this one is 300: make it shorter, split it, or choose another room");
+        assert_eq!(
+            why(&mut store, "2026-08-31T20:00", 120),
+            "hall needs 1440 minutes' notice for a new session: it may start at 2026-09-01T09:00:00+01:00 at the earliest, not 2026-08-31T20:00:00+01:00; choose a later time"
+        );
+        assert_eq!(
+            why(&mut store, "2026-11-02T12:00", 120),
+            "hall takes bookings at most 60 days ahead (until 2026-10-30T08:00:00+00:00); 2026-11-02T12:00:00+00:00 is later: choose an earlier time"
+        );
+        assert_eq!(
+            why(&mut store, "2026-09-07T12:15", 120),
+            "hall starts sessions every 30 minutes from midnight; 2026-09-07T12:15:00+01:00 is not on that grid: start at 2026-09-07T12:30:00+01:00 instead, or choose another room"
+        );
+        let ok = store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-07T12:30", 120))).unwrap();
+        // A series: every session keeps them, or none is booked.
+        let series = store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=12", &session("hall", "c3", "2026-09-08T12:00", 120)));
+        assert!(refusal(series).to_string().contains("at most 60 days ahead"));
+        // A person's move keeps notice, reach and grid; the length is as it was booked.
+        let why = refusal(store.write_with(|w| w.move_booking(&early.id, &RoomId::new("hall"), at("2026-09-07T16:10"))));
+        assert!(matches!(why, Refusal::OffStep { step: 30, .. }), "{why}");
+        store.write_with(|w| w.move_booking(&early.id, &RoomId::new("hall"), at("2026-09-07T16:00"))).unwrap();
+        refusal(store.write_with(|w| w.move_booking(&ok.id, &RoomId::new("hall"), at("2026-08-31T18:00"))));
+        // Rules are validated, naming the field.
+        let edit = RoomEdit { rules: BookingRulesEdit { start_step_minutes: Some(Some(7)), ..BookingRulesEdit::default() }, ..RoomEdit::default() };
+        let message = invalid(store.write_with(|w| w.update_room(&RoomId::new("hall"), &edit, false)));
+        assert!(message.starts_with("start_step_minutes 7 does not divide a day"), "{message}");
+        let edit = RoomEdit { rules: BookingRulesEdit { max_minutes: Some(Some(60)), ..BookingRulesEdit::default() }, ..RoomEdit::default() };
+        let message = invalid(store.write_with(|w| w.update_room(&RoomId::new("hall"), &edit, false)));
+        assert_eq!(message, "max_minutes (60) is below min_minutes (120): raise it, or lower min_minutes");
+        // Taken off with null, each rule is gone.
+        room_rules(&mut store, "hall", BookingRulesEdit { min_minutes: Some(None), lead_minutes: Some(None), ..BookingRulesEdit::default() });
+        store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-08-31T20:00", 60))).unwrap();
+    }
+
+    fn free_slots_keep_a_rooms_booking_rules(db) {
+        let mut store = small_studio(db);
+        room_rules(&mut store, "hall", BookingRulesEdit {
+            min_minutes: Some(Some(120)),
+            lead_minutes: Some(Some(24 * 60)),
+            max_advance_days: Some(Some(10)),
+            start_step_minutes: Some(Some(180)),
+            ..BookingRulesEdit::default()
+        });
+        // Too short for the room: nothing offered there.
+        assert!(hall_slots(&store, "2026-09-02T00:00", "2026-09-03T00:00", 60).is_empty());
+        // The notice: the first start is a day after the clock, on the 3-hour grid (09:00 is on it).
+        store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-01T09:00", 120))).unwrap();
+        assert_eq!(
+            hall_slots(&store, "2026-08-31T00:00", "2026-09-02T00:00", 120),
+            [("2026-09-01T12:00:00+01:00".to_owned(), "2026-09-01T21:00:00+01:00".to_owned())]
+        );
+        // Ten days ahead at most: the 11th of September is beyond.
+        assert!(hall_slots(&store, "2026-09-11T00:00", "2026-09-12T00:00", 120).is_empty());
+        // Every slot offered can be booked, at its earliest and its latest start.
+        for (start, latest) in hall_slots(&store, "2026-09-01T00:00", "2026-09-10T00:00", 120) {
+            for t in [start, latest] {
+                store.write_with(|w| w.check(&session("hall", "c2", &t[..16], 120), None)).unwrap();
+            }
+        }
+    }
+
+    fn a_reflow_keeps_a_rooms_grid_and_ignores_rules_added_later(db) {
+        let mut store = small_studio(db);
+        let a = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-08T12:00", 60))).unwrap();
+        let b = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T12:00", 60))).unwrap();
+        // The booth is full both days; the hall is taken until 12:30 on the 8th.
+        store.write_with(|w| w.create_booking(&session("booth", "c3", "2026-09-08T09:00", 540))).unwrap();
+        store.write_with(|w| w.create_booking(&session("booth", "c3", "2026-09-09T09:00", 540))).unwrap();
+        store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-08T11:00", 90))).unwrap();
+        // The hall starts on the hour, and takes two hours at least (added after both were booked).
+        room_rules(&mut store, "hall", BookingRulesEdit { start_step_minutes: Some(Some(60)), min_minutes: Some(Some(120)), ..BookingRulesEdit::default() });
+        store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-08T00:00"), at("2026-09-10T00:00"), "flood")).unwrap();
+        let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 120 };
+        let options = studioflow_solver::Options { threads: 2, ..studioflow_solver::Options::default() };
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        // b goes to the hall at 12:00 (on the hour, though shorter than the new minimum); a's
+        // cheapest place, 12:30, is off the grid: unresolved, saying why.
+        assert_eq!(plan.moves.iter().map(|m| (m.booking.clone(), m.to_room.clone(), m.to_start)).collect::<Vec<_>>(), [(b.id.clone(), RoomId::new("hall"), at("2026-09-09T12:00"))]);
+        assert_eq!(plan.unresolved.len(), 1);
+        assert_eq!(plan.unresolved[0].booking, a.id);
+        assert!(plan.unresolved[0].reason.contains("grid of starts (every 60 minutes)"), "{}", plan.unresolved[0].reason);
+        apply_plan(&mut store, &plan, false).unwrap();
+        assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("hall"));
     }
 }

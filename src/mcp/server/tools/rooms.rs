@@ -5,7 +5,7 @@
 use super::super::wire::{self, *};
 use super::{names, plural, room_id, time, Call, ToolError};
 use crate::availability;
-use crate::domain::{Line, List, Room, WeeklyHours};
+use crate::domain::{BookingRules, BookingRulesEdit, Line, List, Room, WeeklyHours};
 use crate::store::{RoomEdit, StoreError};
 use chrono::{Duration, Utc};
 
@@ -113,6 +113,13 @@ pub fn create_room(ctx: &Call<'_>, a: CreateRoomArgs) -> Result<(RoomChangedOut,
         hours: hours(&a.opening_hours)?,
         buffer: buffer(a.buffer_minutes.unwrap_or(0))?,
         active: true,
+        rules: BookingRules {
+            min_minutes: a.min_minutes,
+            max_minutes: a.max_minutes,
+            lead_minutes: a.lead_minutes,
+            max_advance_days: a.max_advance_days,
+            start_step_minutes: a.start_step_minutes,
+        },
     };
     ctx.with(|store| {
         let tz = store.studio()?.tz;
@@ -131,11 +138,18 @@ pub fn update_room(ctx: &Call<'_>, a: UpdateRoomArgs) -> Result<(RoomChangedOut,
         hours: a.opening_hours.as_deref().map(hours).transpose()?,
         buffer: a.buffer_minutes.map(buffer).transpose()?,
         active: a.active,
+        rules: BookingRulesEdit {
+            min_minutes: a.min_minutes,
+            max_minutes: a.max_minutes,
+            lead_minutes: a.lead_minutes,
+            max_advance_days: a.max_advance_days,
+            start_step_minutes: a.start_step_minutes,
+        },
     };
-    let RoomEdit { name, capacity, features, hours, buffer, active } = &edit;
-    if name.is_none() && capacity.is_none() && features.is_none() && hours.is_none() && buffer.is_none() && active.is_none() {
+    let RoomEdit { name, capacity, features, hours, buffer, active, rules } = &edit;
+    if name.is_none() && capacity.is_none() && features.is_none() && hours.is_none() && buffer.is_none() && active.is_none() && rules.is_empty() {
         return Err(ToolError::Fix(
-            "give at least one field to change: name, capacity, features, opening_hours, buffer_minutes or active".into(),
+            "give at least one field to change: name, capacity, features, opening_hours, buffer_minutes, min_minutes, max_minutes, lead_minutes, max_advance_days, start_step_minutes or active".into(),
         ));
     }
     let id = room_id(&a.id);

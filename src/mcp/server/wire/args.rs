@@ -294,6 +294,16 @@ pub struct CreateRoomArgs {
     pub opening_hours: List<Line>,
     /// Turnaround kept free between two sessions, 0 to 240 minutes (default 0).
     pub buffer_minutes: Option<i64>,
+    /// The shortest session it takes, 1 to 1440 minutes (default: no rule).
+    pub min_minutes: Option<i64>,
+    /// The longest session it takes, 1 to 1440 minutes, at least min_minutes (default: no rule).
+    pub max_minutes: Option<i64>,
+    /// The notice a new session needs, 0 to 527040 minutes (default: none).
+    pub lead_minutes: Option<i64>,
+    /// How many days ahead a new session may start at the latest, 1 to 3650 (default: the studio's horizon).
+    pub max_advance_days: Option<i64>,
+    /// Sessions start on this grid of minutes from local midnight, a divisor of 1440 such as 30 or 60 (default: none).
+    pub start_step_minutes: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -309,6 +319,22 @@ pub struct UpdateRoomArgs {
     /// The new weekly opening hours (replace the old ones).
     pub opening_hours: Option<List<Line>>,
     pub buffer_minutes: Option<i64>,
+    /// The shortest session it takes (null: no rule). Rules hold for sessions booked or moved
+    /// from now on; they never displace a session already booked.
+    #[serde(default, deserialize_with = "nullable")]
+    pub min_minutes: Option<Option<i64>>,
+    /// The longest session it takes (null: no rule).
+    #[serde(default, deserialize_with = "nullable")]
+    pub max_minutes: Option<Option<i64>>,
+    /// The notice a new session needs, in minutes (null: none).
+    #[serde(default, deserialize_with = "nullable")]
+    pub lead_minutes: Option<Option<i64>>,
+    /// How many days ahead a new session may start at the latest (null: no rule).
+    #[serde(default, deserialize_with = "nullable")]
+    pub max_advance_days: Option<Option<i64>>,
+    /// The grid of starts in minutes from local midnight (null: none).
+    #[serde(default, deserialize_with = "nullable")]
+    pub start_step_minutes: Option<Option<i64>>,
     /// false retires the room: it cannot be booked, and its future bookings are displaced.
     pub active: Option<bool>,
     /// Apply a change that puts future bookings out of the room, marking them displaced (default
