@@ -80,6 +80,7 @@ fn build_database(path: &Path, bookings: usize) -> usize {
                     buffer: Duration::minutes(15),
                     active: true,
                     rules: Default::default(),
+                    price: Default::default(),
                 })?;
             }
             for c in 0..CLIENTS {

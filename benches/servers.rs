@@ -68,6 +68,7 @@ fn build_studio(target: &Target) {
                     buffer: Duration::minutes(15),
                     active: true,
                     rules: Default::default(),
+                    price: Default::default(),
                 })?;
                 w.add_client(&Person { id: ClientId::new(format!("client-{r:02}")), name: format!("Client {r}") })?;
             }

@@ -70,7 +70,7 @@ struct PersonEntry {
 
 impl PersonEntry {
     fn profile(&self) -> Profile {
-        Profile { email: self.email.clone(), phone: self.phone.clone(), notes: self.notes.clone(), skills: self.skills.clone(), active: true, hours: None }
+        Profile { email: self.email.clone(), phone: self.phone.clone(), notes: self.notes.clone(), skills: self.skills.clone(), active: true, hours: None, hourly_rate: 0 }
     }
 }
 
@@ -190,6 +190,7 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
                 buffer: Duration::minutes(r.buffer_minutes),
                 active: true,
                 rules: Default::default(),
+                price: Default::default(),
             })?;
         }
         for c in &studio_file.clients {

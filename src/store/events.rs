@@ -33,10 +33,12 @@ pub enum Entity {
     User,
     /// A user's grant to an OAuth client: granted, revoked.
     Grant,
+    /// The studio's settings (currency, deposit, waitlist hold).
+    Studio,
 }
 
 impl Entity {
-    pub const ALL: [Entity; 10] = [
+    pub const ALL: [Entity; 11] = [
         Entity::Booking,
         Entity::Room,
         Entity::Client,
@@ -47,6 +49,7 @@ impl Entity {
         Entity::Task,
         Entity::User,
         Entity::Grant,
+        Entity::Studio,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +64,7 @@ impl Entity {
             Entity::Task => "task",
             Entity::User => "user",
             Entity::Grant => "grant",
+            Entity::Studio => "studio",
         }
     }
 
@@ -228,9 +232,15 @@ pub fn room_fields(r: &Room) -> Map<String, Json> {
         ("buffer_minutes", json!(r.buffer.num_minutes())),
         ("active", json!(r.active)),
     ]);
-    // The booking rules that are set: a room without them reads as it did before they existed.
+    // The booking rules and prices that are set: a room without them reads as it did before they existed.
     for (name, value) in r.rules.set() {
         m.insert(name.to_owned(), json!(value));
+    }
+    if r.price.hourly_rate != 0 {
+        m.insert("hourly_rate".into(), json!(r.price.hourly_rate));
+    }
+    if !r.price.rates.is_empty() {
+        m.insert("rates".into(), super::prices::rates_json_value(&r.price.rates));
     }
     m
 }

@@ -360,8 +360,34 @@ pub const MIGRATIONS: &[&str] = &[
     // 15: the studio's week (issue 25). An engineer's working hours (a JSON list of lines, as a
     // room's opening hours; NULL: always), and their time off, rows of their own that a month's
     // reflow reads as they are. Their events are the engineer's ('time off added'/'removed').
-    // A room's booking rules, each NULL when it has none.
+    // A room's booking rules, each NULL when it has none. Prices: the studio's currency, deposit
+    // and waitlist hold (its settings, in the studio's row), rooms' and engineers' hourly rates in
+    // minor units, rooms' time-of-week overrides as JSON. The history gains the studio itself
+    // (the table is rebuilt to widen its entity check, as in 10 and 13).
     r#"
+    ALTER TABLE studio ADD COLUMN currency TEXT NOT NULL DEFAULT 'EUR';
+    ALTER TABLE studio ADD COLUMN deposit_percent INTEGER NOT NULL DEFAULT 50 CHECK (deposit_percent BETWEEN 0 AND 100);
+    ALTER TABLE studio ADD COLUMN waitlist_hold_hours INTEGER NOT NULL DEFAULT 24 CHECK (waitlist_hold_hours BETWEEN 1 AND 168);
+    ALTER TABLE rooms ADD COLUMN hourly_rate INTEGER NOT NULL DEFAULT 0 CHECK (hourly_rate >= 0);
+    ALTER TABLE rooms ADD COLUMN rates TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE engineers ADD COLUMN hourly_rate INTEGER NOT NULL DEFAULT 0 CHECK (hourly_rate >= 0);
+    CREATE TABLE events_new (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         INTEGER NOT NULL,
+        real_at    INTEGER NOT NULL,
+        who        TEXT    NOT NULL,
+        via        TEXT    NOT NULL,
+        entity     TEXT    NOT NULL CHECK (entity IN ('booking', 'room', 'client', 'engineer', 'offline_window', 'reflow', 'token', 'task', 'user', 'grant', 'studio')),
+        entity_id  TEXT    NOT NULL,
+        action     TEXT    NOT NULL,
+        before     TEXT,
+        after      TEXT
+    );
+    INSERT INTO events_new (seq, at, real_at, who, via, entity, entity_id, action, before, after)
+        SELECT seq, at, real_at, who, via, entity, entity_id, action, before, after FROM events ORDER BY seq;
+    DROP TABLE events;
+    ALTER TABLE events_new RENAME TO events;
+    CREATE INDEX events_entity ON events (entity, entity_id, seq);
     ALTER TABLE engineers ADD COLUMN working_hours TEXT;
     ALTER TABLE rooms ADD COLUMN min_minutes INTEGER;
     ALTER TABLE rooms ADD COLUMN max_minutes INTEGER;

@@ -377,6 +377,15 @@ SELECT 1;
 
 -- ===== 15: the studio's week: engineers' working hours and time off
 ALTER TABLE engineers ADD COLUMN working_hours TEXT COLLATE "C";
+ALTER TABLE studio ADD COLUMN currency TEXT COLLATE "C" NOT NULL DEFAULT 'EUR';
+ALTER TABLE studio ADD COLUMN deposit_percent BIGINT NOT NULL DEFAULT 50 CHECK (deposit_percent BETWEEN 0 AND 100);
+ALTER TABLE studio ADD COLUMN waitlist_hold_hours BIGINT NOT NULL DEFAULT 24 CHECK (waitlist_hold_hours BETWEEN 1 AND 168);
+ALTER TABLE rooms ADD COLUMN hourly_rate BIGINT NOT NULL DEFAULT 0 CHECK (hourly_rate >= 0);
+ALTER TABLE rooms ADD COLUMN rates TEXT COLLATE "C" NOT NULL DEFAULT '[]';
+ALTER TABLE engineers ADD COLUMN hourly_rate BIGINT NOT NULL DEFAULT 0 CHECK (hourly_rate >= 0);
+ALTER TABLE events DROP CONSTRAINT events_entity_check;
+ALTER TABLE events ADD CONSTRAINT events_entity_check
+    CHECK (entity IN ('booking', 'room', 'client', 'engineer', 'offline_window', 'reflow', 'token', 'task', 'user', 'grant', 'studio'));
 ALTER TABLE rooms ADD COLUMN min_minutes BIGINT;
 ALTER TABLE rooms ADD COLUMN max_minutes BIGINT;
 ALTER TABLE rooms ADD COLUMN lead_minutes BIGINT;

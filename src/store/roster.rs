@@ -8,7 +8,7 @@ use super::events::{self, Action, Entity};
 use super::read::{self, booking_from_row, BOOKING_COLUMNS, HOLDS_ITS_PLACE};
 use super::rules;
 use super::{check_people, clean_list, clean_text, json_list, to_json_list, Result, Store, StoreError, Writer};
-use crate::domain::{is_slug, normalize_features, slug_from, Booking, BookingRulesEdit, Profile, Room, RoomId, TextKind, WeeklyHours};
+use crate::domain::{check_rate, is_slug, normalize_features, slug_from, Booking, BookingRulesEdit, Profile, Rate, Room, RoomId, TextKind, WeeklyHours};
 use chrono::Duration;
 use serde_json::json;
 
@@ -80,6 +80,8 @@ pub struct PersonEdit {
     pub active: Option<bool>,
     /// An engineer's working hours: `Some(None)` makes them always available.
     pub hours: Option<Option<WeeklyHours>>,
+    /// An engineer's hourly rate.
+    pub hourly_rate: Option<i64>,
 }
 
 /// What to change of a room; `None` leaves a field as it is.
@@ -94,6 +96,10 @@ pub struct RoomEdit {
     /// Its booking rules: they hold for sessions booked or moved from now on, never displacing
     /// one already booked.
     pub rules: BookingRulesEdit,
+    /// Its hourly rate.
+    pub hourly_rate: Option<i64>,
+    /// Its time-of-week overrides (replace the old ones).
+    pub rates: Option<Vec<Rate>>,
 }
 
 /// A room as changed, and the future bookings the change displaced.
@@ -103,22 +109,24 @@ pub struct RoomChange {
     pub displaced: Vec<Booking>,
 }
 
-/// A person's row: id, name, (email, phone, notes), skills as JSON, active, working hours as JSON.
-type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool, Option<String>);
+/// A person's row: id, name, (email, phone, notes), skills as JSON, active, (working hours as
+/// JSON, hourly rate).
+type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool, (Option<String>, i64));
 
 fn person_from_row(row: &db::Row<'_>) -> db::Result<PersonRow> {
-    Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?, row.get(7)?))
+    Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?, (row.get(7)?, row.get(8)?)))
 }
 
 fn person_sql(kind: PersonKind) -> String {
-    let (skills, hours) = if kind == PersonKind::Engineer { ("skills", "working_hours") } else { ("'[]'", "CAST(NULL AS TEXT)") };
-    format!("SELECT id, name, email, phone, notes, {skills}, active, {hours} FROM {}", kind.table())
+    let (skills, hours, rate) =
+        if kind == PersonKind::Engineer { ("skills", "working_hours", "hourly_rate") } else { ("'[]'", "CAST(NULL AS TEXT)", "CAST(0 AS BIGINT)") };
+    format!("SELECT id, name, email, phone, notes, {skills}, active, {hours}, {rate} FROM {}", kind.table())
 }
 
 fn to_record(row: PersonRow) -> Result<PersonRecord> {
-    let (id, name, (email, phone, notes), skills, active, hours) = row;
+    let (id, name, (email, phone, notes), skills, active, (hours, hourly_rate)) = row;
     let hours = hours.as_deref().map(|h| rules::stored_hours(&id, h)).transpose()?;
-    Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active, hours } })
+    Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active, hours, hourly_rate } })
 }
 
 /// Working hours as the engineers' table stores them: JSON lines, or NULL for always.
@@ -165,6 +173,7 @@ fn clean_profile(p: &Profile) -> Result<Profile> {
         skills: clean_list("skills", TextKind::Tag, &p.skills)?,
         active: p.active,
         hours: p.hours.clone(),
+        hourly_rate: p.hourly_rate,
     })
 }
 
@@ -179,6 +188,9 @@ fn person_fields(p: &PersonRecord, kind: PersonKind) -> serde_json::Map<String, 
     if kind == PersonKind::Engineer {
         m.insert("skills".into(), json!(p.profile.skills));
         m.insert("working_hours".into(), json!(p.profile.hours.as_ref().map(WeeklyHours::to_lines)));
+        if p.profile.hourly_rate != 0 {
+            m.insert("hourly_rate".into(), json!(p.profile.hourly_rate));
+        }
     }
     m
 }
@@ -194,6 +206,10 @@ impl Writer<'_> {
         if kind == PersonKind::Client && profile.hours.is_some() {
             return Err(StoreError::invalid("working_hours", "working_hours: only engineers have working hours"));
         }
+        if kind == PersonKind::Client && profile.hourly_rate != 0 {
+            return Err(StoreError::invalid("hourly_rate", "hourly_rate: only engineers and rooms have hourly rates"));
+        }
+        check_rate("hourly_rate", profile.hourly_rate).map_err(|m| StoreError::invalid("hourly_rate", m))?;
         let id = match id.map(str::trim) {
             Some(id) if !is_slug(id) => {
                 return Err(StoreError::invalid("id", format!("id {id:?}: use 1 to 64 of a-z, 0-9, '-' and '_', e.g. \"amara-osei\"")));
@@ -219,12 +235,12 @@ impl Writer<'_> {
                 candidate
             }
         };
-        let skills = if kind == PersonKind::Engineer { ", skills, working_hours" } else { "" };
-        let skills_value = if kind == PersonKind::Engineer { ", ?6, ?7" } else { "" };
+        let skills = if kind == PersonKind::Engineer { ", skills, working_hours, hourly_rate" } else { "" };
+        let skills_value = if kind == PersonKind::Engineer { ", ?6, ?7, ?8" } else { "" };
         let sql = format!("INSERT INTO {} (id, name, email, phone, notes{skills}) VALUES (?1, ?2, ?3, ?4, ?5{skills_value})", kind.table());
         if kind == PersonKind::Engineer {
             let hours = hours_json(&profile.hours);
-            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes, to_json_list(&profile.skills), hours])?;
+            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes, to_json_list(&profile.skills), hours, profile.hourly_rate])?;
         } else {
             self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes])?;
         }
@@ -268,6 +284,13 @@ impl Writer<'_> {
             }
             after.profile.hours = hours.clone();
         }
+        if let Some(rate) = edit.hourly_rate {
+            if kind == PersonKind::Client {
+                return Err(StoreError::invalid("hourly_rate", "hourly_rate: only engineers and rooms have hourly rates"));
+            }
+            check_rate("hourly_rate", rate).map_err(|m| StoreError::invalid("hourly_rate", m))?;
+            after.profile.hourly_rate = rate;
+        }
         if let Some(active) = edit.active {
             after.profile.active = active;
         }
@@ -277,7 +300,10 @@ impl Writer<'_> {
             params![after.name, p.email, p.phone, p.notes, p.active, id],
         )?;
         if kind == PersonKind::Engineer {
-            self.tx.execute("UPDATE engineers SET skills = ?, working_hours = ? WHERE id = ?", params![to_json_list(&p.skills), hours_json(&p.hours), id])?;
+            self.tx.execute(
+                "UPDATE engineers SET skills = ?, working_hours = ?, hourly_rate = ? WHERE id = ?",
+                params![to_json_list(&p.skills), hours_json(&p.hours), p.hourly_rate, id],
+            )?;
         }
         let change = events::diff(Some(person_fields(&before, kind)), Some(person_fields(&after, kind)));
         if !change.is_empty() {
@@ -353,6 +379,13 @@ impl Writer<'_> {
         if let Err((field, message)) = room.rules.check() {
             return Err(StoreError::invalid(field, message));
         }
+        if let Some(rate) = edit.hourly_rate {
+            room.price.hourly_rate = rate;
+        }
+        if let Some(rates) = &edit.rates {
+            room.price.rates = rates.clone();
+        }
+        room.price.check().map_err(|message| StoreError::invalid("rates", message))?;
         let tz = self.studio()?.tz;
         let now = self.now();
         // The future bookings that hold the room now (one in an offline window holds nothing).
@@ -382,7 +415,7 @@ impl Writer<'_> {
         }
         self.tx.execute(
             "UPDATE rooms SET name = ?, capacity = ?, features = ?, hours = ?, buffer_minutes = ?, active = ?, \
-             min_minutes = ?, max_minutes = ?, lead_minutes = ?, max_advance_days = ?, start_step_minutes = ? WHERE id = ?",
+             min_minutes = ?, max_minutes = ?, lead_minutes = ?, max_advance_days = ?, start_step_minutes = ?, hourly_rate = ?, rates = ? WHERE id = ?",
             params![
                 room.name,
                 room.capacity,
@@ -395,6 +428,8 @@ impl Writer<'_> {
                 room.rules.lead_minutes,
                 room.rules.max_advance_days,
                 room.rules.start_step_minutes,
+                room.price.hourly_rate,
+                super::prices::rates_to_json(&room.price.rates),
                 id.as_str()
             ],
         )?;

@@ -173,12 +173,16 @@ impl<'c> Writer<'c> {
         if let Err((field, message)) = room.rules.check() {
             return Err(of_room(StoreError::invalid(field, message)));
         }
+        if let Err(message) = room.price.check() {
+            return Err(of_room(StoreError::invalid("rates", message)));
+        }
         if read::exists(&self.tx, "rooms", room.id.as_str())? {
             return invalid("a room with this id already exists".into());
         }
         self.tx.execute(
             "INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes, active, \
-             min_minutes, max_minutes, lead_minutes, max_advance_days, start_step_minutes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             min_minutes, max_minutes, lead_minutes, max_advance_days, start_step_minutes, hourly_rate, rates) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 room.id.as_str(),
                 name,
@@ -191,7 +195,9 @@ impl<'c> Writer<'c> {
                 room.rules.max_minutes,
                 room.rules.lead_minutes,
                 room.rules.max_advance_days,
-                room.rules.start_step_minutes
+                room.rules.start_step_minutes,
+                room.price.hourly_rate,
+                super::prices::rates_to_json(&room.price.rates)
             ],
         )?;
         self.event(Entity::Room, room.id.as_str(), Action::Created, events::diff(None, Some(events::room_fields(room))))?;

@@ -199,6 +199,13 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
         ),
         ("list_time_off", json!({}), vec![("engineer", Id, false), ("from", Time, false), ("to", Time, false)]),
         ("remove_time_off", json!({"id": 99999}), vec![("id", I64, true)]),
+        ("get_studio", json!({}), vec![]),
+        ("update_studio", json!({"deposit_percent": 50}), vec![("currency", Line, false), ("deposit_percent", I64, false), ("waitlist_hold_hours", I64, false)]),
+        (
+            "quote",
+            json!({"room": "studio-a", "start": "2026-10-06T10:00", "end": "2026-10-06T13:00"}),
+            vec![("room", Id, true), ("start", Time, true), ("end", Time, true), ("engineer", Id, false)],
+        ),
     ]
 }
 
@@ -399,6 +406,8 @@ fn cases() -> Vec<Case> {
         ("update_engineer", "id", "unknown engineer"),
         ("update_room", "id", "unknown room"),
         ("add_time_off", "engineer", "unknown engineer"),
+        ("quote", "room", "unknown room"),
+        ("quote", "engineer", "unknown engineer"),
         ("list_time_off", "engineer", "unknown engineer"),
     ];
     for &(tool, field, message) in ids {
@@ -582,6 +591,28 @@ fn cases() -> Vec<Case> {
         ("update_booking", json!({"id": "bk_01000", "scope": "series", "notes": "x", "hold_until": "soon"}), "hold_until: cannot read"),
         ("apply_reflow", json!({"reflow_id": ""}), "reflow_id: is empty"),
         ("list_changes", json!({"id": " "}), "id: is empty"),
+        // Issue 25: prices.
+        ("get_studio", json!({"currency": "GBP"}), "unknown field `currency`"),
+        ("update_studio", json!({}), "give at least one field to change: currency, deposit_percent or waitlist_hold_hours"),
+        ("update_studio", json!({"currency": "gbp"}), "currency \"gbp\": give an ISO 4217 code"),
+        ("update_studio", json!({"currency": "EURO"}), "give an ISO 4217 code"),
+        ("update_studio", json!({"deposit_percent": 101}), "deposit_percent must be 0 to 100"),
+        ("update_studio", json!({"deposit_percent": -1}), "deposit_percent must be 0 to 100"),
+        ("update_studio", json!({"waitlist_hold_hours": 0}), "waitlist_hold_hours must be 1 to 168"),
+        ("quote", json!({"room": "studio-a", "start": "2026-10-06T10:00", "end": "2026-10-06T09:00"}), "end: a session must end after it starts"),
+        ("quote", json!({"room": "studio-a", "start": "2026-10-06T10:00", "end": "2026-10-06T10:00"}), "end: a session must end after it starts"),
+        ("quote", json!({"room": "studio-a", "start": "2026-10-06T10:00", "end": "2026-10-08T10:00"}), "end: a session lasts at most 24 hours"),
+        ("quote", json!({"room": " ", "start": "2026-10-06T10:00", "end": "2026-10-06T11:00"}), "room: is empty"),
+        ("update_room", json!({"id": "studio-c", "hourly_rate": -1}), "hourly_rate must be 0 to"),
+        ("update_room", json!({"id": "studio-c", "hourly_rate": 100_000_001}), "hourly_rate must be 0 to"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "caturday", "from": "10:00", "to": "12:00", "hourly_rate": 1}]}), "rates[0]: unknown day"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "sat", "from": "12:00", "to": "10:00", "hourly_rate": 1}]}), "rates[0]: a rate from 12:00 to 10:00 must end after it starts"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "sat", "from": "10:00", "to": "12:00", "hourly_rate": -5}]}), "rates[0]: hourly_rate must be 0 to"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "sat", "from": "10:00", "to": "12:00", "hourly_rate": 1, "x": 1}]}), "unknown field `x`"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "sat", "from": "10:00", "to": "12:00", "hourly_rate": 1}, {"days": "sat", "from": "11:00", "to": "13:00", "hourly_rate": 2}]}), "overlap"),
+        ("update_engineer", json!({"id": "eng-01", "hourly_rate": -1}), "hourly_rate must be 0 to"),
+        ("create_engineer", json!({"name": "Bo", "hourly_rate": 100_000_001}), "hourly_rate must be 0 to"),
+        ("update_client", json!({"id": "client-001", "hourly_rate": 5}), "unknown field `hourly_rate`"),
         // Issue 25: a room's booking rules.
         ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": ["mon 10:00-12:00"], "min_minutes": 0}), "min_minutes must be 1 to 1440"),
         ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": ["mon 10:00-12:00"], "max_minutes": 1441}), "max_minutes must be 1 to 1440"),
@@ -635,7 +666,7 @@ fn cases() -> Vec<Case> {
 
 /// The tools that may change the studio: after each of their cases, the row counts are checked.
 fn writes(tool: &str) -> bool {
-    !["list_rooms", "query_bookings", "get_booking", "find_free_slots", "list_offline_windows", "get_reflow", "list_clients", "list_engineers", "list_changes", "list_time_off"]
+    !["list_rooms", "query_bookings", "get_booking", "find_free_slots", "list_offline_windows", "get_reflow", "list_clients", "list_engineers", "list_changes", "list_time_off", "get_studio", "quote"]
         .contains(&tool)
 }
 

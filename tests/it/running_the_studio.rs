@@ -246,6 +246,7 @@ fn real_clock_studio(db: &TestDb) {
                 buffer: Duration::zero(),
                 active: true,
                 rules: Default::default(),
+                price: Default::default(),
             })?;
             w.add_client(&Person { id: "c1".into(), name: "One".into() })?;
             w.add_client(&Person { id: "c2".into(), name: "Two".into() })

@@ -379,4 +379,49 @@ on_both! {
         apply_plan(&mut store, &plan, false).unwrap();
         assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("hall"));
     }
+
+    /// The manager's prices over MCP: the studio's currency and deposit, a room's rate and a
+    /// weekend rate, an engineer's rate, and a quote of a Saturday session computed by hand.
+    fn the_manager_sets_rates_and_quotes_a_saturday_session_over_mcp(db) {
+        drop(small_studio(db));
+        let mut s = stdio(db, &[]);
+        let studio = s.ok("get_studio", json!({}));
+        assert_eq!((studio["currency"].clone(), studio["deposit_percent"].clone(), studio["waitlist_hold_hours"].clone()), (json!("EUR"), json!(50), json!(24)));
+        let studio = s.ok("update_studio", json!({"currency": "GBP", "deposit_percent": 40}));
+        assert_eq!((studio["currency"].clone(), studio["deposit_percent"].clone()), (json!("GBP"), json!(40)));
+        let refused = s.refused("update_studio", json!({"currency": "pounds"}));
+        assert!(refused.contains("ISO 4217"), "{refused}");
+        // The hall: 60.00 an hour, 90.00 at weekends, 75.00 on weekday evenings.
+        let room = s.ok("update_room", json!({"id": "hall", "hourly_rate": 6000, "rates": [
+            {"days": "sat-sun", "from": "00:00", "to": "24:00", "hourly_rate": 9000},
+            {"days": "mon-fri", "from": "18:00", "to": "24:00", "hourly_rate": 7500},
+        ]}));
+        assert_eq!(room["room"]["rates"][0]["days"], "sat-sun");
+        assert_eq!(room["room"]["hourly_rate"], 6000);
+        let refused = s.refused("update_room", json!({"id": "hall", "rates": [
+            {"days": "sat", "from": "10:00", "to": "14:00", "hourly_rate": 1},
+            {"days": "fri-sun", "from": "13:00", "to": "15:00", "hourly_rate": 2},
+        ]}));
+        assert!(refused.contains("overlap"), "{refused}");
+        s.ok("update_engineer", json!({"id": "e1", "hourly_rate": 2500}));
+        // Friday 17:00 to Saturday 01:30 with e1, by hand: Friday 17:00-18:00 at 60.00 = 60.00;
+        // 18:00-24:00 at 75.00 = 450.00; Saturday 00:00-01:30 at 90.00 = 135.00; e1 8.5 h at 25.00
+        // = 212.50. Total 857.50.
+        let q = s.ok("quote", json!({"room": "hall", "start": "2026-09-11T17:00", "end": "2026-09-12T01:30", "engineer": "e1"}));
+        let lines: Vec<(String, i64, i64, i64)> = q["lines"].as_array().unwrap().iter()
+            .map(|l| (l["what"].as_str().unwrap().to_owned(), l["hourly_rate"].as_i64().unwrap(), l["minutes"].as_i64().unwrap(), l["amount"].as_i64().unwrap()))
+            .collect();
+        assert_eq!(lines, [("room".to_owned(), 6000, 60, 6000), ("room".to_owned(), 7500, 360, 45000), ("room".to_owned(), 9000, 90, 13500), ("engineer".to_owned(), 2500, 510, 21250)]);
+        assert_eq!((q["total"].clone(), q["currency"].clone()), (json!(85750), json!("GBP")));
+        assert_eq!(q["lines"][2]["from"], "2026-09-12T00:00:00+01:00");
+        // A Saturday session without an engineer: 3 h at 90.00.
+        assert_eq!(s.ok("quote", json!({"room": "hall", "start": "2026-09-12T10:00", "end": "2026-09-12T13:00"}))["total"], 27000);
+        let refused = s.refused("quote", json!({"room": "hall", "start": "2026-09-12T10:00", "end": "2026-09-12T09:00"}));
+        assert!(refused.contains("end: a session must end after it starts"), "{refused}");
+        // Each change is in the history.
+        let changes = s.ok("list_changes", json!({"entity": "studio"}));
+        assert_eq!(changes["events"][0]["after"], json!({"currency": "GBP", "deposit_percent": 40}));
+        let changes = s.ok("list_changes", json!({"entity": "room", "id": "hall"}));
+        assert_eq!(changes["events"].as_array().unwrap().last().unwrap()["after"]["hourly_rate"], 6000);
+    }
 }

@@ -414,6 +414,7 @@ pub fn small_studio(db: impl Into<Target>) -> Store {
                 buffer: Duration::minutes(buffer),
                 active: true,
                 rules: Default::default(),
+                price: Default::default(),
             };
             w.add_room(&room("live", 6, &["drums"], &["mon-sun 10:00-02:00"], 15))?;
             w.add_room(&room("booth", 2, &["vocal-booth"], &["mon-fri 09:00-18:00"], 0))?;

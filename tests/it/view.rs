@@ -697,6 +697,8 @@ fn a_month_of_1600_bookings_draws_in_chromium() {
             lead_minutes: None,
             max_advance_days: None,
             start_step_minutes: None,
+            hourly_rate: None,
+            rates: vec![],
             offline_windows: vec![],
         })
         .collect();

@@ -14,6 +14,7 @@ mod history;
 mod people;
 mod reflows;
 mod rooms;
+mod studio;
 
 pub use reflows::{finished_reflow, reflow_refusal, Follow};
 
@@ -61,6 +62,9 @@ pub mod names {
     pub const ADD_TIME_OFF: &str = "add_time_off";
     pub const LIST_TIME_OFF: &str = "list_time_off";
     pub const REMOVE_TIME_OFF: &str = "remove_time_off";
+    pub const GET_STUDIO: &str = "get_studio";
+    pub const UPDATE_STUDIO: &str = "update_studio";
+    pub const QUOTE: &str = "quote";
 }
 
 /// What a handler needs: the database, and the task runner every reflow goes through.
@@ -382,6 +386,9 @@ pub fn all() -> Vec<ToolSpec> {
         spec(names::ADD_TIME_OFF, "Give an engineer time off", "Give an engineer time off (a holiday, illness): no session can be booked with them then. Their sessions it covers are flagged displaced and listed (the first 20 and the count), ready to be given another engineer, moved, or reflowed.", Effect::Add, Access::Needs(Scope::StudioManage), people::add_time_off),
         spec(names::LIST_TIME_OFF, "List time off", "List engineers' time off, of one engineer or all, that overlaps a span (default: from now, a year ahead).", Effect::Read, Access::Needs(Scope::StudioRead), people::list_time_off),
         spec(names::REMOVE_TIME_OFF, "Remove time off", "Remove an engineer's time off (they are back early); the sessions it displaced take their places back where every rule still holds them.", Effect::Change { idempotent: false }, Access::Needs(Scope::StudioManage), people::remove_time_off),
+        spec(names::GET_STUDIO, "Get the studio", "The studio's name, time zone and settings: currency (ISO 4217; prices are integers in its minor unit), deposit_percent and waitlist_hold_hours.", Effect::Read, Access::Needs(Scope::StudioRead), studio::get_studio),
+        spec(names::UPDATE_STUDIO, "Update the studio", "Change the studio's currency, deposit_percent (0 to 100) or waitlist_hold_hours (1 to 168).", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), studio::update_studio),
+        spec(names::QUOTE, "Quote a session", "What a session in a room costs at today's rates, with an engineer's time if given: the total and each period at its rate (weekend or evening overrides split it), in integer minor units of the studio's currency.", Effect::Read, Access::Needs(Scope::StudioRead), studio::quote),
         spec(names::LIST_CHANGES, "List changes", "The studio's history in commit order: every change to a booking, room, client, engineer or offline window, with who, when, through what, and the fields before and after. Pass next_cursor back as since to follow it without missing or repeating a change.", Effect::Read, Access::Needs(Scope::StudioRead), history::list_changes),
     ]
 }

@@ -140,6 +140,9 @@ pub struct PersonOut {
     /// When an engineer works, as a room's opening hours; absent: always (and for clients).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub working_hours: Option<Vec<String>>,
+    /// An engineer's hourly rate, in minor units (absent for clients).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hourly_rate: Option<i64>,
     /// An inactive person cannot be booked.
     pub active: bool,
 }
@@ -264,6 +267,7 @@ pub fn person(p: &PersonRecord, engineer: bool) -> PersonOut {
         notes: p.profile.notes.clone(),
         skills: engineer.then(|| p.profile.skills.clone()),
         working_hours: p.profile.hours.as_ref().map(|h| h.to_lines()),
+        hourly_rate: engineer.then_some(p.profile.hourly_rate),
         active: p.profile.active,
     }
 }
@@ -321,4 +325,38 @@ pub struct TimeOffRemovedOut {
     /// Sessions it had displaced that cannot take their places back (taken meanwhile, or another
     /// rule holds them out): move them, or reflow their month.
     pub still_displaced: Vec<BookingOut>,
+}
+
+/// The studio and its settings.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StudioOut {
+    pub name: String,
+    /// Its IANA time zone.
+    pub timezone: String,
+    /// ISO 4217; prices are integers in its minor unit.
+    pub currency: String,
+    pub deposit_percent: i64,
+    pub waitlist_hold_hours: i64,
+}
+
+/// One line of a quote: a period at one rate.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct QuoteLineOut {
+    /// "room" or "engineer".
+    pub what: String,
+    pub from: String,
+    pub to: String,
+    /// Minor units an hour.
+    pub hourly_rate: i64,
+    pub minutes: i64,
+    /// hourly_rate * minutes / 60, rounded half up to a whole minor unit.
+    pub amount: i64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct QuoteOut {
+    /// The sum of the lines, in minor units.
+    pub total: i64,
+    pub currency: String,
+    pub lines: Vec<QuoteLineOut>,
 }

@@ -236,6 +236,8 @@ pub struct CreateEngineerArgs {
     /// When they work, in the form of a room's opening hours, e.g. ["mon-fri 10:00-19:00"]; a
     /// session with them must lie inside one span. Without it: always.
     pub working_hours: Option<List<Line>>,
+    /// Their hourly rate, in minor units of the studio's currency (default 0).
+    pub hourly_rate: Option<i64>,
     /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name.
     pub id: Option<Id>,
 }
@@ -274,6 +276,8 @@ pub struct UpdateEngineerArgs {
     /// Their future sessions outside the new hours are flagged displaced and listed.
     #[serde(default, deserialize_with = "nullable")]
     pub working_hours: Option<Option<List<Line>>>,
+    /// Their hourly rate, in minor units.
+    pub hourly_rate: Option<i64>,
     /// false deactivates the engineer (they cannot be booked; their bookings stay), true reactivates.
     pub active: Option<bool>,
 }
@@ -304,6 +308,24 @@ pub struct CreateRoomArgs {
     pub max_advance_days: Option<i64>,
     /// Sessions start on this grid of minutes from local midnight, a divisor of 1440 such as 30 or 60 (default: none).
     pub start_step_minutes: Option<i64>,
+    /// Its hourly rate, in minor units of the studio's currency (e.g. 6000 for 60.00; default 0).
+    pub hourly_rate: Option<i64>,
+    /// Time-of-week overrides of the hourly rate, e.g. [{"days": "sat-sun", "from": "00:00", "to": "24:00", "hourly_rate": 9000}]; they may not overlap.
+    pub rates: Option<List<RateArg>>,
+}
+
+/// A time-of-week override of a room's hourly rate.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateArg {
+    /// Days, e.g. "sat-sun" or "mon,wed".
+    pub days: Line,
+    /// From, local time HH:MM.
+    pub from: Line,
+    /// To, local time HH:MM after `from` (24:00 for the end of the day).
+    pub to: Line,
+    /// The hourly rate then, in minor units.
+    pub hourly_rate: i64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -335,6 +357,10 @@ pub struct UpdateRoomArgs {
     /// The grid of starts in minutes from local midnight (null: none).
     #[serde(default, deserialize_with = "nullable")]
     pub start_step_minutes: Option<Option<i64>>,
+    /// Its hourly rate, in minor units. A new rate prices sessions booked from now on.
+    pub hourly_rate: Option<i64>,
+    /// Its time-of-week overrides (replace the old ones; [] removes them).
+    pub rates: Option<List<RateArg>>,
     /// false retires the room: it cannot be booked, and its future bookings are displaced.
     pub active: Option<bool>,
     /// Apply a change that puts future bookings out of the room, marking them displaced (default
@@ -426,4 +452,28 @@ pub struct ListTimeOffArgs {
 pub struct RemoveTimeOffArgs {
     /// The time off's id, as list_time_off shows it.
     pub id: i64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateStudioArgs {
+    /// ISO 4217 code of three capital letters, e.g. "GBP"; prices are integers in its minor unit.
+    pub currency: Option<Line>,
+    /// The share of a held booking's price owed as a deposit, 0 to 100.
+    pub deposit_percent: Option<i64>,
+    /// How long a freed slot is held for the first matching waitlist entry, 1 to 168 hours.
+    pub waitlist_hold_hours: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuoteArgs {
+    /// The room's id.
+    pub room: Id,
+    /// The start: RFC 3339 with an offset, or local studio time.
+    pub start: Line,
+    /// The end, after the start, at most 24 hours later.
+    pub end: Line,
+    /// An engineer whose time is priced too.
+    pub engineer: Option<Id>,
 }
