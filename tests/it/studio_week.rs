@@ -424,4 +424,27 @@ on_both! {
         let changes = s.ok("list_changes", json!({"entity": "room", "id": "hall"}));
         assert_eq!(changes["events"].as_array().unwrap().last().unwrap()["after"]["hourly_rate"], 6000);
     }
+
+    /// An undo puts sessions back only where their engineer can still work.
+    fn an_undo_is_refused_when_the_engineer_is_now_away_at_the_old_place(db) {
+        let mut store = small_studio(db);
+        let b = store.write_with(|w| w.create_booking(&with_engineer(session("live", "c1", "2026-09-08T12:00", 60), "e1"))).unwrap();
+        // The hall is taken 11:00-13:00 and the booth all day: the reflow moves b to the hall at
+        // 13:15 (the instance keeps the largest turnaround of the rooms, live's 15 minutes).
+        store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-08T11:00", 120))).unwrap();
+        store.write_with(|w| w.create_booking(&session("booth", "c3", "2026-09-08T09:00", 540))).unwrap();
+        let window = store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-08T00:00"), at("2026-09-09T00:00"), "flood")).unwrap();
+        let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 120 };
+        let options = studioflow_solver::Options { threads: 2, ..studioflow_solver::Options::default() };
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert_eq!(plan.moves.iter().map(|m| (m.to_room.clone(), m.to_start)).collect::<Vec<_>>(), [(RoomId::new("hall"), at("2026-09-08T13:15"))]);
+        let reflow = apply_plan(&mut store, &plan, false).unwrap();
+        // The repair ends early, and e1 takes 12:00-12:30 off: b's old place is no longer theirs.
+        store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
+        let off = store.write_with(|w| w.add_time_off(&e1(), at("2026-09-08T12:00"), at("2026-09-08T12:30"), "dentist")).unwrap();
+        assert!(off.displaced.is_empty(), "b at 13:15 is not touched");
+        let err = store.write_with(|w| w.undo_reflow(&reflow)).unwrap_err();
+        assert!(err.to_string().contains("engineer e1 has time off from 2026-09-08T12:00:00+01:00"), "{err}");
+        assert_eq!(store.booking(&b.id).unwrap().unwrap().start, at("2026-09-08T13:15"), "nothing half-written");
+    }
 }
