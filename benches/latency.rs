@@ -79,6 +79,8 @@ fn build_database(path: &Path, bookings: usize) -> usize {
                     hours: WeeklyHours::parse(&["mon-sun 08:00-24:00"]).unwrap(),
                     buffer: Duration::minutes(15),
                     active: true,
+                    rules: Default::default(),
+                    price: Default::default(),
                 })?;
             }
             for c in 0..CLIENTS {

@@ -67,6 +67,8 @@ fn build_studio(target: &Target) {
                     hours: WeeklyHours::parse(&["mon-sun 00:00-24:00"]).unwrap(),
                     buffer: Duration::minutes(15),
                     active: true,
+                    rules: Default::default(),
+                    price: Default::default(),
                 })?;
                 w.add_client(&Person { id: ClientId::new(format!("client-{r:02}")), name: format!("Client {r}") })?;
             }

@@ -5,7 +5,7 @@
 
 use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, RoomId, Span, Status, StudioTz};
 use std::collections::HashMap;
-use crate::store::{BookingQuery, Store, StoreError};
+use crate::store::{BookingQuery, PersonKind, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 /// The longest span one free-slot search may cover, in calendar days of the studio's zone.
@@ -86,20 +86,35 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
         by_room.entry(&w.room).or_default().push((w.from, w.to));
     }
     // The client's and engineer's other sessions block every room.
-    let people: Vec<Span> = busy
+    let mut people: Vec<Span> = busy
         .iter()
         .filter(|b| q.client.as_ref() == Some(&b.client) || (q.engineer.is_some() && q.engineer == b.engineer))
         .map(|b| (b.start, b.end))
         .collect();
+    // An engineer blocks every room outside their working hours and on their time off.
+    if let Some(engineer) = &q.engineer {
+        people.extend(store.time_off(Some(engineer), from, to)?.iter().map(|t| (t.from, t.to)));
+        if let Some(hours) = store.person(PersonKind::Engineer, engineer.as_str())?.and_then(|p| p.profile.hours) {
+            people.extend(outside(&hours.openings(&tz, tz.local(from).date(), tz.local(to).date()), from, to));
+        }
+    }
 
     let (first, last) = (tz.local(q.from).date() - Duration::days(1), tz.local(q.to).date());
     let mut slots = Vec::new();
     for room in &rooms {
+        // The room's booking rules: a length it takes, its notice, how far ahead, its grid.
+        let rules = room.rules;
+        let minutes = q.length.num_minutes();
+        if rules.min_minutes.is_some_and(|m| minutes < m) || rules.max_minutes.is_some_and(|m| minutes > m) {
+            continue;
+        }
+        let room_from = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead)));
+        let room_latest = rules.max_advance_days.map_or(horizon, |days| horizon.min(now + Duration::days(days)));
         let openings: Vec<_> = room
             .hours
             .openings(&tz, first, last)
             .into_iter()
-            .map(|(o, c)| (o.max(search_from), c))
+            .map(|(o, c)| (o.max(room_from), c))
             .filter(|(o, c)| o < c)
             .collect();
         // A session needs the room's turnaround free on both sides of it; padding what is taken
@@ -112,8 +127,14 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
             .collect();
         blocked.extend(people.iter().copied());
         for (open, close) in free_windows(&openings, blocked, q.length) {
-            let start = align_up(open, GRID);
-            let latest = (close - q.length).min(horizon);
+            let (start, latest) = match rules.start_step_minutes {
+                None => (align_up(open, GRID), (close - q.length).min(room_latest)),
+                Some(step) => {
+                    // The last start on the grid that still fits.
+                    let latest = (close - q.length).min(room_latest);
+                    (rules.next_step(&tz, open), rules.next_step(&tz, latest - Duration::minutes(step) + Duration::seconds(1)))
+                }
+            };
             if start <= latest && start < q.to {
                 slots.push(Slot { room: room.id.clone(), start, end: start + q.length, latest_start: latest });
             }
@@ -122,6 +143,24 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
     slots.sort_by(|a, b| (a.start, &a.room).cmp(&(b.start, &b.room)));
     slots.truncate(q.limit);
     Ok(slots)
+}
+
+/// The parts of `[from, to)` outside `openings` (sorted, never overlapping), with an empty span
+/// where one opening ends as the next begins: a session must lie inside one opening, so it may
+/// not run across that instant.
+fn outside(openings: &[Span], from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<Span> {
+    let mut gaps = Vec::new();
+    let mut cursor = from;
+    for &(open, close) in openings {
+        if open >= cursor {
+            gaps.push((cursor, open));
+        }
+        cursor = cursor.max(close);
+    }
+    if cursor < to {
+        gaps.push((cursor, to));
+    }
+    gaps
 }
 
 /// The offline windows that have not ended at `now`, of every room: the current ones and those to come.

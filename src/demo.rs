@@ -70,7 +70,7 @@ struct PersonEntry {
 
 impl PersonEntry {
     fn profile(&self) -> Profile {
-        Profile { email: self.email.clone(), phone: self.phone.clone(), notes: self.notes.clone(), skills: self.skills.clone(), active: true }
+        Profile { email: self.email.clone(), phone: self.phone.clone(), notes: self.notes.clone(), skills: self.skills.clone(), active: true, hours: None, hourly_rate: 0 }
     }
 }
 
@@ -189,6 +189,8 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
                 hours,
                 buffer: Duration::minutes(r.buffer_minutes),
                 active: true,
+                rules: Default::default(),
+                price: Default::default(),
             })?;
         }
         for c in &studio_file.clients {

@@ -130,8 +130,38 @@ pub struct RoomOut {
     pub buffer_minutes: i64,
     /// False for a retired room: it cannot be booked and no reflow moves anything into it.
     pub active: bool,
+    /// The shortest session it takes, in minutes (absent: no rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_minutes: Option<i64>,
+    /// The longest session it takes, in minutes (absent: no rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<i64>,
+    /// The notice a new session needs, in minutes (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead_minutes: Option<i64>,
+    /// How many days ahead a new session may start at the latest (absent: the studio's horizon).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_advance_days: Option<i64>,
+    /// Sessions start on this grid of minutes from local midnight (absent: any quarter hour).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_step_minutes: Option<i64>,
+    /// Its hourly rate in minor units of the studio's currency (absent: 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hourly_rate: Option<i64>,
+    /// Its time-of-week overrides, e.g. {"days": "sat-sun", "from": "00:00", "to": "24:00", "hourly_rate": 9000} (absent: none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<RateOut>,
     /// Offline windows that have not ended yet.
     pub offline_windows: Vec<WindowOut>,
+}
+
+/// A time-of-week override of a room's hourly rate.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RateOut {
+    pub days: String,
+    pub from: String,
+    pub to: String,
+    pub hourly_rate: i64,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -158,6 +188,18 @@ pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
         opening_hours: r.hours.to_lines(),
         buffer_minutes: r.buffer.num_minutes(),
         active: r.active,
+        min_minutes: r.rules.min_minutes,
+        max_minutes: r.rules.max_minutes,
+        lead_minutes: r.rules.lead_minutes,
+        max_advance_days: r.rules.max_advance_days,
+        start_step_minutes: r.rules.start_step_minutes,
+        hourly_rate: (r.price.hourly_rate != 0).then_some(r.price.hourly_rate),
+        rates: r
+            .price
+            .rates
+            .iter()
+            .map(|x| RateOut { days: x.days.clone(), from: crate::domain::Rate::clock_text(x.from), to: crate::domain::Rate::clock_text(x.to), hourly_rate: x.hourly_rate })
+            .collect(),
         offline_windows: windows.iter().map(|w| window(tz, w)).collect(),
     }
 }

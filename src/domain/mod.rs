@@ -1,17 +1,21 @@
 //! The studio's vocabulary: rooms, people, bookings, series and offline windows, and the rules that
 //! say when two bookings clash. Pure: nothing here reads a clock, a file or a database.
 
+mod booking_rules;
 mod calendars;
 mod hours;
 mod ids;
+mod price;
 mod refusal;
 mod series;
 mod slots;
 mod text;
 mod time;
 
+pub use booking_rules::{BookingRules, BookingRulesEdit, MAX_ADVANCE_DAYS, MAX_LEAD_MINUTES};
 pub use calendars::CalendarOf;
 pub use hours::{DaySpan, WeeklyHours};
+pub use price::{check_rate, quote, Quote, QuoteLine, Rate, RoomPrice, MAX_RATE};
 pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
 pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
@@ -71,6 +75,10 @@ pub struct Room {
     pub buffer: Duration,
     /// A retired room (`false`) is never booked nor a reflow's target; it stays listed.
     pub active: bool,
+    /// What a new session in it must keep (length, notice, how far ahead, the grid of starts).
+    pub rules: BookingRules,
+    /// Its hourly rate and time-of-week overrides.
+    pub price: RoomPrice,
 }
 
 impl Room {
@@ -109,12 +117,60 @@ pub struct Profile {
     pub skills: Vec<String>,
     /// An inactive person cannot be booked; their bookings stay.
     pub active: bool,
+    /// When an engineer works, in the form of a room's opening hours (engineers only); `None`:
+    /// always. A session with them must lie inside one span.
+    pub hours: Option<WeeklyHours>,
+    /// An engineer's hourly rate, in minor units of the studio's currency (engineers only).
+    pub hourly_rate: i64,
 }
 
 impl Default for Profile {
     fn default() -> Self {
-        Profile { email: None, phone: None, notes: None, skills: Vec::new(), active: true }
+        Profile { email: None, phone: None, notes: None, skills: Vec::new(), active: true, hours: None, hourly_rate: 0 }
     }
+}
+
+/// The studio's settings beyond its calendar, in one place: its money and its waitlist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StudioSettings {
+    /// ISO 4217, e.g. "GBP": prices are integers in its minor unit.
+    pub currency: String,
+    /// The share of a held booking's price owed as a deposit, 0 to 100.
+    pub deposit_percent: i64,
+    /// How long a freed slot is held for the first matching waitlist entry, in hours.
+    pub waitlist_hold_hours: i64,
+}
+
+impl Default for StudioSettings {
+    fn default() -> Self {
+        StudioSettings { currency: "EUR".into(), deposit_percent: 50, waitlist_hold_hours: 24 }
+    }
+}
+
+impl StudioSettings {
+    /// Refuses settings that cannot be, naming the field and what to change.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.currency.len() != 3 || !self.currency.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(("currency", format!("currency {:?}: give an ISO 4217 code of three capital letters, e.g. \"GBP\"", self.currency)));
+        }
+        if !(0..=100).contains(&self.deposit_percent) {
+            return Err(("deposit_percent", "deposit_percent must be 0 to 100".into()));
+        }
+        if !(1..=168).contains(&self.waitlist_hold_hours) {
+            return Err(("waitlist_hold_hours", "waitlist_hold_hours must be 1 to 168 (a week)".into()));
+        }
+        Ok(())
+    }
+}
+
+/// An engineer away over `[from, to)` (a holiday, illness, training): no session with them then.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeOff {
+    pub id: i64,
+    pub engineer: EngineerId,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub reason: String,
 }
 
 /// A readable id made from a name: "Amara Osei" becomes "amara-osei", "Zoë Björk" "zoe-bjork"

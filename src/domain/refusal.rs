@@ -14,6 +14,20 @@ pub enum Refusal {
     ClientBusy { client: ClientId, other: BookingId, from: Zoned, to: Zoned },
     #[error("engineer {engineer} is already booked from {from} to {to} ({other}): choose another time or engineer")]
     EngineerBusy { engineer: EngineerId, other: BookingId, from: Zoned, to: Zoned },
+    #[error("engineer {engineer} does not work for part of {from} to {to}; their working hours are {hours}: choose a time inside them, or another engineer")]
+    EngineerOffHours { engineer: EngineerId, from: Zoned, to: Zoned, hours: String },
+    #[error("engineer {engineer} has time off from {from} to {to} ({reason}): choose another time or engineer")]
+    EngineerAway { engineer: EngineerId, from: Zoned, to: Zoned, reason: String },
+    #[error("{room} takes sessions of at least {min} minutes and this one is {minutes}: make it longer or choose another room")]
+    TooShort { room: RoomId, minutes: i64, min: i64 },
+    #[error("{room} takes sessions of at most {max} minutes and this one is {minutes}: make it shorter, split it, or choose another room")]
+    TooLong { room: RoomId, minutes: i64, max: i64 },
+    #[error("{room} needs {lead} minutes' notice for a new session: it may start at {earliest} at the earliest, not {start}; choose a later time")]
+    TooSoon { room: RoomId, start: Zoned, earliest: Zoned, lead: i64 },
+    #[error("{room} takes bookings at most {days} days ahead (until {latest}); {start} is later: choose an earlier time")]
+    TooFarAhead { room: RoomId, start: Zoned, latest: Zoned, days: i64 },
+    #[error("{room} starts sessions every {step} minutes from midnight; {start} is not on that grid: start at {next} instead, or choose another room")]
+    OffStep { room: RoomId, start: Zoned, next: Zoned, step: i64 },
     #[error("{room} is closed for part of {from} to {to}; its hours are {hours}: choose a time inside one opening")]
     Closed { room: RoomId, from: Zoned, to: Zoned, hours: String },
     #[error("{room} is offline from {from} to {to} ({reason}): choose another room or time")]

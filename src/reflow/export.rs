@@ -4,7 +4,7 @@
 //! and the studio's words (`Export::solve`, `Export::read_solution`).
 
 use super::{Month, Move, ReflowError, ReflowPlan, ReflowRequest, SolveOptions, Unplaced};
-use crate::domain::{Booking, BookingId, Lock, OfflineWindow, Room, RoomId, Status, StudioTz};
+use crate::domain::{Booking, BookingId, BookingRules, Lock, OfflineWindow, Room, RoomId, Status, StudioTz};
 use crate::store::{Store, StoreError};
 use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Utc};
 use std::collections::HashMap;
@@ -19,6 +19,8 @@ pub struct Export {
     /// Why each immovable booking may not move.
     locks: HashMap<BookingId, Pin>,
     notice_hours: i64,
+    /// Each room's booking rules: a move keeps the room's grid of starts.
+    rules: HashMap<RoomId, BookingRules>,
 }
 
 /// Why a booking of the instance is not movable.
@@ -95,7 +97,12 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
     check_request(store, request, &rooms, &frame)?;
     let windows = store.offline_windows(None, frame.start, frame.horizon_end)?;
     let mut instance_rooms: Vec<solver::Room> = rooms.iter().map(|room| instance_room(room, &windows, request, &frame)).collect();
-    let placed = instance_bookings(store, &frame, &instance_rooms, studio.now(Utc::now()), studio.notice)?;
+    let mut placed = instance_bookings(store, &frame, &instance_rooms, studio.now(Utc::now()), studio.notice)?;
+    let away = engineers_away(store, &frame, &placed.instance)?;
+    if !away.is_empty() {
+        placed.instance.extend(away);
+        instance_rooms.push(solver::Room { id: ENGINEER_AWAY_ROOM.to_owned(), capacity: 0, features: Vec::new(), open: Vec::new(), offline: Vec::new() });
+    }
     for id in placed.pseudo_rooms {
         instance_rooms.push(solver::Room { id, capacity: 0, features: Vec::new(), open: Vec::new(), offline: vec![[0, frame.horizon]] });
     }
@@ -109,7 +116,8 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
         rooms: instance_rooms,
         bookings: placed.instance,
     };
-    Ok(Export { instance, clock: frame.clock, bookings: placed.bookings, locks: placed.locks, notice_hours: studio.notice.num_hours() })
+    let rules = rooms.iter().map(|r| (r.id.clone(), r.rules)).collect();
+    Ok(Export { instance, clock: frame.clock, bookings: placed.bookings, locks: placed.locks, notice_hours: studio.notice.num_hours(), rules })
 }
 
 /// Refuses a request the export cannot take: no room to empty (and no flagged booking to move),
@@ -231,6 +239,54 @@ fn instance_bookings(store: &Store, frame: &Frame, rooms: &[solver::Room], now: 
     Ok(placed)
 }
 
+/// The instance's room of the fixed bookings that stand for engineers' time away: never open,
+/// never offline, so nothing is placed there and nothing there moves.
+const ENGINEER_AWAY_ROOM: &str = "engineer-away";
+
+/// An engineer's time off and the time outside their working hours, as fixed bookings of
+/// [`ENGINEER_AWAY_ROOM`] with that engineer (each with a client of its own, so that it blocks no
+/// one else): the version 1 contract's rule 5 then keeps every placement inside the engineer's
+/// time at work, so that the store, which checks each move again, never refuses a plan for it.
+/// Only engineers of movable bookings are read.
+fn engineers_away(store: &Store, frame: &Frame, bookings: &[solver::Booking]) -> Result<Vec<solver::Booking>, ReflowError> {
+    let mut engineers: Vec<&str> = bookings.iter().filter(|b| b.movable).filter_map(|b| b.engineer.as_deref()).collect();
+    engineers.sort_unstable();
+    engineers.dedup();
+    let tz = frame.clock.tz;
+    let mut away = Vec::new();
+    for engineer in engineers {
+        let id = crate::domain::EngineerId::new(engineer);
+        let mut spans: Vec<[i64; 2]> =
+            store.time_off(Some(&id), frame.start, frame.horizon_end)?.iter().filter_map(|t| frame.clip(t.from, t.to)).collect();
+        if let Some(hours) = store.person(crate::store::PersonKind::Engineer, engineer)?.and_then(|p| p.profile.hours) {
+            let first = frame.month.first_day();
+            let mut open: Vec<[i64; 2]> = hours
+                .openings(&tz, first - Duration::days(1), frame.month.next_first_day())
+                .into_iter()
+                .filter_map(|(o, c)| frame.clip(o, c))
+                .collect();
+            open.sort_unstable();
+            spans.extend(subtract(&[[0, frame.horizon]], &open));
+        }
+        for (n, [start, end]) in spans.into_iter().enumerate() {
+            let key = format!("away:{engineer}:{n}");
+            away.push(solver::Booking {
+                id: key.clone(),
+                room: ENGINEER_AWAY_ROOM.to_owned(),
+                start,
+                end,
+                client: key,
+                engineer: Some(engineer.to_owned()),
+                party_size: 1,
+                requires: Vec::new(),
+                series: None,
+                movable: false,
+            });
+        }
+    }
+    Ok(away)
+}
+
 /// The instance's room for bookings flagged displaced out of `room`: never open, offline all month.
 fn displaced_room(room: &RoomId) -> String {
     format!("{}{room}", crate::domain::DISPLACED_ROOM_PREFIX)
@@ -275,6 +331,18 @@ impl Export {
             let id = BookingId(a.booking.clone());
             let Some(b) = self.bookings.get(&id) else { continue };
             let start = self.clock.instant(a.start);
+            // The instance has one grid for every room; a room with its own grid of starts keeps
+            // it: a placement off that grid is left unresolved (an unresolved booking holds
+            // nothing, so every other move stays valid).
+            let room = RoomId(a.room.clone());
+            if let Some(rules) = self.rules.get(&room)
+                && let Some(step) = rules.start_step_minutes
+                && !rules.on_step(&self.clock.tz, start)
+            {
+                let reason = format!("the only places found start off {room}'s grid of starts (every {step} minutes): move it by hand");
+                unresolved.push(Unplaced { booking: id, reason });
+                continue;
+            }
             moves.push(Move {
                 booking: id,
                 from_room: b.room.clone(),

@@ -96,6 +96,9 @@ pub enum StoreError {
     /// No offline window has this id.
     #[error("{}", self.worded(&Remedy::neutral))]
     UnknownWindow(i64),
+    /// No time off has this id.
+    #[error("unknown time off {0}: list the engineer's time off to see the ids")]
+    UnknownTimeOff(i64),
     /// The operating system gave no randomness for a new secret.
     #[error("no randomness for a secret: {0}")]
     NoRandomness(#[from] getrandom::Error),

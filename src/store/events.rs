@@ -7,7 +7,7 @@
 //! fields that changed, before and after, as JSON.
 
 use super::{instant_at, Result, Store, StoreError};
-use crate::domain::{Actor, Booking, OfflineWindow, Room, StudioTz};
+use crate::domain::{Actor, Booking, OfflineWindow, Room, StudioTz, TimeOff};
 use chrono::{DateTime, Utc};
 use super::db::{self, Value, Connection};
 use serde_json::{json, Map, Value as Json};
@@ -112,6 +112,12 @@ pub enum Action {
     PasswordSet,
     /// A user disabled.
     Disabled,
+    /// An engineer's time off added (the event is the engineer's; the time off's id is a field).
+    TimeOffAdded,
+    /// An engineer's time off removed.
+    TimeOffRemoved,
+    /// A booking flagged displaced before takes its place back (the time off that displaced it went).
+    Restored,
 }
 
 impl Action {
@@ -136,6 +142,9 @@ impl Action {
             Action::Refused => "refused",
             Action::PasswordSet => "password set",
             Action::Disabled => "disabled",
+            Action::TimeOffAdded => "time off added",
+            Action::TimeOffRemoved => "time off removed",
+            Action::Restored => "restored",
         }
     }
 }
@@ -219,14 +228,25 @@ pub fn booking_fields(tz: &StudioTz, b: &Booking) -> Map<String, Json> {
 
 /// A room's fields as the history shows them.
 pub fn room_fields(r: &Room) -> Map<String, Json> {
-    fields([
+    let mut m = fields([
         ("name", json!(r.name)),
         ("capacity", json!(r.capacity)),
         ("features", json!(r.features)),
         ("opening_hours", json!(r.hours.to_lines())),
         ("buffer_minutes", json!(r.buffer.num_minutes())),
         ("active", json!(r.active)),
-    ])
+    ]);
+    // The booking rules and prices that are set: a room without them reads as it did before they existed.
+    for (name, value) in r.rules.set() {
+        m.insert(name.to_owned(), json!(value));
+    }
+    if r.price.hourly_rate != 0 {
+        m.insert("hourly_rate".into(), json!(r.price.hourly_rate));
+    }
+    if !r.price.rates.is_empty() {
+        m.insert("rates".into(), super::prices::rates_json_value(&r.price.rates));
+    }
+    m
 }
 
 /// An offline window's fields as the history shows them.
@@ -236,6 +256,16 @@ pub fn window_fields(tz: &StudioTz, w: &OfflineWindow) -> Map<String, Json> {
         ("from", json!(tz.format(w.from))),
         ("to", json!(tz.format(w.to))),
         ("reason", json!(w.reason)),
+    ])
+}
+
+/// A time off's fields as the history shows them.
+pub fn time_off_fields(tz: &StudioTz, t: &TimeOff) -> Map<String, Json> {
+    fields([
+        ("time_off", json!(t.id)),
+        ("from", json!(tz.format(t.from))),
+        ("to", json!(tz.format(t.to))),
+        ("reason", json!(t.reason)),
     ])
 }
 

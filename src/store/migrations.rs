@@ -423,6 +423,36 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE events_new RENAME TO events;
     CREATE INDEX events_entity ON events (entity, entity_id, seq);
     "#,
+    // 15: the studio's week (issue 25). An engineer's working hours (a JSON list of lines, as a
+    // room's opening hours; NULL: always), and their time off, rows of their own that a month's
+    // reflow reads as they are. Their events are the engineer's ('time off added'/'removed').
+    // A room's booking rules, each NULL when it has none. Prices: the studio's currency, deposit
+    // and waitlist hold (its settings, in the studio's row), rooms' and engineers' hourly rates in
+    // minor units, rooms' time-of-week overrides as JSON. (The history's `studio` entity came in 14.)
+    r#"
+    ALTER TABLE studio ADD COLUMN currency TEXT NOT NULL DEFAULT 'EUR';
+    ALTER TABLE studio ADD COLUMN deposit_percent INTEGER NOT NULL DEFAULT 50 CHECK (deposit_percent BETWEEN 0 AND 100);
+    ALTER TABLE studio ADD COLUMN waitlist_hold_hours INTEGER NOT NULL DEFAULT 24 CHECK (waitlist_hold_hours BETWEEN 1 AND 168);
+    ALTER TABLE rooms ADD COLUMN hourly_rate INTEGER NOT NULL DEFAULT 0 CHECK (hourly_rate >= 0);
+    ALTER TABLE rooms ADD COLUMN rates TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE engineers ADD COLUMN hourly_rate INTEGER NOT NULL DEFAULT 0 CHECK (hourly_rate >= 0);
+    ALTER TABLE engineers ADD COLUMN working_hours TEXT;
+    ALTER TABLE rooms ADD COLUMN min_minutes INTEGER;
+    ALTER TABLE rooms ADD COLUMN max_minutes INTEGER;
+    ALTER TABLE rooms ADD COLUMN lead_minutes INTEGER;
+    ALTER TABLE rooms ADD COLUMN max_advance_days INTEGER;
+    ALTER TABLE rooms ADD COLUMN start_step_minutes INTEGER;
+    CREATE TABLE time_off (
+        id          INTEGER PRIMARY KEY,
+        engineer_id TEXT    NOT NULL REFERENCES engineers(id),
+        from_at     INTEGER NOT NULL,
+        to_at       INTEGER NOT NULL,
+        reason      TEXT    NOT NULL,
+        created_at  INTEGER NOT NULL,
+        CHECK (to_at > from_at)
+    );
+    CREATE INDEX time_off_engineer ON time_off (engineer_id, from_at);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -2,7 +2,7 @@
 //! Queries page by keyset on (start, sequence), so a page boundary stays put when others insert.
 
 use super::{instant, instant_at, instant_or_null_at, json_list, Result, Store, StoreError};
-use crate::domain::{
+use crate::domain::{BookingRules, RoomPrice,
     Booking, BookingId, Client, ClientId, Engineer, EngineerId, OfflineWindow, Person, Room, RoomId, Series,
     SeriesId, Session, Status, WeeklyHours,
 };
@@ -217,20 +217,30 @@ impl Store {
 
 pub(super) fn rooms(conn: &Connection, only: Option<&RoomId>) -> Result<Vec<Room>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, name, capacity, features, hours, buffer_minutes, active FROM rooms \
+        "SELECT id, name, capacity, features, hours, buffer_minutes, active, \
+         min_minutes, max_minutes, lead_minutes, max_advance_days, start_step_minutes, hourly_rate, rates FROM rooms \
          WHERE CAST(?1 AS TEXT) IS NULL OR id = ?1 ORDER BY id",
     )?;
     let rows = stmt.query_map([only.map(|r| r.as_str())], |row| {
         Ok((
             (row.get::<_, String>(0)?, row.get(1)?, row.get(2)?),
             (row.get::<_, String>(3)?, row.get::<_, String>(4)?, row.get::<_, i64>(5)?, row.get::<_, bool>(6)?),
+            BookingRules {
+                min_minutes: row.get(7)?,
+                max_minutes: row.get(8)?,
+                lead_minutes: row.get(9)?,
+                max_advance_days: row.get(10)?,
+                start_step_minutes: row.get(11)?,
+            },
+            (row.get::<_, i64>(12)?, row.get::<_, String>(13)?),
         ))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let ((id, name, capacity), (features, hours, buffer, active)) = row?;
+        let ((id, name, capacity), (features, hours, buffer, active), rules, (hourly_rate, rates)) = row?;
         let hours = WeeklyHours::read(&json_list(&hours)?).map_err(|e| StoreError::Corrupt(format!("hours of {id}: {e}")))?;
-        out.push(Room { id: RoomId(id), name, capacity, features: json_list(&features)?, hours, buffer: Duration::minutes(buffer), active });
+        let price = RoomPrice { hourly_rate, rates: super::prices::rates_from_json(&rates).map_err(|e| StoreError::Corrupt(format!("rates of {id}: {e}")))? };
+        out.push(Room { id: RoomId(id), name, capacity, features: json_list(&features)?, hours, buffer: Duration::minutes(buffer), active, rules, price });
     }
     Ok(out)
 }

@@ -8,7 +8,7 @@ use super::events::{self, Action, Entity};
 use super::read::{self, booking_from_row, BOOKING_COLUMNS, HOLDS_ITS_PLACE};
 use super::rules;
 use super::{check_people, clean_list, clean_text, json_list, to_json_list, Result, Store, StoreError, Writer};
-use crate::domain::{is_slug, normalize_features, slug_from, Booking, Profile, Room, RoomId, TextKind, WeeklyHours};
+use crate::domain::{check_rate, is_slug, normalize_features, slug_from, Booking, BookingRulesEdit, Profile, Rate, Room, RoomId, TextKind, WeeklyHours};
 use chrono::Duration;
 use serde_json::json;
 
@@ -78,6 +78,10 @@ pub struct PersonEdit {
     pub notes: Option<String>,
     pub skills: Option<Vec<String>>,
     pub active: Option<bool>,
+    /// An engineer's working hours: `Some(None)` makes them always available.
+    pub hours: Option<Option<WeeklyHours>>,
+    /// An engineer's hourly rate.
+    pub hourly_rate: Option<i64>,
 }
 
 /// What to change of a room; `None` leaves a field as it is.
@@ -89,6 +93,13 @@ pub struct RoomEdit {
     pub hours: Option<WeeklyHours>,
     pub buffer: Option<Duration>,
     pub active: Option<bool>,
+    /// Its booking rules: they hold for sessions booked or moved from now on, never displacing
+    /// one already booked.
+    pub rules: BookingRulesEdit,
+    /// Its hourly rate.
+    pub hourly_rate: Option<i64>,
+    /// Its time-of-week overrides (replace the old ones).
+    pub rates: Option<Vec<Rate>>,
 }
 
 /// A room as changed, and the future bookings the change displaced.
@@ -98,21 +109,29 @@ pub struct RoomChange {
     pub displaced: Vec<Booking>,
 }
 
-/// A person's row: id, name, (email, phone, notes), skills as JSON, active.
-type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool);
+/// A person's row: id, name, (email, phone, notes), skills as JSON, active, (working hours as
+/// JSON, hourly rate).
+type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool, (Option<String>, i64));
 
 fn person_from_row(row: &db::Row<'_>) -> db::Result<PersonRow> {
-    Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?))
+    Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?, (row.get(7)?, row.get(8)?)))
 }
 
 fn person_sql(kind: PersonKind) -> String {
-    let skills = if kind == PersonKind::Engineer { "skills" } else { "'[]'" };
-    format!("SELECT id, name, email, phone, notes, {skills}, active FROM {}", kind.table())
+    let (skills, hours, rate) =
+        if kind == PersonKind::Engineer { ("skills", "working_hours", "hourly_rate") } else { ("'[]'", "CAST(NULL AS TEXT)", "CAST(0 AS BIGINT)") };
+    format!("SELECT id, name, email, phone, notes, {skills}, active, {hours}, {rate} FROM {}", kind.table())
 }
 
 fn to_record(row: PersonRow) -> Result<PersonRecord> {
-    let (id, name, (email, phone, notes), skills, active) = row;
-    Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active } })
+    let (id, name, (email, phone, notes), skills, active, (hours, hourly_rate)) = row;
+    let hours = hours.as_deref().map(|h| rules::stored_hours(&id, h)).transpose()?;
+    Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active, hours, hourly_rate } })
+}
+
+/// Working hours as the engineers' table stores them: JSON lines, or NULL for always.
+fn hours_json(hours: &Option<WeeklyHours>) -> Option<String> {
+    hours.as_ref().map(|h| to_json_list(&h.to_lines()))
 }
 
 fn person(conn: &Connection, kind: PersonKind, id: &str) -> Result<Option<PersonRecord>> {
@@ -153,6 +172,8 @@ fn clean_profile(p: &Profile) -> Result<Profile> {
         notes: optional("notes", TextKind::Notes, &p.notes)?,
         skills: clean_list("skills", TextKind::Tag, &p.skills)?,
         active: p.active,
+        hours: p.hours.clone(),
+        hourly_rate: p.hourly_rate,
     })
 }
 
@@ -166,6 +187,10 @@ fn person_fields(p: &PersonRecord, kind: PersonKind) -> serde_json::Map<String, 
     ]);
     if kind == PersonKind::Engineer {
         m.insert("skills".into(), json!(p.profile.skills));
+        m.insert("working_hours".into(), json!(p.profile.hours.as_ref().map(WeeklyHours::to_lines)));
+        if p.profile.hourly_rate != 0 {
+            m.insert("hourly_rate".into(), json!(p.profile.hourly_rate));
+        }
     }
     m
 }
@@ -178,6 +203,13 @@ impl Writer<'_> {
         let name = clean_text("name", TextKind::Name, name)?;
         let name = name.as_str();
         let profile = clean_profile(&Profile { active: true, ..profile })?;
+        if kind == PersonKind::Client && profile.hours.is_some() {
+            return Err(StoreError::invalid("working_hours", "working_hours: only engineers have working hours"));
+        }
+        if kind == PersonKind::Client && profile.hourly_rate != 0 {
+            return Err(StoreError::invalid("hourly_rate", "hourly_rate: only engineers and rooms have hourly rates"));
+        }
+        check_rate("hourly_rate", profile.hourly_rate).map_err(|m| StoreError::invalid("hourly_rate", m))?;
         let id = match id.map(str::trim) {
             Some(id) if !is_slug(id) => {
                 return Err(StoreError::invalid("id", format!("id {id:?}: use 1 to 64 of a-z, 0-9, '-' and '_', e.g. \"amara-osei\"")));
@@ -203,11 +235,12 @@ impl Writer<'_> {
                 candidate
             }
         };
-        let skills = if kind == PersonKind::Engineer { ", skills" } else { "" };
-        let skills_value = if kind == PersonKind::Engineer { ", ?6" } else { "" };
+        let skills = if kind == PersonKind::Engineer { ", skills, working_hours, hourly_rate" } else { "" };
+        let skills_value = if kind == PersonKind::Engineer { ", ?6, ?7, ?8" } else { "" };
         let sql = format!("INSERT INTO {} (id, name, email, phone, notes{skills}) VALUES (?1, ?2, ?3, ?4, ?5{skills_value})", kind.table());
         if kind == PersonKind::Engineer {
-            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes, to_json_list(&profile.skills)])?;
+            let hours = hours_json(&profile.hours);
+            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes, to_json_list(&profile.skills), hours, profile.hourly_rate])?;
         } else {
             self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes])?;
         }
@@ -216,9 +249,11 @@ impl Writer<'_> {
         Ok(record)
     }
 
-    /// Changes a client or engineer; returns them as they are now and, when this deactivated
-    /// them, their future bookings (which stay).
-    pub fn update_person(&mut self, kind: PersonKind, id: &str, edit: &PersonEdit) -> Result<(PersonRecord, Vec<Booking>)> {
+    /// Changes a client or engineer; returns them as they are now, when this deactivated them
+    /// their future bookings (which stay), and when it changed an engineer's working hours the
+    /// future sessions outside the new hours, which are flagged displaced (as a forced room change
+    /// does: a reflow or a person then moves them).
+    pub fn update_person(&mut self, kind: PersonKind, id: &str, edit: &PersonEdit) -> Result<(PersonRecord, Vec<Booking>, Vec<Booking>)> {
         let unknown = || match kind {
             PersonKind::Client => StoreError::UnknownClient(id.into()),
             PersonKind::Engineer => StoreError::UnknownEngineer(id.into()),
@@ -243,6 +278,19 @@ impl Writer<'_> {
             }
             after.profile.skills = clean_list("skills", TextKind::Tag, skills)?;
         }
+        if let Some(hours) = &edit.hours {
+            if kind == PersonKind::Client {
+                return Err(StoreError::invalid("working_hours", "working_hours: only engineers have working hours"));
+            }
+            after.profile.hours = hours.clone();
+        }
+        if let Some(rate) = edit.hourly_rate {
+            if kind == PersonKind::Client {
+                return Err(StoreError::invalid("hourly_rate", "hourly_rate: only engineers and rooms have hourly rates"));
+            }
+            check_rate("hourly_rate", rate).map_err(|m| StoreError::invalid("hourly_rate", m))?;
+            after.profile.hourly_rate = rate;
+        }
         if let Some(active) = edit.active {
             after.profile.active = active;
         }
@@ -252,7 +300,10 @@ impl Writer<'_> {
             params![after.name, p.email, p.phone, p.notes, p.active, id],
         )?;
         if kind == PersonKind::Engineer {
-            self.tx.execute("UPDATE engineers SET skills = ? WHERE id = ?", params![to_json_list(&p.skills), id])?;
+            self.tx.execute(
+                "UPDATE engineers SET skills = ?, working_hours = ?, hourly_rate = ? WHERE id = ?",
+                params![to_json_list(&p.skills), hours_json(&p.hours), p.hourly_rate, id],
+            )?;
         }
         let change = events::diff(Some(person_fields(&before, kind)), Some(person_fields(&after, kind)));
         if !change.is_empty() {
@@ -274,7 +325,21 @@ impl Writer<'_> {
         } else {
             Vec::new()
         };
-        Ok((after, future))
+        let displaced = match &after.profile.hours {
+            Some(hours) if edit.hours.is_some() && before.profile.hours != after.profile.hours => {
+                let tz = self.studio()?.tz;
+                let sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings b WHERE engineer_id = ? AND {HOLDS_ITS_PLACE} AND start_at > ? ORDER BY start_at, seq");
+                let outside: Vec<Booking> = {
+                    let mut stmt = self.tx.prepare_cached(&sql)?;
+                    let rows = stmt.query_map(params![id, self.now().timestamp()], booking_from_row)?;
+                    let all = rows.map(|r| r.map(|(b, _)| b)).collect::<db::Result<Vec<_>>>()?;
+                    all.into_iter().filter(|b| !hours.contains(&tz, b.start, b.end)).collect()
+                };
+                self.displace(&outside)?
+            }
+            _ => Vec::new(),
+        };
+        Ok((after, future, displaced))
     }
 
     /// Changes a room. A change that would break future bookings (too small, a feature they need
@@ -310,6 +375,17 @@ impl Writer<'_> {
         if let Some(active) = edit.active {
             room.active = active;
         }
+        room.rules = edit.rules.applied(room.rules);
+        if let Err((field, message)) = room.rules.check() {
+            return Err(StoreError::invalid(field, message));
+        }
+        if let Some(rate) = edit.hourly_rate {
+            room.price.hourly_rate = rate;
+        }
+        if let Some(rates) = &edit.rates {
+            room.price.rates = rates.clone();
+        }
+        room.price.check().map_err(|message| StoreError::invalid("rates", message))?;
         let tz = self.studio()?.tz;
         let now = self.now();
         // The future bookings that hold the room now (one in an offline window holds nothing).
@@ -338,7 +414,8 @@ impl Writer<'_> {
             });
         }
         self.tx.execute(
-            "UPDATE rooms SET name = ?, capacity = ?, features = ?, hours = ?, buffer_minutes = ?, active = ? WHERE id = ?",
+            "UPDATE rooms SET name = ?, capacity = ?, features = ?, hours = ?, buffer_minutes = ?, active = ?, \
+             min_minutes = ?, max_minutes = ?, lead_minutes = ?, max_advance_days = ?, start_step_minutes = ?, hourly_rate = ?, rates = ? WHERE id = ?",
             params![
                 room.name,
                 room.capacity,
@@ -346,6 +423,13 @@ impl Writer<'_> {
                 to_json_list(&room.hours.to_lines()),
                 room.buffer.num_minutes(),
                 room.active,
+                room.rules.min_minutes,
+                room.rules.max_minutes,
+                room.rules.lead_minutes,
+                room.rules.max_advance_days,
+                room.rules.start_step_minutes,
+                room.price.hourly_rate,
+                super::prices::rates_to_json(&room.price.rates),
                 id.as_str()
             ],
         )?;
@@ -354,11 +438,7 @@ impl Writer<'_> {
             let action = if before.active && !room.active { Action::Retired } else { Action::Updated };
             self.event(Entity::Room, id.as_str(), action, change)?;
         }
-        let mut displaced = Vec::with_capacity(broken.len());
-        for b in &broken {
-            self.tx.execute("UPDATE bookings SET displaced = 1, updated_at = ? WHERE id = ?", params![chrono::Utc::now().timestamp(), b.id.as_str()])?;
-            displaced.push(self.booking_event(Some(b), &b.id, Action::Displaced)?);
-        }
+        let displaced = self.displace(&broken)?;
         Ok(RoomChange { room, displaced })
     }
 }

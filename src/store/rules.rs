@@ -7,9 +7,10 @@
 
 use super::db::{self, params, Connection, OptionalExtension};
 use super::read::{self, booking_from_row, BOOKING_COLUMNS, HOLDS_ITS_PLACE, MAX_BOOKING};
-use super::{clean_text, Result, StoreError};
+use super::{clean_text, instant_at, Result, StoreError};
 use crate::domain::{
-    overlaps, Booking, BookingId, BufferNote, ClientId, EngineerId, Refusal, Room, Session, Status, StudioTz, TextKind,
+    overlaps, Booking, BookingId, BufferNote, ClientId, EngineerId, Refusal, Room, Session, Status, StudioTz, TextKind, TimeOff,
+    WeeklyHours,
 };
 use chrono::{DateTime, Duration, Utc};
 
@@ -168,11 +169,111 @@ pub(super) fn check(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Opt
         check_engineer(conn, engineer, current.as_ref())?;
     }
     check_room_fits(&room, tz, new)?;
+    if let Some(engineer) = &new.engineer {
+        check_engineer_works(conn, tz, engineer, new.start, new.end)?;
+    }
     if let Some(window) = read::offline_windows(conn, Some(&room.id), new.start, new.end)?.into_iter().next() {
         let (from, to) = (tz.zoned(window.from), tz.zoned(window.to));
         return Err(Refusal::Offline { room: room.id, from, to, reason: window.reason }.into());
     }
     check_clashes(conn, tz, &room, new, ignore)
+}
+
+/// Working hours as stored (JSON lines that [`WeeklyHours::to_lines`] wrote) of engineer `id`.
+pub(super) fn stored_hours(id: &str, json: &str) -> Result<WeeklyHours> {
+    let lines: Vec<String> = serde_json::from_str(json).map_err(|e| StoreError::Corrupt(format!("working hours of {id}: {e}")))?;
+    WeeklyHours::read(&lines).map_err(|e| StoreError::Corrupt(format!("working hours of {id}: {e}")))
+}
+
+/// An engineer's working hours; `None`: always (or no such engineer).
+pub(super) fn engineer_hours(conn: &Connection, engineer: &EngineerId) -> Result<Option<WeeklyHours>> {
+    let json: Option<Option<String>> = conn
+        .prepare_cached("SELECT working_hours FROM engineers WHERE id = ?")?
+        .query_row([engineer.as_str()], |row| row.get(0))
+        .optional()?;
+    json.flatten().map(|j| stored_hours(engineer.as_str(), &j)).transpose()
+}
+
+/// The engineer's time off that overlaps `[from, to)`, in start order (`engineer` `None`: everyone's).
+pub(super) fn time_off_between(conn: &Connection, engineer: Option<&EngineerId>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<TimeOff>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, engineer_id, from_at, to_at, reason FROM time_off \
+         WHERE (CAST(?1 AS TEXT) IS NULL OR engineer_id = ?1) AND from_at < ?2 AND to_at > ?3 ORDER BY from_at, id",
+    )?;
+    let rows = stmt.query_map(params![engineer.map(|e| e.as_str()), to.timestamp(), from.timestamp()], time_off_from_row)?;
+    Ok(rows.collect::<db::Result<Vec<_>>>()?)
+}
+
+/// A row of `SELECT id, engineer_id, from_at, to_at, reason FROM time_off`.
+pub(super) fn time_off_from_row(row: &db::Row<'_>) -> db::Result<TimeOff> {
+    Ok(TimeOff { id: row.get(0)?, engineer: EngineerId(row.get(1)?), from: instant_at(row, 2)?, to: instant_at(row, 3)?, reason: row.get(4)? })
+}
+
+/// The engineer works for the whole of `[start, end)`: inside one span of their working hours,
+/// and on no time off.
+pub(super) fn check_engineer_works(conn: &Connection, tz: &StudioTz, engineer: &EngineerId, start: DateTime<Utc>, end: DateTime<Utc>) -> Result<()> {
+    if let Some(hours) = engineer_hours(conn, engineer)?
+        && !hours.contains(tz, start, end)
+    {
+        let lines = if hours.spans().is_empty() { "none (they never work)".to_owned() } else { hours.to_lines().join(", ") };
+        return Err(Refusal::EngineerOffHours { engineer: engineer.clone(), from: tz.zoned(start), to: tz.zoned(end), hours: lines }.into());
+    }
+    if let Some(away) = time_off_between(conn, Some(engineer), start, end)?.into_iter().next() {
+        return Err(Refusal::EngineerAway { engineer: engineer.clone(), from: tz.zoned(away.from), to: tz.zoned(away.to), reason: away.reason }.into());
+    }
+    Ok(())
+}
+
+/// Which of a room's booking rules a write keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RulesFor {
+    /// A new session: every rule.
+    New,
+    /// A person moving a session: notice, how far ahead and the grid (its length is as booked).
+    Move,
+    /// A reflow's move: the grid only. A reflow never refuses to move a session because of a
+    /// rule added after it was booked.
+    Reflow,
+}
+
+/// The room's booking rules that hold for `what`, each refusal naming the rule and what to change.
+pub(super) fn check_room_rules(conn: &Connection, tz: &StudioTz, new: &Session, now: DateTime<Utc>, what: RulesFor) -> Result<()> {
+    let Some(room) = read::rooms(conn, Some(&new.room))?.pop() else { return Ok(()) };
+    let rules = room.rules;
+    let minutes = (new.end - new.start).num_minutes();
+    if what == RulesFor::New {
+        if let Some(min) = rules.min_minutes
+            && minutes < min
+        {
+            return Err(Refusal::TooShort { room: room.id, minutes, min }.into());
+        }
+        if let Some(max) = rules.max_minutes
+            && minutes > max
+        {
+            return Err(Refusal::TooLong { room: room.id, minutes, max }.into());
+        }
+    }
+    if what != RulesFor::Reflow {
+        if let Some(lead) = rules.lead_minutes
+            && new.start < now + Duration::minutes(lead)
+        {
+            let earliest = now + Duration::minutes(lead);
+            return Err(Refusal::TooSoon { room: room.id, start: tz.zoned(new.start), earliest: tz.zoned(earliest), lead }.into());
+        }
+        if let Some(days) = rules.max_advance_days
+            && new.start > now + Duration::days(days)
+        {
+            let latest = now + Duration::days(days);
+            return Err(Refusal::TooFarAhead { room: room.id, start: tz.zoned(new.start), latest: tz.zoned(latest), days }.into());
+        }
+    }
+    if let Some(step) = rules.start_step_minutes
+        && !rules.on_step(tz, new.start)
+    {
+        let next = rules.next_step(tz, new.start);
+        return Err(Refusal::OffStep { room: room.id, start: tz.zoned(new.start), next: tz.zoned(next), step }.into());
+    }
+    Ok(())
 }
 
 /// A session's own shape: it ends after it starts, within a day, and is not cancelled.

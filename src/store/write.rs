@@ -8,7 +8,7 @@
 use super::db::{self, params, Connection, Transaction};
 use super::events::{self, Action, Entity};
 use super::read;
-use super::rules::{self, CancelScope, ScopeFor};
+use super::rules::{self, CancelScope, RulesFor, ScopeFor};
 use super::{check_people, clean_list, clean_text, instant, to_json_list, Result, StoreError};
 use crate::domain::{
     expand_series, is_slug, normalize_features, Actor, Booking, BookingId, Client, Engineer, Move, OfflineWindow, Refusal, Room,
@@ -174,11 +174,19 @@ impl<'c> Writer<'c> {
         if let Some(bad) = features.iter().find(|f| !is_slug(f)) {
             return invalid(format!("feature {bad:?} is not a slug such as \"vocal-booth\""));
         }
+        if let Err((field, message)) = room.rules.check() {
+            return Err(of_room(StoreError::invalid(field, message)));
+        }
+        if let Err(message) = room.price.check() {
+            return Err(of_room(StoreError::invalid("rates", message)));
+        }
         if read::exists(&self.tx, "rooms", room.id.as_str())? {
             return invalid("a room with this id already exists".into());
         }
         self.tx.execute(
-            "INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes, active) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO rooms (id, name, capacity, features, hours, buffer_minutes, active, \
+             min_minutes, max_minutes, lead_minutes, max_advance_days, start_step_minutes, hourly_rate, rates) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 room.id.as_str(),
                 name,
@@ -186,7 +194,14 @@ impl<'c> Writer<'c> {
                 to_json_list(&normalize_features(features)),
                 to_json_list(&room.hours.to_lines()),
                 room.buffer.num_minutes(),
-                room.active
+                room.active,
+                room.rules.min_minutes,
+                room.rules.max_minutes,
+                room.rules.lead_minutes,
+                room.rules.max_advance_days,
+                room.rules.start_step_minutes,
+                room.price.hourly_rate,
+                super::prices::rates_to_json(&room.price.rates)
             ],
         )?;
         self.event(Entity::Room, room.id.as_str(), Action::Created, events::diff(None, Some(events::room_fields(room))))?;
@@ -228,6 +243,7 @@ impl<'c> Writer<'c> {
         self.check_window(new.start)?;
         rules::check_hold(self.now(), new.status, hold_until, new.start)?;
         let notes = rules::clean_notes(notes)?;
+        self.check_room_rules(&new, RulesFor::New)?;
         self.check(&new, None)?;
         let booked = self.insert(&new, None)?;
         self.set_extras(&booked.id, notes.as_deref(), hold_until)?;
@@ -264,6 +280,7 @@ impl<'c> Writer<'c> {
             None => self.next_series_id()?,
         };
         self.check_window(template.start)?;
+        let now = self.now();
         let horizon = self.studio()?.horizon_end(self.studio()?.now(Utc::now()));
         let starts = expand_series(&tz, rrule, tz.local(template.start), horizon)?;
         let length = template.end - template.start;
@@ -278,7 +295,8 @@ impl<'c> Writer<'c> {
         let mut conflicts = Vec::new();
         for start in &starts {
             let session = Session { start: *start, end: *start + length, ..template.clone() };
-            match rules::check(&savepoint, &tz, &session, None) {
+            let room_rules = if self.history { Ok(()) } else { rules::check_room_rules(&savepoint, &tz, &session, now, RulesFor::New) };
+            match room_rules.and_then(|()| rules::check(&savepoint, &tz, &session, None)) {
                 Ok(()) => booked.push(insert(&savepoint, &session, Some(&id))?),
                 Err(StoreError::Refused(why)) => conflicts.push((tz.zoned(*start), why)),
                 Err(other) => return Err(other),
@@ -323,7 +341,9 @@ impl<'c> Writer<'c> {
         }
         self.check_window(start)?;
         let end = start + booking.duration();
-        self.check(&Session { room: room.clone(), start, end, ..booking.session.clone() }, Some(id))?;
+        let moved = Session { room: room.clone(), start, end, ..booking.session.clone() };
+        self.check_room_rules(&moved, RulesFor::Move)?;
+        self.check(&moved, Some(id))?;
         self.set_place(id, room, start, end)?;
         self.booking_event(Some(&booking), id, Action::Moved)
     }
@@ -342,6 +362,7 @@ impl<'c> Writer<'c> {
         }
         for m in moves {
             let booking = read::booking(&self.tx, &m.booking)?.ok_or_else(|| StoreError::UnknownBooking(m.booking.clone()))?;
+            self.check_room_rules(&booking.session, RulesFor::Reflow)?;
             self.check(&booking.session, Some(&m.booking))?;
         }
         for (m, b) in moves.iter().zip(&before) {
@@ -460,6 +481,15 @@ impl<'c> Writer<'c> {
     /// Checks a session against every rule, ignoring the booking `ignore` (the one being moved).
     pub fn check(&self, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
         rules::check(&self.tx, &self.studio()?.tz, new, ignore)
+    }
+
+    /// Checks a session against its room's booking rules, those that hold for `what` (none while
+    /// loading a studio's own history).
+    fn check_room_rules(&self, new: &Session, what: RulesFor) -> Result<()> {
+        if self.history {
+            return Ok(());
+        }
+        rules::check_room_rules(&self.tx, &self.studio()?.tz, new, self.now(), what)
     }
 
     fn insert(&mut self, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {

@@ -147,17 +147,29 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
         (
             "create_engineer",
             json!({"name": "Bo"}),
-            vec![("name", Name, true), ("email", Email, false), ("phone", Line, false), ("notes", Notes, false), ("skills", Tags, false), ("id", Id, false)],
+            vec![("name", Name, true), ("email", Email, false), ("phone", Line, false), ("notes", Notes, false), ("skills", Tags, false), ("working_hours", Lines, false), ("id", Id, false)],
         ),
         (
             "update_engineer",
             json!({"id": "eng-01", "name": "X"}),
-            vec![("id", Id, true), ("name", Name, false), ("email", Email, false), ("phone", Line, false), ("notes", Notes, false), ("skills", Tags, false), ("active", Flag, false)],
+            vec![("id", Id, true), ("name", Name, false), ("email", Email, false), ("phone", Line, false), ("notes", Notes, false), ("skills", Tags, false), ("working_hours", Lines, false), ("active", Flag, false)],
         ),
         (
             "create_room",
             json!({"id": "booth-9", "name": "Booth", "capacity": 2, "opening_hours": ["mon 10:00-12:00"]}),
-            vec![("id", Id, true), ("name", Name, true), ("capacity", U32, true), ("features", Tags, false), ("opening_hours", Lines, true), ("buffer_minutes", I64, false)],
+            vec![
+                ("id", Id, true),
+                ("name", Name, true),
+                ("capacity", U32, true),
+                ("features", Tags, false),
+                ("opening_hours", Lines, true),
+                ("buffer_minutes", I64, false),
+                ("min_minutes", I64, false),
+                ("max_minutes", I64, false),
+                ("lead_minutes", I64, false),
+                ("max_advance_days", I64, false),
+                ("start_step_minutes", I64, false),
+            ],
         ),
         (
             "update_room",
@@ -169,6 +181,11 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
                 ("features", Tags, false),
                 ("opening_hours", Lines, false),
                 ("buffer_minutes", I64, false),
+                ("min_minutes", I64, false),
+                ("max_minutes", I64, false),
+                ("lead_minutes", I64, false),
+                ("max_advance_days", I64, false),
+                ("start_step_minutes", I64, false),
                 ("active", Flag, false),
                 ("force", StrictFlag, false),
             ],
@@ -181,8 +198,24 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
         ("list_webhooks", json!({}), vec![]),
         ("delete_webhook", json!({"id": "wh_nothere"}), vec![("id", Id, true)]),
         ("list_notifications", json!({}), vec![("since", Id, false), ("status", Choice, false), ("limit", U32, false)]),
+        (
+            "add_time_off",
+            json!({"engineer": "eng-01", "from": "2026-10-06T00:00", "to": "2026-10-07T00:00", "reason": "holiday"}),
+            vec![("engineer", Id, true), ("from", Time, true), ("to", Time, true), ("reason", Line, false)],
+        ),
+        ("list_time_off", json!({}), vec![("engineer", Id, false), ("from", Time, false), ("to", Time, false)]),
+        ("remove_time_off", json!({"id": 99999}), vec![("id", I64, true)]),
         ("get_studio", json!({}), vec![]),
-        ("update_studio", json!({"notify_email": "desk@example.com"}), vec![("notify_email", Email, false)]),
+        (
+            "update_studio",
+            json!({"deposit_percent": 50}),
+            vec![("currency", Line, false), ("deposit_percent", I64, false), ("waitlist_hold_hours", I64, false), ("notify_email", Email, false)],
+        ),
+        (
+            "quote",
+            json!({"room": "studio-a", "start": "2026-10-06T10:00", "end": "2026-10-06T13:00"}),
+            vec![("room", Id, true), ("start", Time, true), ("end", Time, true), ("engineer", Id, false)],
+        ),
     ]
 }
 
@@ -313,7 +346,7 @@ fn cases() -> Vec<Case> {
                 add(tool, with(request, field, value), Expect::Refused(expect), "text against its rule");
             }
             if item {
-                let max = if arg == Arg::Lines { "opening_hours" } else { field };
+                let max = field;
                 add(tool, with(request, field, json!(vec!["x"; 51])), refused(&format!("{max}: holds 51 items: give at most 50")), "list too long");
                 add(tool, with(request, field, json!(vec!["x"; 10_000])), refused(&format!("{max}: holds 10000 items: give at most 50")), "list too long");
                 if arg == Arg::Tags {
@@ -382,6 +415,10 @@ fn cases() -> Vec<Case> {
         ("update_client", "id", "unknown client"),
         ("update_engineer", "id", "unknown engineer"),
         ("update_room", "id", "unknown room"),
+        ("add_time_off", "engineer", "unknown engineer"),
+        ("quote", "room", "unknown room"),
+        ("quote", "engineer", "unknown engineer"),
+        ("list_time_off", "engineer", "unknown engineer"),
     ];
     for &(tool, field, message) in ids {
         for unknown in ["nobody-999", "bk_00000", "STUDIO-A", "rf_0001;DROP-TABLE"] {
@@ -392,6 +429,9 @@ fn cases() -> Vec<Case> {
     add("reflow_month", with(&base("reflow_month"), "offline_rooms", json!(["studio-b", "attic"])), refused("unknown room"), "unknown id");
     for window in [0, -1, i64::MAX, i64::MIN] {
         add("remove_offline_window", json!({"id": window}), refused("unknown offline window"), "unknown id");
+    }
+    for id in [0, -1, i64::MAX, i64::MIN] {
+        add("remove_time_off", json!({"id": id}), refused("unknown time off"), "unknown id");
     }
     add("list_changes", json!({"entity": "booking", "id": "bk_99999"}), refused("unknown booking \"bk_99999\""), "unknown id");
     add("list_changes", json!({"entity": "room", "id": "attic"}), refused("unknown room \"attic\""), "unknown id");
@@ -588,6 +628,54 @@ fn cases() -> Vec<Case> {
         ("update_booking", json!({"id": "bk_01000", "scope": "series", "notes": "x", "hold_until": "soon"}), "hold_until: cannot read"),
         ("apply_reflow", json!({"reflow_id": ""}), "reflow_id: is empty"),
         ("list_changes", json!({"id": " "}), "id: is empty"),
+        // Issue 25: prices.
+        ("get_studio", json!({"currency": "GBP"}), "unknown field `currency`"),
+        ("update_studio", json!({}), "give at least one field to change: currency, deposit_percent or waitlist_hold_hours"),
+        ("update_studio", json!({"currency": "gbp"}), "currency \"gbp\": give an ISO 4217 code"),
+        ("update_studio", json!({"currency": "EURO"}), "give an ISO 4217 code"),
+        ("update_studio", json!({"deposit_percent": 101}), "deposit_percent must be 0 to 100"),
+        ("update_studio", json!({"deposit_percent": -1}), "deposit_percent must be 0 to 100"),
+        ("update_studio", json!({"waitlist_hold_hours": 0}), "waitlist_hold_hours must be 1 to 168"),
+        ("quote", json!({"room": "studio-a", "start": "2026-10-06T10:00", "end": "2026-10-06T09:00"}), "end: a session must end after it starts"),
+        ("quote", json!({"room": "studio-a", "start": "2026-10-06T10:00", "end": "2026-10-06T10:00"}), "end: a session must end after it starts"),
+        ("quote", json!({"room": "studio-a", "start": "2026-10-06T10:00", "end": "2026-10-08T10:00"}), "end: a session lasts at most 24 hours"),
+        ("quote", json!({"room": " ", "start": "2026-10-06T10:00", "end": "2026-10-06T11:00"}), "room: is empty"),
+        ("update_room", json!({"id": "studio-c", "hourly_rate": -1}), "hourly_rate must be 0 to"),
+        ("update_room", json!({"id": "studio-c", "hourly_rate": 100_000_001}), "hourly_rate must be 0 to"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "caturday", "from": "10:00", "to": "12:00", "hourly_rate": 1}]}), "rates[0]: unknown day"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "sat", "from": "12:00", "to": "10:00", "hourly_rate": 1}]}), "rates[0]: a rate from 12:00 to 10:00 must end after it starts"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "sat", "from": "10:00", "to": "12:00", "hourly_rate": -5}]}), "rates[0]: hourly_rate must be 0 to"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "sat", "from": "10:00", "to": "12:00", "hourly_rate": 1, "x": 1}]}), "unknown field `x`"),
+        ("update_room", json!({"id": "studio-c", "rates": [{"days": "sat", "from": "10:00", "to": "12:00", "hourly_rate": 1}, {"days": "sat", "from": "11:00", "to": "13:00", "hourly_rate": 2}]}), "overlap"),
+        ("update_engineer", json!({"id": "eng-01", "hourly_rate": -1}), "hourly_rate must be 0 to"),
+        ("create_engineer", json!({"name": "Bo", "hourly_rate": 100_000_001}), "hourly_rate must be 0 to"),
+        ("update_client", json!({"id": "client-001", "hourly_rate": 5}), "unknown field `hourly_rate`"),
+        // Issue 25: a room's booking rules.
+        ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": ["mon 10:00-12:00"], "min_minutes": 0}), "min_minutes must be 1 to 1440"),
+        ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": ["mon 10:00-12:00"], "max_minutes": 1441}), "max_minutes must be 1 to 1440"),
+        ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": ["mon 10:00-12:00"], "min_minutes": 180, "max_minutes": 60}), "max_minutes (60) is below min_minutes (180)"),
+        ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": ["mon 10:00-12:00"], "lead_minutes": -5}), "lead_minutes must be 0 to"),
+        ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": ["mon 10:00-12:00"], "max_advance_days": 0}), "max_advance_days must be 1 to 3650"),
+        ("create_room", json!({"id": "booth-9", "name": "B", "capacity": 2, "opening_hours": ["mon 10:00-12:00"], "start_step_minutes": 7}), "start_step_minutes 7 does not divide a day"),
+        ("update_room", json!({"id": "studio-c", "start_step_minutes": 0}), "start_step_minutes must be 1 to 1440"),
+        ("update_room", json!({"id": "studio-c", "max_advance_days": 99999}), "max_advance_days must be 1 to 3650"),
+        ("update_room", json!({"id": "studio-c", "lead_minutes": i64::MAX}), "lead_minutes must be 0 to"),
+        // Issue 25: engineers' hours and time off.
+        ("create_engineer", json!({"name": "Bo", "working_hours": []}), "working_hours: give at least one line"),
+        ("update_engineer", json!({"id": "eng-01", "working_hours": []}), "working_hours: give at least one line"),
+        ("update_engineer", json!({"id": "eng-01", "working_hours": ["mon 10:00-10:00"]}), "working_hours: the opening \"mon 10:00-10:00\" closes when it opens"),
+        ("update_engineer", json!({"id": "eng-01", "working_hours": ["mon 10:00-18:00", "mon 17:00-20:00"]}), "working_hours: openings"),
+        ("create_engineer", json!({"name": "Bo", "working_hours": ["weekdays 10:00-18:00"]}), "working_hours: unknown day"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-10-07T00:00", "to": "2026-10-06T00:00"}), "to: time off must end after it starts"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-10-06T00:00", "to": "2026-10-06T00:00"}), "to: time off must end after it starts"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-08-01T00:00", "to": "2026-08-02T00:00"}), "to: time off must end after the studio's clock"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-10-06T00:00", "to": "2029-10-06T00:00"}), "to: one entry of time off lasts at most 366 days"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2028-10-06T00:00", "to": "2028-10-07T00:00"}), "to: time off must end within the booking horizon"),
+        ("add_time_off", json!({"engineer": "eng-01", "from": "2026-10-06T00:00", "to": "2026-10-07T00:00", "reason": "x".repeat(201)}), "reason: is 201 characters long"),
+        ("add_time_off", json!({"engineer": " ", "from": "2026-10-06T00:00", "to": "2026-10-07T00:00"}), "engineer: is empty"),
+        ("list_time_off", json!({"from": "2026-10-07T00:00", "to": "2026-10-06T00:00"}), "to must be after from"),
+        ("list_time_off", json!({"engineer": "eng-01", "from": "2026-10-07T00:00", "to": "2026-10-07T00:00"}), "to must be after from"),
+        ("remove_time_off", json!({"id": "1"}), "id: invalid type"),
     ];
     for (tool, args, message) in management {
         add(tool, args, refused(message), "value inconsistent with the studio");
@@ -615,7 +703,22 @@ fn cases() -> Vec<Case> {
 
 /// The tools that may change the studio: after each of their cases, the row counts are checked.
 fn writes(tool: &str) -> bool {
-    !["list_rooms", "query_bookings", "get_booking", "find_free_slots", "list_offline_windows", "get_reflow", "list_clients", "list_engineers", "list_changes", "list_webhooks", "list_notifications", "get_studio"]
+    ![
+        "list_rooms",
+        "query_bookings",
+        "get_booking",
+        "find_free_slots",
+        "list_offline_windows",
+        "get_reflow",
+        "list_clients",
+        "list_engineers",
+        "list_changes",
+        "list_webhooks",
+        "list_notifications",
+        "list_time_off",
+        "get_studio",
+        "quote",
+    ]
         .contains(&tool)
 }
 

@@ -26,6 +26,7 @@ mod sdk_python;
 mod sdk_ts;
 mod servers;
 mod store;
+mod studio_week;
 mod support;
 mod takeover;
 mod tasks;

@@ -245,6 +245,8 @@ fn real_clock_studio(db: &TestDb) {
                 hours: WeeklyHours::parse(&["mon-sun 00:00-24:00"]).unwrap(),
                 buffer: Duration::zero(),
                 active: true,
+                rules: Default::default(),
+                price: Default::default(),
             })?;
             w.add_client(&Person { id: "c1".into(), name: "One".into() })?;
             w.add_client(&Person { id: "c2".into(), name: "Two".into() })

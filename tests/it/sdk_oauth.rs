@@ -23,7 +23,7 @@ fn repo() -> &'static Path {
 fn python_client(mode: &str, server: &HttpServer, user: &str, document: Option<&str>, promote: Option<Value>) -> Value {
     let script = repo().join("tests/interop/oauth_client.py");
     let mut command = Command::new(python());
-    command.arg(&script).arg(mode).arg(format!("http://{}/mcp", server.address)).args(document).env("OAUTH_USER", user).env("OAUTH_PASSWORD", PASSWORD);
+    command.arg(&script).arg(mode).arg(format!("http://{}/mcp", server.address)).args(document).env("OAUTH_USER", user).env("OAUTH_PASSWORD", PASSWORD).env("EXPECTED_TOOLS", crate::support::tool_count().to_string());
     if let Some(promote) = promote {
         command.env("STUDIOFLOW_PROMOTE", promote.to_string());
     }
@@ -188,7 +188,7 @@ fn typescript_client(sdk: &str, mode: &str, server: &HttpServer, user: &str, pro
 fn typescript_client_with(sdk: &str, mode: &str, server: &HttpServer, user: &str, promote: Option<Value>, grant_types: Option<&str>) -> Value {
     let dir = repo().join("tests/sdk-ts");
     let mut command = Command::new("node");
-    command.arg(dir.join("oauth_client.mjs")).args([sdk, mode]).arg(format!("http://{}/mcp", server.address)).env("OAUTH_USER", user).env("OAUTH_PASSWORD", PASSWORD);
+    command.arg(dir.join("oauth_client.mjs")).args([sdk, mode]).arg(format!("http://{}/mcp", server.address)).env("OAUTH_USER", user).env("OAUTH_PASSWORD", PASSWORD).env("EXPECTED_TOOLS", crate::support::tool_count().to_string());
     if let Some(promote) = promote {
         command.env("STUDIOFLOW_PROMOTE", promote.to_string());
     }

@@ -114,7 +114,7 @@ fn the_python_sdk_books_over_http_with_a_bearer_token() {
 
     // With the token: the booking is in the database, and its history names the token.
     let booked = &results["with_token"];
-    assert_eq!(booked["tools"], 30, "{results}");
+    assert_eq!(booked["tools"], crate::support::tool_count(), "{results}");
     let id = booked["booking"].as_str().unwrap_or_else(|| panic!("no booking: {results}"));
     let conn = rusqlite::Connection::open(&db.path).unwrap();
     let (room, client, status): (String, String, String) =

@@ -413,6 +413,8 @@ pub fn small_studio(db: impl Into<Target>) -> Store {
                 hours: WeeklyHours::parse(hours).unwrap(),
                 buffer: Duration::minutes(buffer),
                 active: true,
+                rules: Default::default(),
+                price: Default::default(),
             };
             w.add_room(&room("live", 6, &["drums"], &["mon-sun 10:00-02:00"], 15))?;
             w.add_room(&room("booth", 2, &["vocal-booth"], &["mon-fri 09:00-18:00"], 0))?;
@@ -443,4 +445,12 @@ pub fn session(room: &str, client: &str, start: &str, minutes: i64) -> Session {
         status: Status::Confirmed,
         pinned: false,
     }
+}
+
+/// How many tools the server lists: the entries of the tools/list snapshot (tests/it/mcp.rs keeps
+/// it equal to the server's answer), for the SDK clients that count them.
+pub fn tool_count() -> usize {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots/tools_list.json");
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    listed.len()
 }

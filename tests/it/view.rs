@@ -692,6 +692,13 @@ fn a_month_of_1600_bookings_draws_in_chromium() {
             opening_hours: vec!["mon-sun 10:00-02:00".into()],
             buffer_minutes: 0,
             active: true,
+            min_minutes: None,
+            max_minutes: None,
+            lead_minutes: None,
+            max_advance_days: None,
+            start_step_minutes: None,
+            hourly_rate: None,
+            rates: vec![],
             offline_windows: vec![],
         })
         .collect();

@@ -36,7 +36,7 @@ pub fn list_changes(ctx: &Call<'_>, a: ListChangesArgs) -> Result<(ChangesOut, S
                 Entity::Client => store.person(PersonKind::Client, id)?.is_none().then(|| StoreError::UnknownClient(id.into())),
                 Entity::Engineer => store.person(PersonKind::Engineer, id)?.is_none().then(|| StoreError::UnknownEngineer(id.into())),
                 // A window may have been removed, a reflow's history is its own answer, and tokens,
-                // tasks, users and grants are the operator's.
+                // tasks, users, grants and webhooks are the operator's; the studio is one ("studio").
                 Entity::OfflineWindow | Entity::Reflow | Entity::Token | Entity::Task | Entity::User | Entity::Grant | Entity::Webhook | Entity::Studio => None,
             };
             if let Some(e) = missing {

@@ -15,6 +15,7 @@ mod outbox;
 mod people;
 mod reflows;
 mod rooms;
+mod studio;
 
 pub use reflows::{finished_reflow, reflow_refusal, Follow};
 
@@ -63,8 +64,12 @@ pub mod names {
     pub const LIST_WEBHOOKS: &str = "list_webhooks";
     pub const DELETE_WEBHOOK: &str = "delete_webhook";
     pub const LIST_NOTIFICATIONS: &str = "list_notifications";
+    pub const ADD_TIME_OFF: &str = "add_time_off";
+    pub const LIST_TIME_OFF: &str = "list_time_off";
+    pub const REMOVE_TIME_OFF: &str = "remove_time_off";
     pub const GET_STUDIO: &str = "get_studio";
     pub const UPDATE_STUDIO: &str = "update_studio";
+    pub const QUOTE: &str = "quote";
 }
 
 /// What a handler needs: the database, and the task runner every reflow goes through.
@@ -387,18 +392,22 @@ pub fn all() -> Vec<ToolSpec> {
         spec(names::CREATE_CLIENT, "Add a client", "Add a client (name, email, phone, notes); the id is made from the name unless given. The client can be booked at once.", Effect::Add, Access::Needs(Scope::StudioManage), people::create_client),
         spec(names::UPDATE_CLIENT, "Update a client", "Change a client's name, email, phone or notes, or deactivate them (active: false: they cannot be booked; their future bookings stay and are listed).", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), people::update_client),
         spec(names::LIST_ENGINEERS, "List engineers", "List the studio's engineers, by id, filtered by part of an id or name and by active, a page at a time (pass next_cursor back as cursor).", Effect::Read, Access::Needs(Scope::StudioRead), people::list_engineers),
-        spec(names::CREATE_ENGINEER, "Add an engineer", "Add an engineer (name, email, phone, notes, skills); the id is made from the name unless given.", Effect::Add, Access::Needs(Scope::StudioManage), people::create_engineer),
-        spec(names::UPDATE_ENGINEER, "Update an engineer", "Change an engineer's name, contact details, notes or skills, or deactivate them (active: false: they cannot be booked; their future bookings stay and are listed).", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), people::update_engineer),
+        spec(names::CREATE_ENGINEER, "Add an engineer", "Add an engineer (name, email, phone, notes, skills, working hours); the id is made from the name unless given.", Effect::Add, Access::Needs(Scope::StudioManage), people::create_engineer),
+        spec(names::UPDATE_ENGINEER, "Update an engineer", "Change an engineer's name, contact details, notes, skills or working hours (their future sessions outside new hours are flagged displaced and listed), or deactivate them (active: false: they cannot be booked; their future bookings stay and are listed).", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), people::update_engineer),
         spec(names::CREATE_ROOM, "Add a room", "Add a room: id, name, capacity, features, weekly opening hours (as list_rooms shows them) and turnaround.", Effect::Add, Access::Needs(Scope::StudioManage), rooms::create_room),
         spec(names::UPDATE_ROOM, "Update a room", "Change a room's name, capacity, features, opening hours or turnaround, or retire it (active: false). A change that would put future bookings out of the room is refused listing them; with force: true it is applied and they are displaced, ready for reflow_month.", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), rooms::update_room),
         spec(names::REMOVE_OFFLINE_WINDOW, "Remove an offline window", "End a room's offline window early (the repair is done); says which bookings a reflow moved out of it could now go back.", Effect::Change { idempotent: false }, Access::Needs(Scope::StudioManage), rooms::remove_offline_window),
+        spec(names::ADD_TIME_OFF, "Give an engineer time off", "Give an engineer time off (a holiday, illness): no session can be booked with them then. Their sessions it covers are flagged displaced and listed (the first 20 and the count), ready to be given another engineer, moved, or reflowed.", Effect::Add, Access::Needs(Scope::StudioManage), people::add_time_off),
+        spec(names::LIST_TIME_OFF, "List time off", "List engineers' time off, of one engineer or all, that overlaps a span (default: from now, a year ahead).", Effect::Read, Access::Needs(Scope::StudioRead), people::list_time_off),
+        spec(names::REMOVE_TIME_OFF, "Remove time off", "Remove an engineer's time off (they are back early); the sessions it displaced take their places back where every rule still holds them.", Effect::Change { idempotent: false }, Access::Needs(Scope::StudioManage), people::remove_time_off),
+        spec(names::GET_STUDIO, "Get the studio", "The studio's name, time zone and settings: currency (ISO 4217; prices are integers in its minor unit), deposit_percent, waitlist_hold_hours, the notice and booking horizon, and the staff address (notify_email) that gets each reflow's digest.", Effect::Read, Access::Needs(Scope::StudioRead), studio::get_studio),
+        spec(names::UPDATE_STUDIO, "Update the studio", "Change the studio's currency, deposit_percent (0 to 100), waitlist_hold_hours (1 to 168) or notify_email, the staff address that gets each reflow's digest: counts, and every session that could not be moved with its reason and the client's contact (\"\" clears it). Recorded in the history.", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), studio::update_studio),
+        spec(names::QUOTE, "Quote a session", "What a session in a room costs at today's rates, with an engineer's time if given: the total and each period at its rate (weekend or evening overrides split it), in integer minor units of the studio's currency.", Effect::Read, Access::Needs(Scope::StudioRead), studio::quote),
         spec(names::LIST_CHANGES, "List changes", "The studio's history in commit order: every change to a booking, room, client, engineer or offline window, with who, when, through what, and the fields before and after. Pass next_cursor back as since to follow it without missing or repeating a change.", Effect::Read, Access::Needs(Scope::StudioRead), history::list_changes),
         spec(names::CREATE_WEBHOOK, "Create a webhook endpoint", "Have every change of the chosen event types POSTed to an https URL, signed to the Standard Webhooks specification; the signing secret is in the answer, once. Private addresses are refused unless the server allows them.", Effect::Add, Access::Needs(Scope::StudioManage), outbox::create_webhook),
         spec(names::LIST_WEBHOOKS, "List webhook endpoints", "The webhook endpoints: URL, event types, and whether one was disabled (it answered 410 Gone). Never their secrets.", Effect::Read, Access::Needs(Scope::StudioManage), outbox::list_webhooks),
         spec(names::DELETE_WEBHOOK, "Delete a webhook endpoint", "Stop sending to a webhook endpoint; what was waiting for it is marked failed.", Effect::Change { idempotent: false }, Access::Needs(Scope::StudioManage), outbox::delete_webhook),
         spec(names::LIST_NOTIFICATIONS, "List notifications", "What the studio told whom about each change (webhook deliveries) and how it went: pending with the next attempt's time, delivered, or failed with why. Pass next_cursor back as since to read on.", Effect::Read, Access::Needs(Scope::StudioRead), outbox::list_notifications),
-        spec(names::GET_STUDIO, "Get the studio's settings", "The studio's own settings: name, time zone, notice, booking horizon, and the staff address that gets each reflow's digest.", Effect::Read, Access::Needs(Scope::StudioManage), outbox::get_studio),
-        spec(names::UPDATE_STUDIO, "Update the studio's settings", "Set the staff address (notify_email) that gets each reflow's digest: counts, and every session that could not be moved with its reason and the client's contact. \"\" clears it. Recorded in the history.", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), outbox::update_studio),
     ]
 }
 

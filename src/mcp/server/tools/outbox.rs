@@ -1,7 +1,6 @@
 //! The outbox's tools: webhook endpoints (`create_webhook`, `list_webhooks`, `delete_webhook`,
 //! for `studio:manage`), `list_notifications` (what was sent to whom and how it went, paged
-//! like `list_changes`), and the studio's own settings with its staff address (`get_studio`,
-//! `update_studio`). An endpoint's URL is checked here, with its host resolved, so that an
+//! like `list_changes`). (The studio's staff address is one of its settings, in `studio.rs`.) An endpoint's URL is checked here, with its host resolved, so that an
 //! agent cannot point the server at the studio's own network without `--webhooks-to-private`.
 
 use super::super::wire::*;
@@ -96,37 +95,4 @@ pub fn list_notifications(ctx: &Call<'_>, a: ListNotificationsArgs) -> Result<(N
         .collect();
     let summary = format!("{}{}.", plural(found.len(), "notification", "notifications"), if more { "; more on the next page" } else { "" });
     Ok((NotificationsOut { notifications, next_cursor: encode_cursor(last), more }, summary))
-}
-
-fn studio_out(store: &crate::store::Store) -> Result<StudioOut, ToolError> {
-    let studio = store.studio()?;
-    Ok(StudioOut {
-        name: studio.name.clone(),
-        timezone: studio.tz.name().to_owned(),
-        notice_minutes: studio.notice.num_minutes(),
-        horizon_days: studio.horizon.num_days(),
-        notify_email: store.notify_email()?,
-    })
-}
-
-pub fn get_studio(ctx: &Call<'_>, _: NoArgs) -> Result<(StudioOut, String), ToolError> {
-    let out = ctx.with(|store| studio_out(store))?;
-    let summary = format!("{} ({}); staff address {}.", out.name, out.timezone, out.notify_email.as_deref().unwrap_or("not set"));
-    Ok((out, summary))
-}
-
-pub fn update_studio(ctx: &Call<'_>, a: UpdateStudioArgs) -> Result<(StudioOut, String), ToolError> {
-    let Some(email) = a.notify_email else {
-        return Err(ToolError::Fix("give notify_email (\"\" clears it): it is the one setting this tool changes".into()));
-    };
-    let actor = ctx.actor();
-    let out = ctx.with(|store| {
-        store.write_as(&actor, |w| w.set_notify_email(email.as_str()))?;
-        studio_out(store)
-    })?;
-    let summary = match &out.notify_email {
-        Some(address) => format!("Reflow digests go to {address}."),
-        None => "The staff address is cleared: no reflow digest is sent.".to_owned(),
-    };
-    Ok((out, summary))
 }

@@ -1,10 +1,23 @@
-//! The roster's tools: list, create and update clients and engineers. Both rosters share one
-//! shape and one set of rules (the store's); a person is deactivated, never deleted.
+//! The roster's tools: list, create and update clients and engineers, and engineers' time off
+//! (add, list, remove). Both rosters share one shape and one set of rules (the store's); a
+//! person is deactivated, never deleted.
 
 use super::super::wire::{self, *};
-use super::{names, plural, Call, ToolError};
-use crate::domain::{List, Profile};
+use super::{names, plural, time, Call, ToolError};
+use crate::domain::{EngineerId, Line, List, Profile, WeeklyHours};
 use crate::store::{PersonEdit, PersonKind, PersonQuery, PersonRecord};
+use chrono::{Duration, Utc};
+
+/// Working hours from outside: at least one line, read as a room's opening hours are.
+fn working_hours(lines: &[Line]) -> Result<WeeklyHours, ToolError> {
+    if lines.is_empty() {
+        return Err(ToolError::Fix(format!(
+            "working_hours: give at least one line, e.g. [\"mon-fri 10:00-19:00\"], or leave it out (null in {}) for always",
+            names::UPDATE_ENGINEER
+        )));
+    }
+    WeeklyHours::parse(lines).map_err(|e| ToolError::Fix(format!("working_hours: {e}")))
+}
 
 /// Person cursors are versioned and opaque: the last id of the page, in hex.
 fn encode_cursor(id: &str) -> String {
@@ -68,23 +81,39 @@ pub fn create_engineer(ctx: &Call<'_>, a: CreateEngineerArgs) -> Result<(Enginee
         phone: a.phone.map(String::from),
         notes: a.notes.map(String::from),
         skills: a.skills.strings(),
+        hours: a.working_hours.as_deref().map(working_hours).transpose()?,
+        hourly_rate: a.hourly_rate.unwrap_or(0),
         ..Profile::default()
     };
     let p = create(ctx, PersonKind::Engineer, a.id.as_deref(), &a.name, profile)?;
     let summary = format!("Added engineer {} ({}).", p.name, p.id);
-    Ok((EngineerOut { engineer: wire::person(&p, true), future_bookings: Vec::new() }, summary))
+    Ok((EngineerOut { engineer: wire::person(&p, true), future_bookings: Vec::new(), displaced: Vec::new(), displaced_count: 0 }, summary))
 }
 
-fn update(ctx: &Call<'_>, kind: PersonKind, id: &str, edit: PersonEdit) -> Result<(PersonRecord, Vec<BookingOut>, String), ToolError> {
-    let PersonEdit { name, email, phone, notes, skills, active } = &edit;
-    if name.is_none() && email.is_none() && phone.is_none() && notes.is_none() && skills.is_none() && active.is_none() {
-        let fields = if kind == PersonKind::Engineer { "name, email, phone, notes, skills or active" } else { "name, email, phone, notes or active" };
+/// A person as updated, their future bookings (when deactivated), the sessions displaced (when an
+/// engineer's hours changed) and the summary.
+type Updated = (PersonRecord, Vec<BookingOut>, (Vec<BookingOut>, u32), String);
+
+fn update(ctx: &Call<'_>, kind: PersonKind, id: &str, edit: PersonEdit) -> Result<Updated, ToolError> {
+    let PersonEdit { name, email, phone, notes, skills, active, hours, hourly_rate } = &edit;
+    if name.is_none() && email.is_none() && phone.is_none() && notes.is_none() && skills.is_none() && active.is_none() && hours.is_none() && hourly_rate.is_none() {
+        let fields = if kind == PersonKind::Engineer { "name, email, phone, notes, skills, working_hours, hourly_rate or active" } else { "name, email, phone, notes or active" };
         return Err(ToolError::Fix(format!("give at least one field to change: {fields}")));
     }
     ctx.with(|store| {
         let tz = store.studio()?.tz;
-        let (p, future) = store.write_as(&ctx.actor(), |w| w.update_person(kind, id.trim(), &edit))?;
-        let summary = if p.profile.active {
+        let (p, future, displaced) = store.write_as(&ctx.actor(), |w| w.update_person(kind, id.trim(), &edit))?;
+        let summary = if p.profile.active && !displaced.is_empty() {
+            format!(
+                "Updated {} {} ({}); {} outside the new working hours {} displaced: move them, give them another engineer, or run {} for their month.",
+                kind.word(),
+                p.name,
+                p.id,
+                plural(displaced.len(), "session", "sessions"),
+                if displaced.len() == 1 { "is" } else { "are" },
+                names::REFLOW_MONTH
+            )
+        } else if p.profile.active {
             format!("Updated {} {} ({}).", kind.word(), p.name, p.id)
         } else {
             format!(
@@ -95,7 +124,8 @@ fn update(ctx: &Call<'_>, kind: PersonKind, id: &str, edit: PersonEdit) -> Resul
                 plural(future.len(), "future booking", "future bookings")
             )
         };
-        Ok((p, future.iter().map(|b| wire::booking(&tz, b)).collect(), summary))
+        let shown = displaced.iter().take(20).map(|b| wire::booking(&tz, b)).collect();
+        Ok((p, future.iter().map(|b| wire::booking(&tz, b)).collect(), (shown, displaced.len() as u32), summary))
     })
 }
 
@@ -107,8 +137,10 @@ pub fn update_client(ctx: &Call<'_>, a: UpdateClientArgs) -> Result<(ClientOut, 
         notes: a.notes.map(String::from),
         skills: None,
         active: a.active,
+        hours: None,
+        hourly_rate: None,
     };
-    let (p, future_bookings, summary) = update(ctx, PersonKind::Client, &a.id, edit)?;
+    let (p, future_bookings, _, summary) = update(ctx, PersonKind::Client, &a.id, edit)?;
     Ok((ClientOut { client: wire::person(&p, false), future_bookings }, summary))
 }
 
@@ -120,7 +152,94 @@ pub fn update_engineer(ctx: &Call<'_>, a: UpdateEngineerArgs) -> Result<(Enginee
         notes: a.notes.map(String::from),
         skills: a.skills.as_ref().map(List::strings),
         active: a.active,
+        hours: a.working_hours.as_ref().map(|h| h.as_deref().map(working_hours).transpose()).transpose()?,
+        hourly_rate: a.hourly_rate,
     };
-    let (p, future_bookings, summary) = update(ctx, PersonKind::Engineer, &a.id, edit)?;
-    Ok((EngineerOut { engineer: wire::person(&p, true), future_bookings }, summary))
+    let (p, future_bookings, (displaced, displaced_count), summary) = update(ctx, PersonKind::Engineer, &a.id, edit)?;
+    Ok((EngineerOut { engineer: wire::person(&p, true), future_bookings, displaced, displaced_count }, summary))
+}
+
+pub fn add_time_off(ctx: &Call<'_>, a: AddTimeOffArgs) -> Result<(TimeOffAddedOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let (from, to) = (time(&tz, "from", &a.from)?, time(&tz, "to", &a.to)?);
+        let engineer = EngineerId::new(a.engineer.trim());
+        let reason = a.reason.as_deref().unwrap_or("");
+        let added = store.write_as(&ctx.actor(), |w| w.add_time_off(&engineer, from, to, reason))?;
+        let t = &added.time_off;
+        let months: std::collections::BTreeSet<String> = added.displaced.iter().map(|b| tz.local(b.start).format("%Y-%m").to_string()).collect();
+        let next_step = if added.displaced.is_empty() {
+            "Nothing to move.".to_owned()
+        } else {
+            format!(
+                "Give them another engineer with {}, move them with {}, or run {} for {} (offline_rooms may be empty).",
+                names::UPDATE_BOOKING,
+                names::MOVE_BOOKING,
+                names::REFLOW_MONTH,
+                months.into_iter().collect::<Vec<_>>().join(" and ")
+            )
+        };
+        let summary = format!(
+            "Engineer {engineer} is off from {} to {} ({}); {} displaced. {next_step}",
+            tz.format(t.from),
+            tz.format(t.to),
+            t.reason,
+            plural(added.displaced.len(), "session", "sessions")
+        );
+        let out = TimeOffAddedOut {
+            time_off: wire::time_off(&tz, t),
+            displaced: added.displaced.iter().take(20).map(|b| wire::booking(&tz, b)).collect(),
+            displaced_count: added.displaced.len() as u32,
+            next_step,
+        };
+        Ok((out, summary))
+    })
+}
+
+pub fn list_time_off(ctx: &Call<'_>, a: ListTimeOffArgs) -> Result<(TimeOffListOut, String), ToolError> {
+    ctx.with(|store| {
+        let studio = store.studio()?.clone();
+        let tz = studio.tz;
+        let from = match &a.from {
+            Some(t) => time(&tz, "from", t)?,
+            None => studio.now(Utc::now()),
+        };
+        let to = match &a.to {
+            Some(t) => time(&tz, "to", t)?,
+            None => from + Duration::days(366),
+        };
+        if to <= from {
+            return Err(ToolError::Fix("to must be after from".into()));
+        }
+        let engineer = a.engineer.as_deref().map(|e| EngineerId::new(e.trim()));
+        let list: Vec<_> = store.time_off(engineer.as_ref(), from, to)?.iter().map(|t| wire::time_off(&tz, t)).collect();
+        let summary = format!("{}.", plural(list.len(), "entry of time off", "entries of time off"));
+        Ok((TimeOffListOut { time_off: list }, summary))
+    })
+}
+
+pub fn remove_time_off(ctx: &Call<'_>, a: RemoveTimeOffArgs) -> Result<(TimeOffRemovedOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let removed = store.write_as(&ctx.actor(), |w| w.remove_time_off(a.id))?;
+        let t = &removed.time_off;
+        let stuck = match removed.still_displaced.len() {
+            0 => String::new(),
+            n => format!(" {} stay displaced (their places are taken, or another rule holds them out): move them, or run {} for their month.", plural(n, "session", "sessions"), names::REFLOW_MONTH),
+        };
+        let summary = format!(
+            "Removed time off {} of {} ({} to {}); {} took their places back.{stuck}",
+            t.id,
+            t.engineer,
+            tz.format(t.from),
+            tz.format(t.to),
+            plural(removed.restored.len(), "session", "sessions")
+        );
+        let out = TimeOffRemovedOut {
+            removed: wire::time_off(&tz, t),
+            restored: removed.restored.iter().map(|b| wire::booking(&tz, b)).collect(),
+            still_displaced: removed.still_displaced.iter().map(|b| wire::booking(&tz, b)).collect(),
+        };
+        Ok((out, summary))
+    })
 }

@@ -5,7 +5,7 @@
 use super::super::wire::{self, *};
 use super::{names, plural, room_id, time, Call, ToolError};
 use crate::availability;
-use crate::domain::{Line, List, Room, WeeklyHours};
+use crate::domain::{check_rate, BookingRules, BookingRulesEdit, Line, List, Rate, Room, RoomPrice, WeeklyHours};
 use crate::store::{RoomEdit, StoreError};
 use chrono::{Duration, Utc};
 
@@ -97,6 +97,19 @@ fn hours(lines: &[Line]) -> Result<WeeklyHours, ToolError> {
     WeeklyHours::parse(lines).map_err(|e| ToolError::Fix(format!("opening_hours: {e}")))
 }
 
+/// A room's rates from outside, each read and checked (their overlap is the store's to refuse).
+fn rates(args: &[RateArg]) -> Result<Vec<Rate>, ToolError> {
+    args.iter()
+        .enumerate()
+        .map(|(i, r)| Rate::new(&r.days, &r.from, &r.to, r.hourly_rate).map_err(|e| ToolError::Fix(format!("rates[{i}]: {e}"))))
+        .collect()
+}
+
+fn rate(hourly_rate: i64) -> Result<i64, ToolError> {
+    check_rate("hourly_rate", hourly_rate).map_err(ToolError::Fix)?;
+    Ok(hourly_rate)
+}
+
 fn buffer(minutes: i64) -> Result<Duration, ToolError> {
     if !(0..=240).contains(&minutes) {
         return Err(ToolError::Fix("buffer_minutes must be 0 to 240".into()));
@@ -113,6 +126,14 @@ pub fn create_room(ctx: &Call<'_>, a: CreateRoomArgs) -> Result<(RoomChangedOut,
         hours: hours(&a.opening_hours)?,
         buffer: buffer(a.buffer_minutes.unwrap_or(0))?,
         active: true,
+        rules: BookingRules {
+            min_minutes: a.min_minutes,
+            max_minutes: a.max_minutes,
+            lead_minutes: a.lead_minutes,
+            max_advance_days: a.max_advance_days,
+            start_step_minutes: a.start_step_minutes,
+        },
+        price: RoomPrice { hourly_rate: rate(a.hourly_rate.unwrap_or(0))?, rates: a.rates.as_deref().map(rates).transpose()?.unwrap_or_default() },
     };
     ctx.with(|store| {
         let tz = store.studio()?.tz;
@@ -131,11 +152,22 @@ pub fn update_room(ctx: &Call<'_>, a: UpdateRoomArgs) -> Result<(RoomChangedOut,
         hours: a.opening_hours.as_deref().map(hours).transpose()?,
         buffer: a.buffer_minutes.map(buffer).transpose()?,
         active: a.active,
+        rules: BookingRulesEdit {
+            min_minutes: a.min_minutes,
+            max_minutes: a.max_minutes,
+            lead_minutes: a.lead_minutes,
+            max_advance_days: a.max_advance_days,
+            start_step_minutes: a.start_step_minutes,
+        },
+        hourly_rate: a.hourly_rate.map(rate).transpose()?,
+        rates: a.rates.as_deref().map(rates).transpose()?,
     };
-    let RoomEdit { name, capacity, features, hours, buffer, active } = &edit;
-    if name.is_none() && capacity.is_none() && features.is_none() && hours.is_none() && buffer.is_none() && active.is_none() {
+    let RoomEdit { name, capacity, features, hours, buffer, active, rules, hourly_rate, rates } = &edit;
+    if name.is_none() && capacity.is_none() && features.is_none() && hours.is_none() && buffer.is_none() && active.is_none() && rules.is_empty()
+        && hourly_rate.is_none() && rates.is_none()
+    {
         return Err(ToolError::Fix(
-            "give at least one field to change: name, capacity, features, opening_hours, buffer_minutes or active".into(),
+            "give at least one field to change: name, capacity, features, opening_hours, buffer_minutes, min_minutes, max_minutes, lead_minutes, max_advance_days, start_step_minutes, hourly_rate, rates or active".into(),
         ));
     }
     let id = room_id(&a.id);

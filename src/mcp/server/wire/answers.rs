@@ -137,6 +137,12 @@ pub struct PersonOut {
     /// Tags (engineers only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skills: Option<Vec<String>>,
+    /// When an engineer works, as a room's opening hours; absent: always (and for clients).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_hours: Option<Vec<String>>,
+    /// An engineer's hourly rate, in minor units (absent for clients).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hourly_rate: Option<i64>,
     /// An inactive person cannot be booked.
     pub active: bool,
 }
@@ -167,6 +173,11 @@ pub struct EngineerOut {
     pub engineer: PersonOut,
     /// When the engineer was deactivated: their future bookings, which stay (reassign or keep them).
     pub future_bookings: Vec<BookingOut>,
+    /// When their working hours changed: the future sessions outside the new hours, flagged
+    /// displaced (the first 20); they hold nothing until moved.
+    pub displaced: Vec<BookingOut>,
+    /// How many sessions the change displaced in all.
+    pub displaced_count: u32,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -255,6 +266,8 @@ pub fn person(p: &PersonRecord, engineer: bool) -> PersonOut {
         phone: p.profile.phone.clone(),
         notes: p.profile.notes.clone(),
         skills: engineer.then(|| p.profile.skills.clone()),
+        working_hours: p.profile.hours.as_ref().map(|h| h.to_lines()),
+        hourly_rate: engineer.then_some(p.profile.hourly_rate),
         active: p.profile.active,
     }
 }
@@ -271,4 +284,85 @@ pub fn event(tz: &StudioTz, e: &Event) -> EventOut {
         before: e.before.clone(),
         after: e.after.clone(),
     }
+}
+
+/// An engineer's time off as it is written out.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TimeOffOut {
+    pub id: i64,
+    pub engineer: String,
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+pub fn time_off(tz: &StudioTz, t: &crate::domain::TimeOff) -> TimeOffOut {
+    TimeOffOut { id: t.id, engineer: t.engineer.0.clone(), from: tz.format(t.from), to: tz.format(t.to), reason: t.reason.clone() }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TimeOffAddedOut {
+    pub time_off: TimeOffOut,
+    /// The engineer's sessions it covers, flagged displaced (the first 20): they hold nothing
+    /// until a reflow or a person moves them (or gives them another engineer).
+    pub displaced: Vec<BookingOut>,
+    /// How many sessions it displaced in all.
+    pub displaced_count: u32,
+    /// What to do next.
+    pub next_step: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TimeOffListOut {
+    pub time_off: Vec<TimeOffOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TimeOffRemovedOut {
+    pub removed: TimeOffOut,
+    /// Sessions it had displaced that took their places back.
+    pub restored: Vec<BookingOut>,
+    /// Sessions it had displaced that cannot take their places back (taken meanwhile, or another
+    /// rule holds them out): move them, or reflow their month.
+    pub still_displaced: Vec<BookingOut>,
+}
+
+/// The studio and its settings.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StudioOut {
+    pub name: String,
+    /// Its IANA time zone.
+    pub timezone: String,
+    /// ISO 4217; prices are integers in its minor unit.
+    pub currency: String,
+    pub deposit_percent: i64,
+    pub waitlist_hold_hours: i64,
+    /// How far ahead (minutes) a session must be booked or changed.
+    pub notice_minutes: i64,
+    /// How far ahead (days) sessions may be booked.
+    pub horizon_days: i64,
+    /// The staff address that gets each reflow's digest, if set.
+    pub notify_email: Option<String>,
+}
+
+/// One line of a quote: a period at one rate.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct QuoteLineOut {
+    /// "room" or "engineer".
+    pub what: String,
+    pub from: String,
+    pub to: String,
+    /// Minor units an hour.
+    pub hourly_rate: i64,
+    pub minutes: i64,
+    /// hourly_rate * minutes / 60, rounded half up to a whole minor unit.
+    pub amount: i64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct QuoteOut {
+    /// The sum of the lines, in minor units.
+    pub total: i64,
+    pub currency: String,
+    pub lines: Vec<QuoteLineOut>,
 }

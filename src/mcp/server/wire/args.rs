@@ -233,6 +233,11 @@ pub struct CreateEngineerArgs {
     /// Free-text tags, e.g. ["mixing", "drums"].
     #[serde(default)]
     pub skills: List<Tag>,
+    /// When they work, in the form of a room's opening hours, e.g. ["mon-fri 10:00-19:00"]; a
+    /// session with them must lie inside one span. Without it: always.
+    pub working_hours: Option<List<Line>>,
+    /// Their hourly rate, in minor units of the studio's currency (default 0).
+    pub hourly_rate: Option<i64>,
     /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name.
     pub id: Option<Id>,
 }
@@ -267,6 +272,12 @@ pub struct UpdateEngineerArgs {
     pub notes: Option<Notes>,
     /// The new list of tags (replaces the old one).
     pub skills: Option<List<Tag>>,
+    /// New working hours (replace the old ones), e.g. ["mon-fri 10:00-19:00"]; null: always.
+    /// Their future sessions outside the new hours are flagged displaced and listed.
+    #[serde(default, deserialize_with = "nullable")]
+    pub working_hours: Option<Option<List<Line>>>,
+    /// Their hourly rate, in minor units.
+    pub hourly_rate: Option<i64>,
     /// false deactivates the engineer (they cannot be booked; their bookings stay), true reactivates.
     pub active: Option<bool>,
 }
@@ -287,6 +298,34 @@ pub struct CreateRoomArgs {
     pub opening_hours: List<Line>,
     /// Turnaround kept free between two sessions, 0 to 240 minutes (default 0).
     pub buffer_minutes: Option<i64>,
+    /// The shortest session it takes, 1 to 1440 minutes (default: no rule).
+    pub min_minutes: Option<i64>,
+    /// The longest session it takes, 1 to 1440 minutes, at least min_minutes (default: no rule).
+    pub max_minutes: Option<i64>,
+    /// The notice a new session needs, 0 to 527040 minutes (default: none).
+    pub lead_minutes: Option<i64>,
+    /// How many days ahead a new session may start at the latest, 1 to 3650 (default: the studio's horizon).
+    pub max_advance_days: Option<i64>,
+    /// Sessions start on this grid of minutes from local midnight, a divisor of 1440 such as 30 or 60 (default: none).
+    pub start_step_minutes: Option<i64>,
+    /// Its hourly rate, in minor units of the studio's currency (e.g. 6000 for 60.00; default 0).
+    pub hourly_rate: Option<i64>,
+    /// Time-of-week overrides of the hourly rate, e.g. [{"days": "sat-sun", "from": "00:00", "to": "24:00", "hourly_rate": 9000}]; they may not overlap.
+    pub rates: Option<List<RateArg>>,
+}
+
+/// A time-of-week override of a room's hourly rate.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateArg {
+    /// Days, e.g. "sat-sun" or "mon,wed".
+    pub days: Line,
+    /// From, local time HH:MM.
+    pub from: Line,
+    /// To, local time HH:MM after `from` (24:00 for the end of the day).
+    pub to: Line,
+    /// The hourly rate then, in minor units.
+    pub hourly_rate: i64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -302,6 +341,26 @@ pub struct UpdateRoomArgs {
     /// The new weekly opening hours (replace the old ones).
     pub opening_hours: Option<List<Line>>,
     pub buffer_minutes: Option<i64>,
+    /// The shortest session it takes (null: no rule). Rules hold for sessions booked or moved
+    /// from now on; they never displace a session already booked.
+    #[serde(default, deserialize_with = "nullable")]
+    pub min_minutes: Option<Option<i64>>,
+    /// The longest session it takes (null: no rule).
+    #[serde(default, deserialize_with = "nullable")]
+    pub max_minutes: Option<Option<i64>>,
+    /// The notice a new session needs, in minutes (null: none).
+    #[serde(default, deserialize_with = "nullable")]
+    pub lead_minutes: Option<Option<i64>>,
+    /// How many days ahead a new session may start at the latest (null: no rule).
+    #[serde(default, deserialize_with = "nullable")]
+    pub max_advance_days: Option<Option<i64>>,
+    /// The grid of starts in minutes from local midnight (null: none).
+    #[serde(default, deserialize_with = "nullable")]
+    pub start_step_minutes: Option<Option<i64>>,
+    /// Its hourly rate, in minor units. A new rate prices sessions booked from now on.
+    pub hourly_rate: Option<i64>,
+    /// Its time-of-week overrides (replace the old ones; [] removes them).
+    pub rates: Option<List<RateArg>>,
     /// false retires the room: it cannot be booked, and its future bookings are displaced.
     pub active: Option<bool>,
     /// Apply a change that puts future bookings out of the room, marking them displaced (default
@@ -361,4 +420,63 @@ pub struct ListChangesArgs {
     pub id: Option<Id>,
     /// Changes per page, 1 to 1000 (default 100).
     pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddTimeOffArgs {
+    /// The engineer's id.
+    pub engineer: Id,
+    /// When it starts: RFC 3339 with an offset, or local studio time (2026-09-07T00:00).
+    pub from: Line,
+    /// When they are back: after `from` (at most 366 days later), after the studio's clock, and no
+    /// later than its booking horizon.
+    pub to: Line,
+    /// Why, for the people who read the calendar (e.g. "holiday"; default "time off").
+    pub reason: Option<Line>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTimeOffArgs {
+    /// Only this engineer's.
+    pub engineer: Option<Id>,
+    /// Keep time off that ends after this time (default: now).
+    pub from: Option<Line>,
+    /// Keep time off that starts before this time (default: a year after `from`).
+    pub to: Option<Line>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveTimeOffArgs {
+    /// The time off's id, as list_time_off shows it.
+    pub id: i64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateStudioArgs {
+    /// ISO 4217 code of three capital letters, e.g. "GBP"; prices are integers in its minor unit.
+    pub currency: Option<Line>,
+    /// The share of a held booking's price owed as a deposit, 0 to 100.
+    pub deposit_percent: Option<i64>,
+    /// How long a freed slot is held for the first matching waitlist entry, 1 to 168 hours.
+    pub waitlist_hold_hours: Option<i64>,
+    /// The staff address that gets each reflow's digest (counts, and every session that could not
+    /// be moved with its reason and the client's contact); "" clears it.
+    pub notify_email: Option<Email>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuoteArgs {
+    /// The room's id.
+    pub room: Id,
+    /// The start: RFC 3339 with an offset, or local studio time.
+    pub start: Line,
+    /// The end, after the start, at most 24 hours later.
+    pub end: Line,
+    /// An engineer whose time is priced too.
+    pub engineer: Option<Id>,
 }

@@ -2,7 +2,7 @@
 //! kept beside the other wire types and in the same form: `deny_unknown_fields`, validated text
 //! types, doc comments as the schema's text.
 
-use crate::domain::{Email, Id, List};
+use crate::domain::{Id, List};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -112,25 +112,4 @@ pub struct NotificationsOut {
     pub next_cursor: String,
     /// Whether more are already there to read.
     pub more: bool,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateStudioArgs {
-    /// The staff address that gets each reflow's digest (counts, and every session that could not
-    /// be moved with its reason and the client's contact); "" clears it.
-    pub notify_email: Option<Email>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct StudioOut {
-    pub name: String,
-    /// The studio's IANA time zone, e.g. "Europe/London".
-    pub timezone: String,
-    /// How far ahead (minutes) a session must be booked or changed.
-    pub notice_minutes: i64,
-    /// How far ahead (days) sessions may be booked.
-    pub horizon_days: i64,
-    /// The staff address for digests, if set.
-    pub notify_email: Option<String>,
 }

@@ -1,0 +1,111 @@
+//! Prices in the store: the studio's settings (currency, deposit, waitlist hold; one row, one
+//! place, so that other settings join them), rooms' rates as they are stored (JSON), and a quote
+//! read from the rates a room and an engineer have now. The arithmetic is `domain::price`'s.
+
+use super::db::params;
+use super::events::{self, Action, Entity};
+use super::read;
+use super::{Result, Store, StoreError, Writer};
+use crate::domain::{quote, EngineerId, Quote, Rate, RoomId, StudioSettings};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value as Json};
+
+/// A change to the studio's settings; `None` leaves one as it is.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsEdit {
+    pub currency: Option<String>,
+    pub deposit_percent: Option<i64>,
+    pub waitlist_hold_hours: Option<i64>,
+}
+
+/// Rates as the rooms' table stores them.
+pub(super) fn rates_json_value(rates: &[Rate]) -> Json {
+    Json::Array(
+        rates
+            .iter()
+            .map(|r| json!({"days": r.days, "from": Rate::clock_text(r.from), "to": Rate::clock_text(r.to), "hourly_rate": r.hourly_rate}))
+            .collect(),
+    )
+}
+
+pub(super) fn rates_to_json(rates: &[Rate]) -> String {
+    rates_json_value(rates).to_string()
+}
+
+pub(super) fn rates_from_json(text: &str) -> std::result::Result<Vec<Rate>, String> {
+    let items: Vec<Json> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    items
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r.get(k).and_then(Json::as_str).unwrap_or_default().to_owned();
+            Rate::new(&s("days"), &s("from"), &s("to"), r.get("hourly_rate").and_then(Json::as_i64).unwrap_or(-1))
+        })
+        .collect()
+}
+
+fn settings_fields(s: &StudioSettings) -> serde_json::Map<String, Json> {
+    events::fields([
+        ("currency", json!(s.currency)),
+        ("deposit_percent", json!(s.deposit_percent)),
+        ("waitlist_hold_hours", json!(s.waitlist_hold_hours)),
+    ])
+}
+
+fn settings(conn: &super::db::Connection) -> Result<StudioSettings> {
+    conn.query_row("SELECT currency, deposit_percent, waitlist_hold_hours FROM studio WHERE id = 1", (), |row| {
+        Ok(StudioSettings { currency: row.get(0)?, deposit_percent: row.get(1)?, waitlist_hold_hours: row.get(2)? })
+    })
+    .map_err(|e| match StoreError::from(e) {
+        StoreError::Database(_) => StoreError::NoStudio,
+        other => other,
+    })
+}
+
+impl Store {
+    /// The studio's settings.
+    pub fn settings(&self) -> Result<StudioSettings> {
+        settings(self.conn())
+    }
+
+    /// What a session in `room` over `[start, end)` costs at today's rates, with `engineer`'s time.
+    pub fn quote(&self, room: &RoomId, start: DateTime<Utc>, end: DateTime<Utc>, engineer: Option<&EngineerId>) -> Result<Quote> {
+        let tz = self.studio()?.tz;
+        let room = self.room(room)?.ok_or_else(|| StoreError::UnknownRoom(room.clone()))?;
+        let rate = match engineer {
+            Some(e) => {
+                let person = self.person(super::PersonKind::Engineer, e.as_str())?.ok_or_else(|| StoreError::UnknownEngineer(e.clone()))?;
+                Some(person.profile.hourly_rate)
+            }
+            None => None,
+        };
+        if end <= start {
+            return Err(StoreError::invalid("end", "end: a session must end after it starts"));
+        }
+        if end - start > read::MAX_BOOKING {
+            return Err(StoreError::invalid("end", "end: a session lasts at most 24 hours"));
+        }
+        Ok(quote(&tz, &room.price, rate, start, end))
+    }
+}
+
+impl Writer<'_> {
+    /// Changes the studio's settings, each checked; an event of the studio when anything changed.
+    pub fn update_settings(&mut self, edit: &SettingsEdit) -> Result<StudioSettings> {
+        let before = settings(&self.tx)?;
+        let after = StudioSettings {
+            currency: edit.currency.as_deref().map(str::trim).map_or_else(|| before.currency.clone(), str::to_owned),
+            deposit_percent: edit.deposit_percent.unwrap_or(before.deposit_percent),
+            waitlist_hold_hours: edit.waitlist_hold_hours.unwrap_or(before.waitlist_hold_hours),
+        };
+        after.check().map_err(|(field, message)| StoreError::invalid(field, message))?;
+        self.tx.execute(
+            "UPDATE studio SET currency = ?, deposit_percent = ?, waitlist_hold_hours = ? WHERE id = 1",
+            params![after.currency, after.deposit_percent, after.waitlist_hold_hours],
+        )?;
+        let change = events::diff(Some(settings_fields(&before)), Some(settings_fields(&after)));
+        if !change.is_empty() {
+            self.event(Entity::Studio, "studio", Action::Updated, change)?;
+        }
+        Ok(after)
+    }
+}
