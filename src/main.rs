@@ -333,6 +333,11 @@ struct ServeArgs {
     /// a server dies, another on the same database takes its tasks over within this long.
     #[arg(long, default_value_t = studioflow::tasks::DEFAULT_LEASE.as_secs_f64())]
     task_lease: f64,
+    /// Keys that seal the requestState of a reflow approved without the Tasks extension, as
+    /// `id=secret,...` (secrets of 32 bytes or more; the first seals, all open). Servers behind one
+    /// address must share them; without them each server makes a random key of its own.
+    #[arg(long, env = "STUDIOFLOW_REQUEST_STATE_KEYS", hide_env_values = true)]
+    request_state_keys: Option<String>,
     #[command(flatten)]
     auth: AuthArgs,
     /// Tests only: pause this long after each solved part.
@@ -406,6 +411,7 @@ impl ServeArgs {
             solver_time_limit: self.solver_time_limit,
             task_ttl: self.task_ttl,
             task_lease: self.task_lease,
+            request_state_keys: self.request_state_keys,
             auth: commands::AuthFlags {
                 require: self.auth.require_auth,
                 oauth_issuer: self.auth.oauth_issuer,

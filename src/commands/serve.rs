@@ -27,6 +27,8 @@ pub struct ServeConfig {
     pub task_ttl: f64,
     /// Seconds a task's lease lasts unless renewed.
     pub task_lease: f64,
+    /// `--request-state-keys`: `id=secret,...`, or a random key of this process's own.
+    pub request_state_keys: Option<String>,
     pub auth: AuthFlags,
     /// Tests only: a pause per solved part, to stop a process in the middle of a solve.
     #[cfg(feature = "testing")]
@@ -210,6 +212,10 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     )
     .map_err(|e| CommandError::Input(anyhow!(e)))?;
     config.auth.check(config.http)?;
+    let states = match &config.request_state_keys {
+        Some(spec) => Some(crate::mcp::RequestStates::from_spec(spec).map_err(|e| CommandError::Input(anyhow!("--request-state-keys: {e}")))?),
+        None => None,
+    };
     let ttl = task_config.ttl;
     let existed = config.db.file().is_none_or(std::path::Path::exists);
     let pool = crate::store::Pool::open(&config.db, 8)
@@ -249,7 +255,11 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         tracing::info!(resumed, "resumed reflow tasks left working");
     }
     tasks.start_leases()?;
-    let server = crate::mcp::StudioServer::new(crate::mcp::Ctx { pool, tasks: tasks.clone() });
+    let ctx = crate::mcp::Ctx { pool, tasks: tasks.clone() };
+    let server = match states {
+        Some(states) => crate::mcp::StudioServer::with_request_states(ctx, states),
+        None => crate::mcp::StudioServer::new(ctx).map_err(CommandError::Failed)?,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let outcome = runtime.block_on(async move {
         tokio::spawn(crate::tasks::sweep_expired_tasks(tasks, ttl));

@@ -3,6 +3,7 @@
 //! (its commands, its MCP server, durable tasks, and `studioflow client` against the server), and
 //! the OAuth access-token verifier against a test issuer.
 
+mod approval_rounds;
 mod auth;
 mod bad_inputs;
 mod calendars;
@@ -25,6 +26,7 @@ mod sdk_python;
 mod sdk_ts;
 mod servers;
 mod store;
+mod strict_2026;
 mod support;
 mod takeover;
 mod tasks;
