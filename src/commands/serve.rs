@@ -267,7 +267,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         #[cfg(feature = "testing")]
         if config.conformance_fixtures {
             tracing::warn!("serving the conformance suite's fixture tools (--conformance-fixtures): for tests only");
-            return listen(crate::mcp::FixtureServer::new(server), config, http_limits, auth_pool).await;
+            return listen(crate::mcp::FixtureServer::new(server)?, config, http_limits, auth_pool).await;
         }
         listen(server, config, http_limits, auth_pool).await
     });
