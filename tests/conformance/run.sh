@@ -6,6 +6,8 @@
 #                        CARGO_TARGET_DIR is honoured)
 #        SERVE_ARGS      extra arguments for `studioflow serve`
 #        SCENARIO_TIMEOUT_MS  per-scenario timeout for the suite (default 60000)
+#        REQUIREMENTS    a spec revision (e.g. 2025-11-25): run exactly the scenarios it requires, with
+#                        the suite's own summary, instead of the scenario list below (no exclusions)
 # Exit:  0 when every scenario passed, 1 when any failed, 2 on a setup error.
 set -euo pipefail
 
@@ -94,6 +96,15 @@ for _ in $(seq 1 100); do
 done
 (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null || { cat "$WORK/server.log" >&2; die "server not listening"; }
 echo "== server pid $SERVER_PID at $URL (log $WORK/server.log)"
+
+# --- 5a. a requirement set, scored by the suite itself --------------------------------------
+if [[ -n "${REQUIREMENTS:-}" ]]; then
+  echo "== the $REQUIREMENTS requirement set"
+  status=0
+  suite server --url "$URL" --requirements "$REQUIREMENTS" --timeout "${SCENARIO_TIMEOUT_MS:-60000}" \
+    -o "$HERE/results-$REQUIREMENTS" || status=$?
+  exit $status
+fi
 
 # --- 5. run each scenario -------------------------------------------------------------------
 RESULTS="$HERE/results"
