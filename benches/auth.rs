@@ -191,7 +191,7 @@ fn main() {
         limits: studioflow::mcp::RateLimits { per_principal: u32::MAX, failures_per_source: u32::MAX },
     };
     let tasks = studioflow::tasks::Tasks::new(pool.clone(), studioflow::tasks::TaskConfig::new(Duration::from_secs(3600), 1, Duration::from_secs(10)));
-    let server = studioflow::mcp::StudioServer::new(studioflow::mcp::Ctx { pool: pool.clone(), tasks, webhooks_to_private: false });
+    let server = studioflow::mcp::StudioServer::new(studioflow::mcp::Ctx { pool: pool.clone(), tasks, webhooks_to_private: false }).unwrap();
     let gate = studioflow::mcp::Gate::new(pool, config, &server).unwrap();
     let source = Some(std::net::IpAddr::from([127, 0, 0, 1]));
     println!("\nThe gate's check alone (authenticate, rate limit, scope), in process, µs ({} checks each):\n", requests * 2);

@@ -343,6 +343,11 @@ struct ServeArgs {
     /// for a receiver on the studio's own network. Without it they are refused.
     #[arg(long)]
     webhooks_to_private: bool,
+    /// Keys that seal the requestState of a reflow approved without the Tasks extension, as
+    /// `id=secret,...` (secrets of 32 bytes or more; the first seals, all open). Servers behind one
+    /// address must share them; without them each server makes a random key of its own.
+    #[arg(long, env = "STUDIOFLOW_REQUEST_STATE_KEYS", hide_env_values = true)]
+    request_state_keys: Option<String>,
     #[command(flatten)]
     auth: AuthArgs,
     /// Tests only: pause this long after each solved part.
@@ -426,6 +431,7 @@ impl ServeArgs {
             task_ttl: self.task_ttl,
             task_lease: self.task_lease,
             webhooks_to_private: self.webhooks_to_private,
+            request_state_keys: self.request_state_keys,
             auth: commands::AuthFlags {
                 require: self.auth.require_auth,
                 oauth_issuer: self.auth.oauth_issuer,

@@ -29,6 +29,8 @@ pub struct ServeConfig {
     pub task_lease: f64,
     /// Webhooks may go to loopback, private and link-local addresses.
     pub webhooks_to_private: bool,
+    /// `--request-state-keys`: `id=secret,...`, or a random key of this process's own.
+    pub request_state_keys: Option<String>,
     pub auth: AuthFlags,
     /// Tests only: a pause per solved part, to stop a process in the middle of a solve.
     #[cfg(feature = "testing")]
@@ -220,6 +222,10 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     )
     .map_err(|e| CommandError::Input(anyhow!(e)))?;
     config.auth.check(config.http)?;
+    let states = match &config.request_state_keys {
+        Some(spec) => Some(crate::mcp::RequestStates::from_spec(spec).map_err(|e| CommandError::Input(anyhow!("--request-state-keys: {e}")))?),
+        None => None,
+    };
     let ttl = task_config.ttl;
     let existed = config.db.file().is_none_or(std::path::Path::exists);
     let pool = crate::store::Pool::open(&config.db, 8)
@@ -265,7 +271,11 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         tracing::info!(resumed, "resumed reflow tasks left working");
     }
     tasks.start_leases()?;
-    let server = crate::mcp::StudioServer::new(crate::mcp::Ctx { pool, tasks: tasks.clone(), webhooks_to_private: config.webhooks_to_private });
+    let ctx = crate::mcp::Ctx { pool, tasks: tasks.clone(), webhooks_to_private: config.webhooks_to_private };
+    let server = match states {
+        Some(states) => crate::mcp::StudioServer::with_request_states(ctx, states),
+        None => crate::mcp::StudioServer::new(ctx).map_err(CommandError::Failed)?,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let outcome = runtime.block_on(async move {
         tokio::spawn(crate::tasks::sweep_expired_tasks(tasks, ttl));
@@ -274,7 +284,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         #[cfg(feature = "testing")]
         if config.conformance_fixtures {
             tracing::warn!("serving the conformance suite's fixture tools (--conformance-fixtures): for tests only");
-            return listen(crate::mcp::FixtureServer::new(server), config, http_limits, auth_pool).await;
+            return listen(crate::mcp::FixtureServer::new(server)?, config, http_limits, auth_pool).await;
         }
         listen(server, config, http_limits, auth_pool).await
     });

@@ -18,7 +18,7 @@ mod server;
 mod testing;
 
 pub use front::{serve_http, serve_lines, serve_stdio, AuthConfig, Gate, HttpConfig, HttpLimits, RateLimits};
-pub use server::{Ctx, Served, StudioServer};
+pub use server::{Ctx, RequestStates, Served, StudioServer};
 #[cfg(feature = "testing")]
 pub use testing::server::FixtureServer;
 #[cfg(feature = "fuzzing")]

@@ -6,6 +6,8 @@
 #                        CARGO_TARGET_DIR is honoured)
 #        SERVE_ARGS      extra arguments for `studioflow serve`
 #        SCENARIO_TIMEOUT_MS  per-scenario timeout for the suite (default 60000)
+#        REQUIREMENTS    a spec revision (e.g. 2025-11-25): run exactly the scenarios it requires, with
+#                        the suite's own summary, instead of the scenario list below (no exclusions)
 # Exit:  0 when every scenario passed, 1 when any failed, 2 on a setup error.
 set -euo pipefail
 
@@ -50,21 +52,12 @@ fi
 EXCLUDED=(
   tools-call-sampling                  # sampling: deprecated by 2026-07-28 (SEP-2577); the studio asks no model
   input-required-result-basic-sampling # the same, as an input request
-  tools-call-elicitation               # a mid-request elicitation/create needs a session; studioflow asks only inside tasks
-  elicitation-sep1034-defaults         # the same fixture family (elicitation defaults)
-  elicitation-sep1330-enums            # the same fixture family (elicitation enums)
+  tools-call-elicitation               # the suite's client for these three negotiates 2025-11-25 (initialize), so the
+  elicitation-sep1034-defaults         #   question must be a server-to-client elicitation/create inside a session;
+  elicitation-sep1330-enums            #   the fixtures answer 2026-07-28 clients through input-required results
   resources-subscribe                  # 2025 subscriptions need a session to send updates on; stateless HTTP has none
   resources-unsubscribe                # the same
-  input-required-result-basic-elicitation      # MRTR fixture tools (test_input_required_result_*): no studio
-  input-required-result-basic-list-roots       #   tool asks mid-call (the reflow's approval waits inside a
-  input-required-result-request-state          #   task); outside issue 12, not written yet
-  input-required-result-multiple-input-requests
-  input-required-result-multi-round
-  input-required-result-non-tool-request
-  input-required-result-result-type
-  input-required-result-tampered-state
-  input-required-result-capability-check
-  http-custom-header-server-validation # needs a tool with x-mcp-header parameters; studioflow has none
+  http-custom-header-server-validation # needs a tool with x-mcp-header parameters; studioflow has none yet
 )
 if [[ $# -gt 0 ]]; then
   SCENARIOS=("$@")
@@ -103,6 +96,15 @@ for _ in $(seq 1 100); do
 done
 (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null || { cat "$WORK/server.log" >&2; die "server not listening"; }
 echo "== server pid $SERVER_PID at $URL (log $WORK/server.log)"
+
+# --- 5a. a requirement set, scored by the suite itself --------------------------------------
+if [[ -n "${REQUIREMENTS:-}" ]]; then
+  echo "== the $REQUIREMENTS requirement set"
+  status=0
+  suite server --url "$URL" --requirements "$REQUIREMENTS" --timeout "${SCENARIO_TIMEOUT_MS:-60000}" \
+    -o "$HERE/results-$REQUIREMENTS" || status=$?
+  exit $status
+fi
 
 # --- 5. run each scenario -------------------------------------------------------------------
 RESULTS="$HERE/results"

@@ -582,7 +582,10 @@ fn cases() -> Vec<Case> {
     }
     add("reflow_month", with(&r, "offline_rooms", json!([])), refused("offline_rooms: name at least one room"), "month or reflow request");
     add("reflow_month", json!({"month": "2026-10", "offline_rooms": ["studio-b"]}), refused("studio-b has no offline window in 2026-10"), "month or reflow request");
-    add("reflow_month", with(&r, "require_approval", json!(true)), refused("require_approval needs a client that declares"), "month or reflow request");
+    // An approval without the Tasks extension is an input-required round trip (approval_rounds.rs);
+    // its request is checked before anything is solved.
+    add("reflow_month", with(&with(&r, "require_approval", json!(true)), "month", json!("2026-13")), refused("month"), "month or reflow request");
+    add("reflow_month", with(&with(&r, "require_approval", json!(true)), "offline_rooms", json!([])), refused("offline_rooms: name at least one room"), "month or reflow request");
 
     // Cursors that this server never gave.
     for cursor in ["page-2", "c1.", "c1.zz.1", "c2.1.1", "c1.1", "c1.ffffffffffffffffff.1"] {

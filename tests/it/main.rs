@@ -3,6 +3,7 @@
 //! (its commands, its MCP server, durable tasks, and `studioflow client` against the server), and
 //! the OAuth access-token verifier against a test issuer.
 
+mod approval_rounds;
 mod auth;
 mod bad_inputs;
 mod calendars;
@@ -27,6 +28,7 @@ mod sdk_ts;
 mod servers;
 mod store;
 mod studio_week;
+mod strict_2026;
 mod support;
 mod takeover;
 mod tasks;

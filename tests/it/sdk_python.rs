@@ -85,6 +85,13 @@ fn the_python_sdk_drives_the_server_over_stdio() {
 
 /// Issue 12: calendars as resources and feeds, prompts, completions and progress, read by the
 /// official Python SDK and a strict iCalendar parser.
+/// Issue 29: the SDK's own input-required support answers the reflow's approval question (its
+/// `elicitation_callback`), declining and then accepting, without the Tasks extension.
+#[test]
+fn the_python_sdk_approves_a_reflow_through_an_input_required_result() {
+    run_script("approval_client.py");
+}
+
 #[test]
 fn the_python_sdk_and_an_icalendar_parser_read_the_calendars() {
     run_script("calendar_client.py");

@@ -32,7 +32,10 @@ pub const INTERNAL_ERROR: i64 = -32603;
 /// Methods of the `initialize` handshake's protocol (2025-11-25) that 2026-07-28 removed: a request
 /// that speaks 2026-07-28 (its `_meta` says so) and names one of them names a method that does not
 /// exist for it.
-const REMOVED_IN_2026: &[&str] = &["initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+const REMOVED_IN_2026: &[&str] = &["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+
+/// The 2025-11-25 task methods the SDK does not read, answered for legacy requests by `front/legacy.rs`.
+const LEGACY_TASK_METHODS: &[&str] = &["tasks/result", "tasks/list"];
 
 /// What a front does with one message.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,6 +130,11 @@ fn check_call(
     if speaks_2026 && REMOVED_IN_2026.contains(&method) {
         let message = format!("method not found: {method} is not part of MCP 2026-07-28 (it belongs to the initialize handshake)");
         return Some(if is_request { fault(METHOD_NOT_FOUND, message) } else { Verdict::Drop(message) });
+    }
+    // A method no one serves is named in its error (the SDK's own says only the method), but for
+    // the 2025-11-25 task wire, which a legacy request reaches beside the SDK (`front/legacy.rs`).
+    if is_request && !KNOWN_REQUESTS.contains(&method) && (speaks_2026 || !LEGACY_TASK_METHODS.contains(&method)) {
+        return Some(fault(METHOD_NOT_FOUND, format!("method not found: {method}")));
     }
     let problem = match shape_problem(method, object.get("params")) {
         Some(problem) => Some((INVALID_PARAMS, problem)),
@@ -269,7 +277,20 @@ mod tests {
     fn a_broken_notification_is_dropped_and_a_good_request_forwarded() {
         assert!(matches!(check(br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":[]}"#), Verdict::Drop(_)));
         assert!(matches!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}"#), Verdict::Forward(_)));
-        assert!(matches!(check(br#"{"jsonrpc":"2.0","id":1,"method":"rooms/teleport","params":{}}"#), Verdict::Forward(_)));
+    }
+
+    #[test]
+    fn an_unknown_method_is_named_in_its_error() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+        for method in ["tasks/result", "tasks/list", "rooms/teleport"] {
+            let reply = answer(&format!(r#"{{"jsonrpc":"2.0","id":5,"method":"{method}","params":{{{meta}}}}}"#));
+            assert_eq!(reply["error"]["code"], METHOD_NOT_FOUND, "{reply}");
+            assert_eq!(reply["error"]["message"], format!("method not found: {method}"), "{reply}");
+        }
+        let reply = answer(r#"{"jsonrpc":"2.0","id":1,"method":"rooms/teleport","params":{}}"#);
+        assert_eq!(reply["error"]["message"], "method not found: rooms/teleport", "legacy requests too: {reply}");
+        // The legacy task wire still reaches its own front.
+        assert!(matches!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":"t"}}"#), Verdict::Forward(_)));
     }
 
     #[test]

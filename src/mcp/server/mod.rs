@@ -8,6 +8,7 @@
 //! it (`mcp/testing`), which alone knows of fixtures.
 
 pub(super) mod apps;
+mod approval;
 pub(super) mod progress;
 mod prompts;
 mod resources;
@@ -16,6 +17,7 @@ pub(super) mod tools;
 mod watch;
 pub(super) mod wire;
 
+pub use approval::RequestStates;
 pub use tools::Ctx;
 
 use progress::{Listener, SessionLevel};
@@ -55,6 +57,8 @@ pub struct StudioServer {
     tools: Arc<Vec<ToolSpec>>,
     /// The log level asked for with the legacy `logging/setLevel`, for this session.
     log_level: SessionLevel,
+    /// The keys of `requestState`, for a reflow approved without the Tasks extension.
+    states: Arc<RequestStates>,
 }
 
 /// What the fronts serve: an MCP handler over the studio. The studio server itself, or (in test
@@ -79,12 +83,19 @@ impl Served for StudioServer {
 }
 
 impl StudioServer {
-    pub fn new(ctx: Ctx) -> Self {
+    /// The server with a random request-state key of its own (see [`StudioServer::with_request_states`]).
+    pub fn new(ctx: Ctx) -> anyhow::Result<Self> {
+        let states = RequestStates::random().map_err(anyhow::Error::msg)?;
+        Ok(Self::with_request_states(ctx, states))
+    }
+
+    /// The server sealing `requestState` with `states`: servers behind one address share them.
+    pub fn with_request_states(ctx: Ctx, states: RequestStates) -> Self {
         let mut tools = tools::all();
         for spec in tools.iter_mut().filter(|spec| spec.drawn) {
             apps::point_at_view(&mut spec.tool);
         }
-        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools), log_level: SessionLevel::default() }
+        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools), log_level: SessionLevel::default(), states: Arc::new(states) }
     }
 
     /// The database and task runner, for the HTTP routes beside `/mcp` (the calendar feeds).
@@ -325,6 +336,13 @@ impl ServerHandler for StudioServer {
         if let Some(job) = self.tools[index].job {
             if wants_task {
                 return self.start_task(job, arguments, caller).await;
+            }
+            // Without the extension, an approval is asked as an input-required result, to a client
+            // of 2026-07-28 (the request's `_meta` names it); a legacy client is told the way round.
+            let speaks_2026 = context.meta.protocol_version().is_some();
+            if speaks_2026 && approval::asked(&arguments, request.request_state.as_deref()) {
+                let name = self.tools[index].name();
+                return approval::round(self, job, name, arguments, request.input_responses, request.request_state, caller).await;
             }
             let listener = Listener::for_request(&context, &self.log_level);
             return self.run_tool(index, arguments, caller, listener).await.map(CallToolResponse::Complete);

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 const MOVES_SHOWN: usize = 25;
 
 /// The approval question about a recorded plan, as the elicitation a client answers.
-fn approval_question(tz: &StudioTz, reflow: &ReflowRecord) -> Value {
+pub(super) fn approval_question(tz: &StudioTz, reflow: &ReflowRecord) -> Value {
     let mut message = format!(
         "Apply {} moves, {} unresolved? (reflow {} of {}; cost {})",
         reflow.moves.len(),

@@ -72,6 +72,7 @@ impl Fixtures {
         ]
         .into_iter()
         .chain(super::fixture_content::tools())
+        .chain(super::fixture_rounds::Rounds::tools())
         .collect()
     }
 

@@ -92,7 +92,7 @@ fn scratch() -> &'static Scratch {
         // Reflows get little time: the fuzzer is after the front door, not the solver.
         let config = TaskConfig::new(Duration::from_secs(60), 1, Duration::from_millis(20));
         let ctx = Arc::new(Ctx { pool: pool.clone(), tasks: Tasks::new(pool, config), webhooks_to_private: false });
-        let server = StudioServer::new(Ctx { pool: ctx.pool.clone(), tasks: ctx.tasks.clone(), webhooks_to_private: false });
+        let server = or_crash(StudioServer::new(Ctx { pool: ctx.pool.clone(), tasks: ctx.tasks.clone(), webhooks_to_private: false }), "a server");
         let runtime = or_crash(tokio::runtime::Builder::new_current_thread().enable_all().build(), "a runtime");
         Scratch { server, ctx, runtime, _dir: tempfile_dir::Dir(dir) }
     })

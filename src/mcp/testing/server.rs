@@ -4,6 +4,7 @@
 //! studio server itself knows nothing of fixtures.
 
 use super::fixture_content;
+use super::fixture_rounds::Rounds;
 use super::fixtures::Fixtures;
 use crate::mcp::server::{Served, StudioServer};
 use rmcp::model::{
@@ -20,11 +21,14 @@ use std::sync::Arc;
 pub struct FixtureServer {
     studio: StudioServer,
     fixtures: Arc<Fixtures>,
+    /// The input-required fixtures (and the key of their states).
+    rounds: Arc<Rounds>,
 }
 
 impl FixtureServer {
-    pub fn new(studio: StudioServer) -> FixtureServer {
-        FixtureServer { studio, fixtures: Arc::new(Fixtures::new()) }
+    pub fn new(studio: StudioServer) -> anyhow::Result<FixtureServer> {
+        let rounds = Rounds::new().map_err(|e| anyhow::anyhow!("the input-required fixtures: {}", e.message))?;
+        Ok(FixtureServer { studio, fixtures: Arc::new(Fixtures::new()), rounds: Arc::new(rounds) })
     }
 
     /// Whether an id is one of the fixtures' in-memory tasks (UUIDs, never a durable `tsk_` id).
@@ -39,7 +43,7 @@ impl Served for FixtureServer {
     }
 
     fn for_one_request(&self) -> FixtureServer {
-        FixtureServer { studio: self.studio.for_one_request(), fixtures: self.fixtures.clone() }
+        FixtureServer { studio: self.studio.for_one_request(), fixtures: self.fixtures.clone(), rounds: self.rounds.clone() }
     }
 }
 
@@ -91,10 +95,14 @@ impl ServerHandler for FixtureServer {
     async fn list_prompts(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
         let mut listed = self.studio.list_prompts(request, context).await?;
         listed.prompts.extend(fixture_content::prompts());
+        listed.prompts.extend(Rounds::prompts());
         Ok(listed)
     }
 
     async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
+        if let Some(answer) = self.rounds.prompt(&request) {
+            return answer;
+        }
         let arguments = request
             .arguments
             .clone()
@@ -129,6 +137,9 @@ impl ServerHandler for FixtureServer {
             return self.studio.call_tool(request, context).await;
         }
         if let Some(result) = fixture_content::call(&request.name, &context).await {
+            return result;
+        }
+        if let Some(result) = self.rounds.call(&request, &context) {
             return result;
         }
         let wants_task = context.client_capabilities().is_some_and(|c| c.supports_tasks());
