@@ -1,6 +1,6 @@
-//! The studioflow reflow solver: when rooms go offline for part of a month, it moves every
-//! booking that sat in them to the best place the rules of `REFLOW.md` allow, or says in plain
-//! words why a booking cannot move. It is pure and deterministic: it knows nothing of SQL, MCP or
+//! The studioflow reflow solver: when rooms go offline for part of a month, or engineers are away,
+//! it moves every booking that sat in those rooms or was theirs to the best place and engineer the
+//! rules of `REFLOW.md` (versions 1 and 2) allow, or says in plain words why a booking cannot move. It is pure and deterministic: it knows nothing of SQL, MCP or
 //! time zones, only the minutes of one month.
 //!
 //! ```
@@ -60,6 +60,6 @@ mod split;
 mod validate;
 
 pub use check::InstanceError;
-pub use instance::{Assignment, Booking, DAY, Instance, Interval, Minute, Room, Solution, Unresolved, VERSION, Weights};
+pub use instance::{Assignment, Booking, DAY, Engineer, Instance, Interval, Minute, Room, Solution, Unresolved, VERSION, VERSIONS, Weights};
 pub use solve::{Options, Phases, Progress, Report, Strategy, gap_percent, quality, solve, solve_with_report, solve_with_strategy};
 pub use validate::{Violation, cost, validate};

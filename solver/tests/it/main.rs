@@ -5,6 +5,7 @@
 mod anytime;
 mod check;
 mod corners;
+mod engineers;
 mod limits;
 mod properties;
 mod worked;
