@@ -2,6 +2,7 @@
 //! corners where nothing can move, the checker, seeded property tests, the limits and the
 //! improvement phase.
 
+mod agree;
 mod anytime;
 mod check;
 mod corners;
