@@ -472,6 +472,11 @@ impl Generator<'_> {
         let client_timeline = timeline(Resource::Client(a.client));
         let engineers: Vec<Option<u32>> = std::iter::once(a.engineer).chain(self.others(index, a).into_iter().map(Some)).collect();
         let own_room_cost = |r: u32| inst.weights.room_change * i64::from(own_room != Some(r));
+        // Who may run it at each start does not depend on the room: found once per start.
+        let free_at: Vec<Vec<Option<u32>>> = starts
+            .iter()
+            .map(|&(_, s)| engineers.iter().copied().filter(|&g| self.engineer_free(g, s, s + duration)).collect())
+            .collect();
         let mut states = Vec::with_capacity(compatible.len());
         let (mut client_free_somewhere, mut engineer_free_somewhere) = (false, false);
         let before = out.len();
@@ -481,7 +486,7 @@ impl Generator<'_> {
             // How far this room got through rules 3 and 4 at its best start, for the reason:
             // 0 closed, 1 open but offline, 2 online but taken, 3 free.
             let mut reached = 0u8;
-            for &(k, s) in &starts {
+            for (&(k, s), free) in starts.iter().zip(&free_at) {
                 let e = s + duration;
                 if !is_open(&self.open[r as usize], s, e) {
                     continue;
@@ -496,13 +501,12 @@ impl Generator<'_> {
                 }
                 reached = 3;
                 let client_busy = busy(client_timeline, s, e, 0);
-                let free: Vec<Option<u32>> = engineers.iter().copied().filter(|&g| self.engineer_free(g, s, e)).collect();
                 client_free_somewhere |= !client_busy;
                 engineer_free_somewhere |= !free.is_empty();
                 if client_busy {
                     continue;
                 }
-                for g in free {
+                for &g in free {
                     let handed = inst.weights.engineer_change * i64::from(g != a.engineer);
                     let cost = inst.weights.shift_step * k.abs() + own_room_cost(r) + handed;
                     out.push(Candidate { affected: index, room: r, engineer: g, start: s, end: e, cost });

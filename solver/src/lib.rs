@@ -25,7 +25,7 @@
 //!
 //! - [`instance`]: the contract's types, read and written as JSON.
 //! - `check`: [`Instance::check`], which rejects malformed instances.
-//! - `candidates`: every placement rules 1-5 allow against fixed bookings (at most a cap per
+//! - `candidates`: every placement (room, start, engineer) rules 1-5, 7 and 8 allow against fixed bookings (at most a cap per
 //!   booking, cheapest first, with a floor for the rest), or why there is none.
 //! - `prune`: candidates that a free placement of the same booking dominates are dropped (exact).
 //! - `split`: independent parts of the month (connected by time clashes and series).
@@ -39,7 +39,7 @@
 //! - `reasons`: plain words for unresolved bookings.
 //! - `solve`: [`solve`] and [`solve_with_report`]: parallel parts, the improvement rounds,
 //!   limits, cancel, progress.
-//! - `validate`: [`validate`] and [`cost`], an independent judge of any solution.
+//! - `validate`: [`validate`] and [`cost`], an independent judge of any solution (rules 1-8).
 //! - [`generate`]: seeded realistic instances for tests and benchmarks.
 #![deny(missing_docs)]
 

@@ -25,20 +25,21 @@ pub(crate) fn prune(problem: &mut Problem, stop: impl Fn() -> bool) -> usize {
         let mut keep = vec![true; problem.candidates.len()];
         for a in &problem.affected {
             // (room, start) where the booking's own engineer is a candidate that nobody else's needs.
-            let own_free: Vec<(u32, Minute)> = a
+            let mut own_free: Vec<(u32, Minute)> = a
                 .candidates
                 .clone()
                 .map(|c| (c, &problem.candidates[c]))
                 .filter(|(c, cand)| cand.engineer.is_some() && cand.engineer == a.engineer && !engineer_contested[*c])
                 .map(|(_, cand)| (cand.room, cand.start))
                 .collect();
+            own_free.sort_unstable();
             // (cost, room) of the booking's free placements kept so far, cheapest first.
             let mut free: Vec<(i64, u32)> = Vec::new();
             for c in a.candidates.clone() {
                 let cand = &problem.candidates[c];
                 let margin = |room: u32| if a.series.is_some() && room != cand.room { split } else { 0 };
                 if free.iter().any(|&(cost, room)| cost + margin(room) <= cand.cost)
-                    || (cand.engineer != a.engineer && own_free.contains(&(cand.room, cand.start)))
+                    || (cand.engineer != a.engineer && own_free.binary_search(&(cand.room, cand.start)).is_ok())
                 {
                     keep[c] = false;
                 } else if !contested[c] {
