@@ -5,9 +5,10 @@ Usage:
     check.py INSTANCE.json SOLUTION.json
 
 Checks that every affected booking appears exactly once (in `assignments` or `unresolved_bookings`)
-and nothing else appears, that every assignment keeps the booking's duration and obeys rules 1-6
+and nothing else appears, that every assignment keeps the booking's duration and obeys rules 1-8
 (pairwise, against fixed bookings and against the other assignments), and recomputes the cost,
-`moved` and `unresolved`. Prints a one-line JSON verdict; exits 1 when something is broken.
+`moved` and `unresolved`. Version 2 (engineers' skills, hours and time off) included: an assignment
+without `engineer` (or with null) keeps the booking's own engineer. Prints a one-line JSON verdict; exits 1 when something is broken.
 Self-contained on purpose: it shares no code with reflow_cpsat.py.
 """
 
@@ -18,7 +19,7 @@ import sys
 from collections import defaultdict
 
 DAY = 1440
-WEIGHTS = {"unresolved": 1000, "series_split": 20, "shift_step": 2, "room_change": 1}
+WEIGHTS = {"unresolved": 1000, "series_split": 20, "shift_step": 2, "room_change": 1, "engineer_change": 10}
 
 
 def read_json(path: str) -> dict:
@@ -28,7 +29,8 @@ def read_json(path: str) -> dict:
 
 def booking_field(b: dict, name: str):
     """A booking field with REFLOW.md's default."""
-    defaults = {"engineer": None, "party_size": 1, "requires": [], "series": None, "movable": True}
+    defaults = {"engineer": None, "party_size": 1, "requires": [], "series": None, "movable": True,
+                "engineer_skills": []}
     return b.get(name, defaults.get(name))
 
 
@@ -46,13 +48,32 @@ class Checker:
         self.buffer = inst.get("buffer_minutes", 0)
         self.w = {**WEIGHTS, **(inst.get("weights") or {})}
         self.rooms = {r["id"]: r for r in inst["rooms"]}
+        self.engineers = {g["id"]: g for g in inst.get("engineers", [])}
         self.bookings = {b["id"]: b for b in inst["bookings"]}
         self.affected = {bid for bid, b in self.bookings.items() if self.is_affected(b)}
         self.errors: list[str] = []
 
     def is_affected(self, b: dict) -> bool:
         room = self.rooms.get(b["room"], {})
-        return any(clash(b["start"], b["end"], a, z) for a, z in room.get("offline", []))
+        if any(clash(b["start"], b["end"], a, z) for a, z in room.get("offline", [])):
+            return True
+        g = self.engineers.get(booking_field(b, "engineer"))
+        if g is None:
+            return False
+        if any(clash(b["start"], b["end"], a, z) for a, z in g.get("away", [])):
+            return True
+        if "available" not in g:
+            return False
+        # Works every minute of [start, end): walk the covered stretch over the sorted intervals.
+        reached = b["start"]
+        for a, z in sorted(g["available"]):
+            if a <= reached < z:
+                reached = z
+        return reached < b["end"]
+
+    def engineer_of(self, a: dict) -> str | None:
+        """The engineer an assignment names, or the booking's own when it names none."""
+        return a.get("engineer") or booking_field(self.bookings[a["booking"]], "engineer")
 
     def fail(self, message: str) -> None:
         self.errors.append(message)
@@ -96,25 +117,38 @@ class Checker:
             self.fail(f"{bid}: rule 3 (room {room_id} [{s}, {e}) open={inside} offline={offline})")
         if not booking_field(b, "movable"):
             self.fail(f"{bid}: rule 6 (pinned booking placed)")
+        own, eng = booking_field(b, "engineer"), self.engineer_of(a)
+        if eng != own:
+            g = self.engineers.get(eng)
+            if own is None or g is None or not set(booking_field(b, "engineer_skills")) <= set(g.get("skills", [])):
+                self.fail(f"{bid}: rule 7 (engineer {eng} instead of {own})")
+        g = self.engineers.get(eng)
+        if g is not None:
+            away = any(clash(s, e, a0, a1) for a0, a1 in g.get("away", []))
+            works = "available" not in g or any(w0 <= s and e <= w1 for w0, w1 in g["available"])
+            if away or not works:
+                self.fail(f"{bid}: rule 8 (engineer {eng} [{s}, {e}) away={away} at work={works})")
 
     # -- rules 4-5, every pair of occupied slots
 
-    def occupied(self, sol: dict) -> list[tuple[str, str, int, int]]:
-        """(booking, room, start, end) of every fixed booking and every assignment."""
-        slots = [(bid, b["room"], b["start"], b["end"]) for bid, b in self.bookings.items() if bid not in self.affected]
-        slots += [(a["booking"], a["room"], a["start"], a["end"]) for a in sol.get("assignments", [])]
+    def occupied(self, sol: dict) -> list[tuple[str, str, int, int, str | None]]:
+        """(booking, room, start, end, engineer) of every fixed booking and every assignment."""
+        slots = [(bid, b["room"], b["start"], b["end"], booking_field(b, "engineer"))
+                 for bid, b in self.bookings.items() if bid not in self.affected]
+        slots += [(a["booking"], a["room"], a["start"], a["end"], self.engineer_of(a))
+                  for a in sol.get("assignments", []) if a["booking"] in self.bookings]
         return slots
 
     def check_pairs(self, sol: dict) -> None:
         placed = {a["booking"] for a in sol.get("assignments", [])}
         groups = defaultdict(list)
-        for slot in self.occupied(sol):
-            bid, room, _, _ = slot
+        for bid, room, s, e, eng in self.occupied(sol):
+            slot = (bid, room, s, e)
             b = self.bookings[bid]
             groups[("room", room)].append(slot)
             groups[("client", b["client"])].append(slot)
-            if booking_field(b, "engineer") is not None:
-                groups[("engineer", b["engineer"])].append(slot)
+            if eng is not None:
+                groups[("engineer", eng)].append(slot)
         for (kind, key), slots in groups.items():
             gap = self.buffer if kind == "room" else 0
             rule = 4 if kind == "room" else 5
@@ -132,6 +166,7 @@ class Checker:
         assignments = sol.get("assignments", [])
         steps = sum(abs(a["start"] - self.bookings[a["booking"]]["start"]) // self.grid for a in assignments)
         changes = sum(a["room"] != self.bookings[a["booking"]]["room"] for a in assignments)
+        handed = sum(self.engineer_of(a) != booking_field(self.bookings[a["booking"]], "engineer") for a in assignments)
         series_rooms = defaultdict(set)
         for a in assignments:
             series = booking_field(self.bookings[a["booking"]], "series")
@@ -140,9 +175,10 @@ class Checker:
         split = sum(len(rooms) - 1 for rooms in series_rooms.values())
         unresolved = len(self.affected) - len(assignments)
         total = (self.w["unresolved"] * unresolved + self.w["series_split"] * split
-                 + self.w["shift_step"] * steps + self.w["room_change"] * changes)
+                 + self.w["shift_step"] * steps + self.w["room_change"] * changes
+                 + self.w["engineer_change"] * handed)
         return {"cost": total, "moved": len(assignments), "unresolved": unresolved,
-                "U": unresolved, "S": split, "T": steps, "R": changes}
+                "U": unresolved, "S": split, "T": steps, "R": changes, "E": handed}
 
     def check(self, sol: dict) -> dict:
         self.check_coverage(sol)

@@ -6,11 +6,12 @@ Usage (from anywhere; see README.md):
 
 1. Writes the instances into bench/cpsat/instances/: the demo month (`studioflow init --demo`,
    then `export-instance --month 2026-09 --offline studio-b`) and the generated months
-   `generate::{studio,chain,large_chain}(seed)` through the small program in geninst/.
+   `generate::{studio,chain,large_chain}(seed)` and, with engineers away (version 2),
+   `generate::{studio_away,chain_away}(seed)`, through the small program in geninst/.
 2. For each instance runs CP-SAT (reflow_cpsat.py, --cpsat-time s, --workers, default 8 on the 2 cores) and
    `studioflow solve --threads 2 --time-limit L` (10 s, 20 s for the 80-room chain), one after
    the other so that each has both cores.
-3. Checks both solutions with check.py (rules 1-6, cost recomputed) and prints a Markdown table;
+3. Checks both solutions with check.py (rules 1-8, cost recomputed) and prints a Markdown table;
    everything is also kept in bench/cpsat/results/.
 """
 
@@ -40,6 +41,11 @@ DEFAULT_SET = {
     "chain-3": ("chain:3", 10),
     "large-1": ("large:1", 20),
     "large-2": ("large:2", 20),
+    # Version 2: engineers away (generate::studio_away, generate::chain_away).
+    "studio-away-1": ("studio-away:1", 10),
+    "studio-away-2": ("studio-away:2", 10),
+    "chain-away-1": ("chain-away:1", 10),
+    "chain-away-2": ("chain-away:2", 10),
 }
 
 

@@ -5,16 +5,18 @@ Usage:
     reflow_cpsat.py INSTANCE.json [--time SECONDS] [--workers N] [--out SOLUTION.json]
                     [--formulation cliques|intervals] [--hint SOLUTION.json]
 
-The model:
-  * one Boolean per candidate placement (booking, room, start) allowed by rules 1-3 and not
-    clashing with a fixed booking (rules 4-5 against fixed bookings);
+The model (REFLOW.md versions 1 and 2):
+  * one Boolean per candidate placement (booking, room, start, engineer) allowed by rules 1-3, 7
+    and 8 and not clashing with a fixed booking (rules 4-5 against fixed bookings); the engineer is
+    the booking's own (when it can work then) or, in version 2, a listed engineer with every skill
+    of `engineer_skills` who works all of it in one stretch of `available` and is not away;
   * at most one candidate per affected booking; an affected booking with none chosen is unresolved;
     pinned affected bookings (rule 6) get no candidate at all;
   * rules 4-5 between placed bookings, either as at-most-one cliques over the candidates that
     cover each start point of a room/client/engineer (default: two half-open intervals overlap
     exactly when both contain the later start), or as optional intervals + AddNoOverlap
     (room intervals are extended by the buffer);
-  * the exact REFLOW.md cost: 1000 U + 20 S + 2 T + 1 R with the instance's weights, where the
+  * the exact REFLOW.md cost: 1000 U + 20 S + 2 T + 1 R + 10 E with the instance's weights, where the
     series term is, per series, (distinct rooms used by its placed affected occurrences - 1),
     and 0 for a series with none placed.
 
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from ortools.sat.python import cp_model
 
 DAY = 1440
-DEFAULT_WEIGHTS = {"unresolved": 1000, "series_split": 20, "shift_step": 2, "room_change": 1}
+DEFAULT_WEIGHTS = {"unresolved": 1000, "series_split": 20, "shift_step": 2, "room_change": 1, "engineer_change": 10}
 
 
 # ----------------------------------------------------------------------------- instance
@@ -60,6 +62,12 @@ def load_instance(path: str) -> dict:
         b.setdefault("requires", [])
         b.setdefault("series", None)
         b.setdefault("movable", True)
+        b.setdefault("engineer_skills", [])
+    inst.setdefault("engineers", [])
+    for g in inst["engineers"]:
+        g.setdefault("skills", [])
+        g.setdefault("available", None)
+        g.setdefault("away", [])
     return inst
 
 
@@ -68,12 +76,34 @@ def overlaps(s1: int, e1: int, s2: int, e2: int) -> bool:
     return s1 < e2 and s2 < e1
 
 
-def is_affected(booking: dict, rooms: dict) -> bool:
-    """Its room is offline at some minute of [start, end)."""
+def works_every_minute(g: dict, s: int, e: int) -> bool:
+    """The engineer is at work at every minute of [s, e) (by the union of `available`), not away."""
+    if any(overlaps(s, e, a, b) for a, b in g["away"]):
+        return False
+    if g["available"] is None:
+        return True
+    minute_covered = s
+    for a, b in sorted(g["available"]):
+        if a <= minute_covered < b:
+            minute_covered = b
+    return minute_covered >= e
+
+
+def can_take(g: dict, s: int, e: int) -> bool:
+    """Rule 8: [s, e) inside one interval of `available` (or no list), overlapping no `away`."""
+    inside = g["available"] is None or any(a <= s and e <= b for a, b in g["available"])
+    return inside and not any(overlaps(s, e, a, b) for a, b in g["away"])
+
+
+def is_affected(booking: dict, rooms: dict, engineers: dict) -> bool:
+    """Its room is offline at some minute of [start, end), or its listed engineer cannot work it all."""
     room = rooms.get(booking["room"])
     if room is None:
         return False
-    return any(overlaps(booking["start"], booking["end"], a, b) for a, b in room["offline"])
+    if any(overlaps(booking["start"], booking["end"], a, b) for a, b in room["offline"]):
+        return True
+    g = engineers.get(booking["engineer"])
+    return g is not None and not works_every_minute(g, booking["start"], booking["end"])
 
 
 # ----------------------------------------------------------------------------- candidates
@@ -81,13 +111,15 @@ def is_affected(booking: dict, rooms: dict) -> bool:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One placement of an affected booking: `room` at `[start, end)`, `steps` grid steps away."""
+    """One placement of an affected booking: `room` at `[start, end)`, `steps` grid steps away,
+    run by `engineer` (None when the booking has none)."""
 
     booking: str
     room: str
     start: int
     end: int
     steps: int
+    engineer: str | None
 
 
 def allowed_starts(b: dict, grid: int, max_shift: int) -> list[tuple[int, int]]:
@@ -128,32 +160,51 @@ class FixedIndex:
                 self.by_engineer[f["engineer"]].append((f["start"], f["end"]))
 
     def clashes(self, b: dict, room_id: str, s: int, e: int) -> bool:
-        """A fixed booking in the room (with buffer), of the client or of the engineer clashes."""
+        """A fixed booking in the room (with buffer) or of the client clashes."""
         buf = self.buffer
         if any(s < fe + buf and fs < e + buf for fs, fe in self.by_room[room_id]):
             return True
-        if any(overlaps(s, e, fs, fe) for fs, fe in self.by_client[b["client"]]):
-            return True
-        engineer = b["engineer"]
+        return any(overlaps(s, e, fs, fe) for fs, fe in self.by_client[b["client"]])
+
+    def engineer_busy(self, engineer: str | None, s: int, e: int) -> bool:
+        """A fixed booking of the engineer overlaps [s, e)."""
         return engineer is not None and any(overlaps(s, e, fs, fe) for fs, fe in self.by_engineer[engineer])
 
 
+def engineer_choices(b: dict, engineers: dict) -> list[str | None]:
+    """Rule 7: the booking's own engineer, and (when it has one) every listed engineer with its skills."""
+    own = b["engineer"]
+    if own is None:
+        return [None]
+    others = [g for g, e in engineers.items() if g != own and set(b["engineer_skills"]) <= set(e["skills"])]
+    return [own] + sorted(others)
+
+
 def build_candidates(inst: dict, affected: list[dict], fixed: list[dict]) -> dict[str, list[Candidate]]:
-    """Every placement of every movable affected booking allowed by rules 1-3 and by the fixed bookings."""
+    """Every placement of every movable affected booking allowed by rules 1-3, 7 and 8 and by the
+    fixed bookings."""
     index = FixedIndex(fixed, inst["buffer_minutes"])
+    engineers = {g["id"]: g for g in inst["engineers"]}
     candidates: dict[str, list[Candidate]] = {}
     for b in affected:
         options = []
         if b["movable"]:
             duration = b["end"] - b["start"]
             starts = allowed_starts(b, inst["grid_minutes"], inst["max_shift_minutes"])
+            choices = engineer_choices(b, engineers)
+            # Per start, the engineers who may run it then (rule 8 and their fixed bookings).
+            free = {}
+            for s, _ in starts:
+                e = s + duration
+                free[s] = [g for g in choices
+                           if (g not in engineers or can_take(engineers[g], s, e)) and not index.engineer_busy(g, s, e)]
             for room in inst["rooms"]:
                 if not room_fits(b, room):
                     continue
                 for s, steps in starts:
                     e = s + duration
-                    if room_available(room, s, e) and not index.clashes(b, room["id"], s, e):
-                        options.append(Candidate(b["id"], room["id"], s, e, steps))
+                    if free[s] and room_available(room, s, e) and not index.clashes(b, room["id"], s, e):
+                        options.extend(Candidate(b["id"], room["id"], s, e, steps, g) for g in free[s])
         candidates[b["id"]] = options
     return candidates
 
@@ -209,7 +260,7 @@ def build_model(inst, affected, candidates, formulation):
     x = {}
     for bid, options in candidates.items():
         for c in options:
-            x[c] = model.NewBoolVar(f"x[{bid},{c.room},{c.start}]")
+            x[c] = model.NewBoolVar(f"x[{bid},{c.room},{c.start},{c.engineer}]")
         if options:
             model.AddAtMostOne(x[c] for c in options)
 
@@ -219,8 +270,8 @@ def build_model(inst, affected, candidates, formulation):
         b = by_id[c.booking]
         by_room[c.room].append(c)
         by_client[b["client"]].append(c)
-        if b["engineer"] is not None:
-            by_engineer[b["engineer"]].append(c)
+        if c.engineer is not None:
+            by_engineer[c.engineer].append(c)
     buffer = inst["buffer_minutes"]
     if formulation == "cliques":
         add_clique_conflicts(model, by_room, x, buffer)
@@ -237,6 +288,8 @@ def build_model(inst, affected, candidates, formulation):
         coefficient = -w["unresolved"] + w["shift_step"] * c.steps
         if c.room != by_id[c.booking]["room"]:
             coefficient += w["room_change"]
+        if c.engineer != by_id[c.booking]["engineer"]:
+            coefficient += w["engineer_change"]
         terms.append(coefficient * x[c])
     terms.append(series_split_term(model, affected, candidates, x) * w["series_split"])
     constant = w["unresolved"] * len(affected)
@@ -285,22 +338,24 @@ def extract_solution(solver, inst, affected, candidates, x) -> dict:
     """The REFLOW.md solution JSON of the best assignment found, with its cost recomputed."""
     w = inst["weights"]
     assignments, unresolved = [], []
-    steps = changes = 0
+    steps = changes = handed = 0
     rooms_by_series = defaultdict(set)
     for b in affected:
         chosen = [c for c in candidates[b["id"]] if solver.BooleanValue(x[c])]
         if chosen:
             c = chosen[0]
-            assignments.append({"booking": b["id"], "room": c.room, "start": c.start, "end": c.end})
+            assignments.append({"booking": b["id"], "room": c.room, "start": c.start, "end": c.end,
+                                "engineer": c.engineer})
             steps += c.steps
             changes += c.room != b["room"]
+            handed += c.engineer != b["engineer"]
             if b["series"] is not None:
                 rooms_by_series[b["series"]].add(c.room)
         else:
             unresolved.append({"booking": b["id"], "reason": unresolved_reason(b, candidates[b["id"]])})
     split = sum(len(rooms) - 1 for rooms in rooms_by_series.values())
     cost = (w["unresolved"] * len(unresolved) + w["series_split"] * split
-            + w["shift_step"] * steps + w["room_change"] * changes)
+            + w["shift_step"] * steps + w["room_change"] * changes + w["engineer_change"] * handed)
     return {"moved": len(assignments), "unresolved": len(unresolved), "cost": cost,
             "assignments": assignments, "unresolved_bookings": unresolved}
 
@@ -308,10 +363,13 @@ def extract_solution(solver, inst, affected, candidates, x) -> dict:
 def add_hint(model, x, candidates, hint_path: str) -> None:
     """Hints the candidates chosen in a REFLOW.md solution (and every other candidate off)."""
     with open(hint_path) as f:
-        chosen = {(a["booking"], a["room"], a["start"]) for a in json.load(f)["assignments"]}
+        solution = json.load(f)
+    own = {b: options[0].engineer for b, options in candidates.items() if options}
+    chosen = {(a["booking"], a["room"], a["start"], a.get("engineer") or own.get(a["booking"]))
+              for a in solution["assignments"]}
     for options in candidates.values():
         for c in options:
-            model.AddHint(x[c], (c.booking, c.room, c.start) in chosen)
+            model.AddHint(x[c], (c.booking, c.room, c.start, c.engineer) in chosen)
 
 
 def solve(path: str, seconds: float, workers: int, formulation: str,
@@ -320,8 +378,9 @@ def solve(path: str, seconds: float, workers: int, formulation: str,
     started = time.monotonic()
     inst = load_instance(path)
     rooms = {r["id"]: r for r in inst["rooms"]}
-    affected = [b for b in inst["bookings"] if is_affected(b, rooms)]
-    fixed = [b for b in inst["bookings"] if not is_affected(b, rooms)]
+    engineers = {g["id"]: g for g in inst["engineers"]}
+    affected = [b for b in inst["bookings"] if is_affected(b, rooms, engineers)]
+    fixed = [b for b in inst["bookings"] if not is_affected(b, rooms, engineers)]
     candidates = build_candidates(inst, affected, fixed)
     model, x = build_model(inst, affected, candidates, formulation)
     if hint:

@@ -5,7 +5,7 @@
 //!
 //! `bench -- run FAMILY SEED [threads=2] [time=10] [work=ROUNDS] [out=DIR]` solves one instance
 //! (families: demo-free `studio`, `chain-40`, `chain-60`, `chain-80`, `loose`, `chain-300`,
-//! `chain-1000`) in a process of its own, so that its peak memory is its own, and prints the
+//! `chain-1000`, and with engineers away (version 2) `studio-away`, `chain-40-away`, `chain-300-away`) in a process of its own, so that its peak memory is its own, and prints the
 //! cost, the bound and the gap over time from the progress reports; with `out`, it writes the
 //! instance and the solution as JSON for `bench/cpsat/check.py`.
 
@@ -152,6 +152,9 @@ fn family(name: &str, seed: u64) -> Instance {
         "loose" => generate::loose(seed),
         "chain-300" => generate::chain_300(seed),
         "chain-1000" => generate::chain_1000(seed),
+        "studio-away" => generate::studio_away(seed),
+        "chain-40-away" => generate::chain_away(seed),
+        "chain-300-away" => generate::chain_300_away(seed),
         other => panic!("unknown family {other}"),
     }
 }

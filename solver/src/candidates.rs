@@ -1,6 +1,6 @@
 //! Turns an instance into the solver's working problem: the affected bookings, and for each one
-//! every placement that rules 1-3 allow and that no fixed booking blocks (rules 4-5 against fixed
-//! bookings never change, so they are filtered here once). A booking left with no candidate keeps
+//! every placement (room, start and engineer) that rules 1-3, 7 and 8 allow and that no fixed booking
+//! blocks (rules 4-5 against fixed bookings never change, so they are filtered here once). A booking left with no candidate keeps
 //! the first rule that stopped it, for its unresolved reason. Nothing here chooses between candidates.
 //!
 //! In a large chain a booking may go to hundreds of rooms at each start; keeping them all would
@@ -31,9 +31,12 @@ pub(crate) struct Candidate {
     pub affected: u32,
     /// Index into the instance's rooms.
     pub room: u32,
+    /// The engineer who runs it (index into [`Problem::engineers`]), `None` when the booking has none.
+    pub engineer: Option<u32>,
     pub start: Minute,
     pub end: Minute,
-    /// Shift and room-change cost of this placement alone (series splits are counted per part).
+    /// Shift, room-change and engineer-change cost of this placement alone (series splits are
+    /// counted per part).
     pub cost: i64,
 }
 
@@ -46,8 +49,9 @@ pub(crate) enum Blocked {
     NoCompatibleRoom,
     /// Rules 3-4: no compatible room is free at any allowed start; why, room by room (indices).
     RoomsUnavailable(Vec<(u32, RoomState)>),
-    /// Rule 5: at every start where a room is free, the client or the engineer is at a fixed booking.
-    /// The flags say which of them alone is busy at all such starts.
+    /// Rules 5 and 8: at every start where a room is free, the client or every engineer who may run
+    /// it is at a fixed booking, away or off work. The flags say which of them alone is stopped at all
+    /// such starts (`engineer`: every engineer allowed by rule 7).
     PeopleBusy { client: bool, engineer: bool },
 }
 
@@ -87,6 +91,8 @@ pub(crate) struct Affected {
 #[derive(Debug, Clone)]
 pub(crate) struct Problem {
     pub weights: Weights,
+    /// The engineers' ids, by the index candidates use.
+    pub engineers: Vec<String>,
     pub buffer: Minute,
     /// In instance order.
     pub affected: Vec<Affected>,
@@ -103,13 +109,19 @@ impl Problem {
             instance.rooms.iter().enumerate().map(|(i, r)| (r.id.as_str(), i as u32)).collect();
         let mut clients = Interner::default();
         let mut engineers = Interner::default();
+        // The listed engineers first, so that their index is their place in `instance.engineers`.
+        for g in &instance.engineers {
+            engineers.get(&g.id);
+        }
+        let listed = instance.engineers.len();
         let mut fixed: HashMap<Resource, Timeline> = HashMap::new();
         let mut affected = Vec::new();
         for (index, b) in instance.bookings.iter().enumerate() {
             let Some(&room) = room_index.get(b.room.as_str()) else { continue };
             let client = clients.get(&b.client);
             let engineer = b.engineer.as_deref().map(|e| engineers.get(e));
-            if instance.rooms[room as usize].is_offline_during(b.start, b.end) {
+            let off_work = engineer.is_some_and(|e| (e as usize) < listed && !instance.engineers[e as usize].works_all_of(b.start, b.end));
+            if off_work || instance.rooms[room as usize].is_offline_during(b.start, b.end) {
                 affected.push(Affected {
                     booking: index,
                     start: b.start,
@@ -154,7 +166,33 @@ impl Problem {
             });
             list_of.push(list);
         }
-        let generator = Generator { instance, fixed: &fixed, open: &open, room_index: &room_index, lists: &lists, list_of: &list_of };
+        // Likewise the engineers who may take over a booking (rule 7), per set of skills: the listed
+        // engineers with every skill, in index order. A booking without an engineer keeps none.
+        let mut skill_sets: HashMap<&[String], u32> = HashMap::new();
+        let mut crews: Vec<Vec<u32>> = Vec::new();
+        let mut crew_of = Vec::with_capacity(affected.len());
+        for a in &affected {
+            let b = &instance.bookings[a.booking];
+            if a.engineer.is_none() || listed == 0 {
+                crew_of.push(None);
+                continue;
+            }
+            let crew = *skill_sets.entry(b.engineer_skills.as_slice()).or_insert_with(|| {
+                crews.push((0..listed as u32).filter(|&g| instance.engineers[g as usize].has_skills(&b.engineer_skills)).collect());
+                crews.len() as u32 - 1
+            });
+            crew_of.push(Some(crew));
+        }
+        let generator = Generator {
+            instance,
+            fixed: &fixed,
+            open: &open,
+            room_index: &room_index,
+            lists: &lists,
+            list_of: &list_of,
+            crews: &crews,
+            crew_of: &crew_of,
+        };
         // Bookings are independent here, so they are generated in parallel (on the caller's
         // rayon pool) and concatenated in instance order.
         let cap = cap.max(budget / affected.len().max(1)).max(1);
@@ -198,6 +236,7 @@ impl Problem {
 
         Problem {
             weights: instance.weights,
+            engineers: engineers.into_names(),
             buffer: instance.buffer_minutes,
             affected,
             candidates,
@@ -211,7 +250,7 @@ impl Problem {
         let a = &self.affected[c.affected as usize];
         let room = (Resource::Room(c.room), c.start, c.end + self.buffer);
         let client = (Resource::Client(a.client), c.start, c.end);
-        let engineer = a.engineer.map(|e| (Resource::Engineer(e), c.start, c.end));
+        let engineer = c.engineer.map(|e| (Resource::Engineer(e), c.start, c.end));
         [Some(room), Some(client), engineer].into_iter().flatten()
     }
 
@@ -277,6 +316,15 @@ impl<'a> Interner<'a> {
         let next = self.0.len() as u32;
         *self.0.entry(key).or_insert(next)
     }
+
+    /// The keys by index.
+    fn into_names(self) -> Vec<String> {
+        let mut names = vec![String::new(); self.0.len()];
+        for (key, index) in self.0 {
+            names[index as usize] = key.to_string();
+        }
+        names
+    }
 }
 
 struct Generator<'a> {
@@ -287,12 +335,31 @@ struct Generator<'a> {
     /// The distinct lists of compatible rooms, and which one each affected booking has.
     lists: &'a [Vec<u32>],
     list_of: &'a [u32],
+    /// The distinct lists of listed engineers with some set of skills, and which one each affected
+    /// booking may hand over to (`None`: it keeps its own engineer, or has none).
+    crews: &'a [Vec<u32>],
+    crew_of: &'a [Option<u32>],
 }
 
 impl Generator<'_> {
     /// The rooms that fit affected booking `index` (rule 2), in index order.
     fn compatible(&self, index: u32) -> &[u32] {
         &self.lists[self.list_of[index as usize] as usize]
+    }
+
+    /// The engineers other than its own who may run affected booking `index` (rule 7), in index order.
+    fn others(&self, index: u32, a: &Affected) -> Vec<u32> {
+        match self.crew_of[index as usize] {
+            Some(crew) => self.crews[crew as usize].iter().copied().filter(|&g| Some(g) != a.engineer).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether engineer `g` (or no engineer) may run `[s, e)`: rule 8, and rule 5 against fixed bookings.
+    fn engineer_free(&self, g: Option<u32>, s: Minute, e: Minute) -> bool {
+        let Some(g) = g else { return true };
+        self.instance.engineers.get(g as usize).is_none_or(|info| info.can_take(s, e))
+            && self.fixed.get(&Resource::Engineer(g)).is_none_or(|t| !t.clashes(s, e, 0))
     }
 
     /// Pushes the cheapest placements of one affected booking, at most `cap`, in order of cost,
@@ -323,22 +390,36 @@ impl Generator<'_> {
         let own: Vec<u32> = own_at.map(|p| compatible[p]).into_iter().collect();
         let w = &inst.weights;
         let steps = inst.max_shift_minutes / inst.grid_minutes;
-        // Levels of equal cost: (cost, shift steps, whether in another room).
-        let mut levels: Vec<(i64, i64, bool)> = (0..=steps)
-            .flat_map(|k| [(w.shift_step * k, k, false), (w.shift_step * k + w.room_change, k, true)])
+        // Other engineers (rule 7), turned like the rooms so that a cap spreads bookings over them.
+        let mut crew = self.others(index, a);
+        if !crew.is_empty() {
+            let turn = (key >> 29) as usize % crew.len();
+            crew.rotate_left(turn);
+        }
+        // Levels of equal cost: (cost, shift steps, whether in another room, whether by another engineer).
+        let mut levels: Vec<(i64, i64, bool, bool)> = (0..=steps)
+            .flat_map(|k| {
+                let base = [(w.shift_step * k, k, false, false), (w.shift_step * k + w.room_change, k, true, false)];
+                let handed = [(w.shift_step * k + w.engineer_change, k, false, true), (w.shift_step * k + w.room_change + w.engineer_change, k, true, true)];
+                base.into_iter().chain(handed.into_iter().filter(|_| !crew.is_empty()))
+            })
             .collect();
         levels.sort_unstable();
         let duration = b.end - b.start;
         let timeline = |r: Resource| self.fixed.get(&r);
         let busy = |t: Option<&Timeline>, s, e, pad| t.is_some_and(|t| t.clashes(s, e, pad));
         let client_timeline = timeline(Resource::Client(a.client));
-        let engineer_timeline = a.engineer.and_then(|e| timeline(Resource::Engineer(e)));
-        for &(cost, k, other) in &levels {
+        let own_engineer = [a.engineer];
+        let crew: Vec<Option<u32>> = crew.into_iter().map(Some).collect();
+        for &(cost, k, other, handed) in &levels {
             let starts: Vec<Minute> = if k == 0 { vec![b.start] } else { vec![b.start - k * inst.grid_minutes, b.start + k * inst.grid_minutes] };
-            let starts: Vec<Minute> = starts.into_iter().filter(|s| s.div_euclid(DAY) == b.day()).collect();
-            let free: Vec<Minute> = starts
+            let engineers: &[Option<u32>] = if handed { &crew } else { &own_engineer };
+            // Each start with the engineers of this level who may run it there.
+            let free: Vec<(Minute, Vec<Option<u32>>)> = starts
                 .into_iter()
-                .filter(|&s| !busy(client_timeline, s, s + duration, 0) && !busy(engineer_timeline, s, s + duration, 0))
+                .filter(|s| s.div_euclid(DAY) == b.day() && !busy(client_timeline, *s, s + duration, 0))
+                .map(|s| (s, engineers.iter().copied().filter(|&g| self.engineer_free(g, s, s + duration)).collect::<Vec<_>>()))
+                .filter(|(_, gs)| !gs.is_empty())
                 .collect();
             if free.is_empty() {
                 continue;
@@ -347,17 +428,19 @@ impl Generator<'_> {
             for r in rooms {
                 let room = &inst.rooms[r as usize];
                 let room_timeline = timeline(Resource::Room(r));
-                for &s in &free {
-                    let e = s + duration;
+                for (s, gs) in &free {
+                    let (s, e) = (*s, s + duration);
                     if is_open(&self.open[r as usize], s, e)
                         && !room.is_offline_during(s, e)
                         && !busy(room_timeline, s, e, inst.buffer_minutes)
                     {
-                        if out.len() == cap {
-                            // Everything not looked at is at this level or a later, dearer one.
-                            return Some(cost);
+                        for &g in gs {
+                            if out.len() == cap {
+                                // Everything not looked at is at this level or a later, dearer one.
+                                return Some(cost);
+                            }
+                            out.push(Candidate { affected: index, room: r, engineer: g, start: s, end: e, cost });
                         }
-                        out.push(Candidate { affected: index, room: r, start: s, end: e, cost });
                     }
                 }
             }
@@ -387,7 +470,13 @@ impl Generator<'_> {
         let timeline = |r: Resource| self.fixed.get(&r);
         let busy = |t: Option<&Timeline>, s, e, pad| t.is_some_and(|t| t.clashes(s, e, pad));
         let client_timeline = timeline(Resource::Client(a.client));
-        let engineer_timeline = a.engineer.and_then(|e| timeline(Resource::Engineer(e)));
+        let engineers: Vec<Option<u32>> = std::iter::once(a.engineer).chain(self.others(index, a).into_iter().map(Some)).collect();
+        let own_room_cost = |r: u32| inst.weights.room_change * i64::from(own_room != Some(r));
+        // Who may run it at each start does not depend on the room: found once per start.
+        let free_at: Vec<Vec<Option<u32>>> = starts
+            .iter()
+            .map(|&(_, s)| engineers.iter().copied().filter(|&g| self.engineer_free(g, s, s + duration)).collect())
+            .collect();
         let mut states = Vec::with_capacity(compatible.len());
         let (mut client_free_somewhere, mut engineer_free_somewhere) = (false, false);
         let before = out.len();
@@ -397,7 +486,7 @@ impl Generator<'_> {
             // How far this room got through rules 3 and 4 at its best start, for the reason:
             // 0 closed, 1 open but offline, 2 online but taken, 3 free.
             let mut reached = 0u8;
-            for &(k, s) in &starts {
+            for (&(k, s), free) in starts.iter().zip(&free_at) {
                 let e = s + duration;
                 if !is_open(&self.open[r as usize], s, e) {
                     continue;
@@ -412,14 +501,16 @@ impl Generator<'_> {
                 }
                 reached = 3;
                 let client_busy = busy(client_timeline, s, e, 0);
-                let engineer_busy = busy(engineer_timeline, s, e, 0);
                 client_free_somewhere |= !client_busy;
-                engineer_free_somewhere |= !engineer_busy;
-                if client_busy || engineer_busy {
+                engineer_free_somewhere |= !free.is_empty();
+                if client_busy {
                     continue;
                 }
-                let cost = inst.weights.shift_step * k.abs() + inst.weights.room_change * i64::from(own_room != Some(r));
-                out.push(Candidate { affected: index, room: r, start: s, end: e, cost });
+                for &g in free {
+                    let handed = inst.weights.engineer_change * i64::from(g != a.engineer);
+                    let cost = inst.weights.shift_step * k.abs() + own_room_cost(r) + handed;
+                    out.push(Candidate { affected: index, room: r, engineer: g, start: s, end: e, cost });
+                }
             }
             states.push((r, reached));
         }

@@ -6,14 +6,32 @@ use std::collections::HashSet;
 
 use thiserror::Error;
 
-use crate::instance::{Instance, Interval, VERSION};
+use crate::instance::{Instance, Interval, VERSION, VERSIONS};
 
 /// Why an instance cannot be solved as given. Each message names the offending field or id.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum InstanceError {
-    /// The format version is not [`VERSION`].
-    #[error("unsupported instance version {0} (this solver reads version {VERSION})")]
+    /// The format version is not one of [`VERSIONS`].
+    #[error("unsupported instance version {0} (this solver reads versions 1 to {VERSION})")]
     Version(u32),
+    /// A version 1 instance uses a field that only version 2 has.
+    #[error("{0} needs \"version\": 2 (version 1 has no engineers' availability)")]
+    NeedsVersion2(&'static str),
+    /// Two engineers share an id.
+    #[error("duplicate engineer id {0:?}")]
+    DuplicateEngineer(String),
+    /// An availability or away interval of an engineer ends at or before its start.
+    #[error("engineer {engineer:?} has an empty {kind} interval [{start}, {end}]")]
+    EmptyEngineerInterval {
+        /// The engineer's id.
+        engineer: String,
+        /// `available` or `away`.
+        kind: &'static str,
+        /// The interval's start.
+        start: i64,
+        /// The interval's end.
+        end: i64,
+    },
     /// `grid_minutes` must be positive.
     #[error("grid_minutes must be positive, got {0}")]
     Grid(i64),
@@ -84,8 +102,19 @@ impl Instance {
     /// assert_eq!(instance.check().unwrap_err().to_string(), "grid_minutes must be positive, got 0");
     /// ```
     pub fn check(&self) -> Result<(), InstanceError> {
-        if self.version != VERSION {
+        if !VERSIONS.contains(&self.version) {
             return Err(InstanceError::Version(self.version));
+        }
+        if self.version < 2 {
+            if !self.engineers.is_empty() {
+                return Err(InstanceError::NeedsVersion2("engineers"));
+            }
+            if self.bookings.iter().any(|b| !b.engineer_skills.is_empty()) {
+                return Err(InstanceError::NeedsVersion2("bookings[].engineer_skills"));
+            }
+            if self.weights.engineer_change != crate::Weights::default().engineer_change {
+                return Err(InstanceError::NeedsVersion2("weights.engineer_change"));
+            }
         }
         if self.grid_minutes <= 0 {
             return Err(InstanceError::Grid(self.grid_minutes));
@@ -102,6 +131,7 @@ impl Instance {
             ("series_split", w.series_split),
             ("shift_step", w.shift_step),
             ("room_change", w.room_change),
+            ("engineer_change", w.engineer_change),
         ] {
             if value < 0 {
                 return Err(InstanceError::Weight { name, value });
@@ -115,6 +145,18 @@ impl Instance {
             for (kind, intervals) in [("open", &room.open), ("offline", &room.offline)] {
                 if let Some(&[start, end]) = intervals.iter().find(|i| is_empty(i)) {
                     return Err(InstanceError::EmptyInterval { room: room.id.clone(), kind, start, end });
+                }
+            }
+        }
+        let mut engineers = HashSet::new();
+        for engineer in &self.engineers {
+            if !engineers.insert(engineer.id.as_str()) {
+                return Err(InstanceError::DuplicateEngineer(engineer.id.clone()));
+            }
+            let available = engineer.available.as_deref().unwrap_or_default();
+            for (kind, intervals) in [("available", available), ("away", engineer.away.as_slice())] {
+                if let Some(&[start, end]) = intervals.iter().find(|i| is_empty(i)) {
+                    return Err(InstanceError::EmptyEngineerInterval { engineer: engineer.id.clone(), kind, start, end });
                 }
             }
         }

@@ -2,8 +2,12 @@
 //! with capacities, features and opening hours (some past midnight), clients and engineers shared
 //! across rooms, weekly series, pinned bookings and a few hard ones, and rooms going offline.
 //! The same seed always gives the same instance. Nothing here solves or judges.
+//!
+//! The families of version 1 (rooms offline only) are written as version 1 instances. The version 2
+//! families ([`studio_away`], [`chain_away`], [`chain_300_away`]) add engineers with skills, working
+//! hours and time off ([`Staff`]) on top of the same kind of month.
 
-use crate::instance::{Booking, DAY, Instance, Minute, Room, VERSION, Weights};
+use crate::instance::{Booking, DAY, Engineer, Instance, Interval, Minute, Room, Weights};
 
 /// A small, fast, seeded PRNG (splitmix64): enough for test data, and no dependency.
 #[derive(Debug, Clone)]
@@ -59,6 +63,17 @@ pub struct Config {
     pub series_share: f64,
     /// Turnaround time between bookings in one room.
     pub buffer_minutes: Minute,
+    /// Engineers who run the sessions; `None`: half the rooms plus two.
+    pub engineers: Option<usize>,
+}
+
+/// Version 2: the engineers' side of a generated month.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Staff {
+    /// How many engineers are away.
+    pub away: usize,
+    /// For how many days each, from midnight.
+    pub away_days: i64,
 }
 
 impl Config {
@@ -73,6 +88,7 @@ impl Config {
             occupancy: 0.5,
             series_share: 0.35,
             buffer_minutes: 0,
+            engineers: None,
         }
     }
 
@@ -103,6 +119,7 @@ impl Config {
             occupancy: 0.6,
             series_share: 0.35,
             buffer_minutes: [0, 0, 15, 30][(seed % 4) as usize],
+            engineers: None,
         }
     }
 }
@@ -143,6 +160,108 @@ pub fn loose(seed: u64) -> Instance {
     let mut instance = generate(&Config { rooms: 60, offline_rooms: 9, ..Config::chain(seed) });
     instance.max_shift_minutes = 360;
     instance
+}
+
+/// Version 2: the studio (6 rooms, 5 engineers) with no room offline and one engineer away for a week.
+pub fn studio_away(seed: u64) -> Instance {
+    generate_with_staff(&Config { offline_rooms: 0, ..Config::studio(seed) }, &Staff { away: 1, away_days: 7 })
+}
+
+/// Version 2: the 40-room chain with 30 engineers, 6 of them away for 10 days, and 4 rooms offline
+/// for 21 days.
+pub fn chain_away(seed: u64) -> Instance {
+    generate_with_staff(&Config { engineers: Some(30), ..Config::chain(seed) }, &Staff { away: 6, away_days: 10 })
+}
+
+/// Version 2: the 300-room chain ([`chain_300`]: 27 rooms offline for 21 days) with its 152
+/// engineers, 15 of them away for 10 days.
+pub fn chain_300_away(seed: u64) -> Instance {
+    generate_with_staff(&Config::big_chain(seed, 300, 27), &Staff { away: 15, away_days: 10 })
+}
+
+/// What engineers can do; a booking needs at most one of them.
+const SKILLS: [&str; 5] = ["tracking", "mixing", "podcast", "live-sound", "mastering"];
+
+/// A version 2 instance: the month [`generate`] makes, with every engineer listed (two or three
+/// skills; working hours from 08:00, or earlier, to 20:00, or as late as their sessions end, each
+/// day; `staff.away` of them away for `staff.away_days` days), and the sessions with engineers
+/// needing one skill their own engineer has (the room kind's usual one when they have it).
+/// The month's bookings are the same as [`generate`]'s for the same config.
+pub fn generate_with_staff(config: &Config, staff: &Staff) -> Instance {
+    let mut instance = generate(config);
+    let mut rng = SplitMix64::new(config.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x57aff);
+    let count = engineer_count(config);
+    let mut engineers: Vec<Engineer> = (1..=count)
+        .map(|i| {
+            let mut skills: Vec<String> = Vec::new();
+            let wanted = 2 + rng.below(2) as usize;
+            while skills.len() < wanted {
+                let skill = rng.pick(&SKILLS).to_string();
+                if !skills.contains(&skill) {
+                    skills.push(skill);
+                }
+            }
+            skills.sort();
+            Engineer { id: engineer_id(i), skills, available: None, away: Vec::new() }
+        })
+        .collect();
+    // Working hours: each day from 08:00 to 20:00, stretched to cover the engineer's own sessions
+    // (and the day after the month, where sessions that start past midnight fall).
+    let mut hours: Vec<Vec<Interval>> = (0..count).map(|_| (0..=config.days).map(|d| [d * DAY + 8 * 60, d * DAY + 20 * 60]).collect()).collect();
+    let index_of = |id: &str| id.strip_prefix("eng-").and_then(|n| n.parse::<usize>().ok()).map(|n| n - 1);
+    for b in &instance.bookings {
+        let Some(g) = b.engineer.as_deref().and_then(index_of) else { continue };
+        let day = b.day();
+        if let Some(h) = hours[g].get_mut(day as usize) {
+            h[0] = h[0].min(b.start);
+            h[1] = h[1].max(b.end);
+        }
+    }
+    // Stretching may make one day's hours reach into the next day's: join them then.
+    for (g, h) in engineers.iter_mut().zip(hours) {
+        let mut joined: Vec<Interval> = Vec::new();
+        for [s, e] in h {
+            match joined.last_mut() {
+                Some(last) if s <= last[1] => last[1] = last[1].max(e),
+                _ => joined.push([s, e]),
+            }
+        }
+        g.available = Some(joined);
+    }
+    let mut order: Vec<usize> = (0..count).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    for &g in order.iter().take(staff.away) {
+        let first = rng.below((config.days - staff.away_days).max(1) as u64) as Minute;
+        engineers[g].away.push([first * DAY, (first + staff.away_days) * DAY]);
+    }
+    for b in &mut instance.bookings {
+        let Some(g) = b.engineer.as_deref().and_then(index_of) else { continue };
+        let usual = match kind_of_id(&b.room).name {
+            "recording" => if rng.chance(0.5) { "tracking" } else { "mixing" },
+            "podcast" => "podcast",
+            "hall" => "live-sound",
+            _ => if rng.chance(0.5) { "live-sound" } else { "tracking" },
+        };
+        let own = &engineers[g].skills;
+        if own.iter().any(|k| k == usual) {
+            b.engineer_skills = vec![usual.to_string()];
+        } else if rng.chance(0.5) {
+            b.engineer_skills = vec![rng.pick(own).clone()];
+        }
+    }
+    instance.version = 2;
+    instance.engineers = engineers;
+    instance
+}
+
+fn engineer_count(config: &Config) -> usize {
+    config.engineers.unwrap_or(config.rooms / 2 + 2)
+}
+
+fn engineer_id(i: usize) -> String {
+    format!("eng-{i:02}")
 }
 
 /// A kind of room: what it holds and offers, and its daily hours (the end may pass midnight).
@@ -208,7 +327,7 @@ pub fn generate(config: &Config) -> Instance {
     let rooms = make_rooms(config, &mut rng);
     let kinds: Vec<&Kind> = rooms.iter().map(|r| kind_of(r)).collect();
     let clients: Vec<String> = (1..=config.rooms * 6 + 10).map(|i| format!("client-{i:03}")).collect();
-    let engineers: Vec<String> = (1..=config.rooms / 2 + 2).map(|i| format!("eng-{i:02}")).collect();
+    let engineers: Vec<String> = (1..=engineer_count(config)).map(engineer_id).collect();
     let mut month = Month {
         config,
         rooms: &rooms,
@@ -269,7 +388,7 @@ pub fn generate(config: &Config) -> Instance {
         b.id = format!("bk_{:05}", i + 1);
     }
     Instance {
-        version: VERSION,
+        version: 1,
         month: "2026-09".to_string(),
         grid_minutes: 15,
         max_shift_minutes: 120,
@@ -277,6 +396,7 @@ pub fn generate(config: &Config) -> Instance {
         weights: Weights::default(),
         rooms,
         bookings,
+        engineers: Vec::new(),
     }
 }
 
@@ -310,7 +430,11 @@ fn make_rooms(config: &Config, rng: &mut SplitMix64) -> Vec<Room> {
 }
 
 fn kind_of(room: &Room) -> &'static Kind {
-    KINDS.iter().find(|k| room.id.starts_with(k.name)).unwrap_or(&KINDS[0])
+    kind_of_id(&room.id)
+}
+
+fn kind_of_id(room: &str) -> &'static Kind {
+    KINDS.iter().find(|k| room.starts_with(k.name)).unwrap_or(&KINDS[0])
 }
 
 struct Template {
@@ -371,6 +495,7 @@ impl Month<'_> {
             engineer: engineer.map(|e| self.engineers[e].clone()),
             party_size,
             requires,
+            engineer_skills: Vec::new(),
             series: t.series.map(|s| format!("series-{s:04}")),
             movable: !rng.chance(0.03),
         });
@@ -393,6 +518,28 @@ mod tests {
         for seed in 0..5 {
             assert_eq!(small(seed).check(), Ok(()));
             assert_eq!(studio(seed).check(), Ok(()));
+            assert_eq!(studio_away(seed).check(), Ok(()));
+        }
+    }
+
+    #[test]
+    fn staff_families_have_engineers_away_and_the_same_bookings() {
+        let v1 = generate(&Config { offline_rooms: 0, ..Config::studio(3) });
+        let v2 = studio_away(3);
+        assert_eq!(v2.version, 2);
+        assert_eq!(v2.engineers.len(), 5);
+        assert_eq!(v2.engineers.iter().filter(|g| !g.away.is_empty()).count(), 1);
+        let strip = |b: &Booking| Booking { engineer_skills: Vec::new(), ..b.clone() };
+        assert_eq!(v1.bookings, v2.bookings.iter().map(strip).collect::<Vec<_>>());
+        assert!(v2.bookings.iter().any(|b| !b.engineer_skills.is_empty()));
+        // No room is offline, so exactly the sessions of the engineer away are affected.
+        let affected = v2.bookings.iter().filter(|b| v2.is_affected(b)).count();
+        assert!(affected > 0);
+        // Working hours cover every session of their engineer.
+        for b in &v2.bookings {
+            if let Some(g) = v2.engineers.iter().find(|g| Some(&g.id) == b.engineer.as_ref()) {
+                assert!(g.works_all_of(b.start, b.end) || g.is_away_during(b.start, b.end), "{}", b.id);
+            }
         }
     }
 }

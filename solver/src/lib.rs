@@ -1,6 +1,6 @@
-//! The studioflow reflow solver: when rooms go offline for part of a month, it moves every
-//! booking that sat in them to the best place the rules of `REFLOW.md` allow, or says in plain
-//! words why a booking cannot move. It is pure and deterministic: it knows nothing of SQL, MCP or
+//! The studioflow reflow solver: when rooms go offline for part of a month, or engineers are away,
+//! it moves every booking that sat in those rooms or was theirs to the best place and engineer the
+//! rules of `REFLOW.md` (versions 1 and 2) allow, or says in plain words why a booking cannot move. It is pure and deterministic: it knows nothing of SQL, MCP or
 //! time zones, only the minutes of one month.
 //!
 //! ```
@@ -25,7 +25,7 @@
 //!
 //! - [`instance`]: the contract's types, read and written as JSON.
 //! - `check`: [`Instance::check`], which rejects malformed instances.
-//! - `candidates`: every placement rules 1-5 allow against fixed bookings (at most a cap per
+//! - `candidates`: every placement (room, start, engineer) rules 1-5, 7 and 8 allow against fixed bookings (at most a cap per
 //!   booking, cheapest first, with a floor for the rest), or why there is none.
 //! - `prune`: candidates that a free placement of the same booking dominates are dropped (exact).
 //! - `split`: independent parts of the month (connected by time clashes and series).
@@ -39,7 +39,7 @@
 //! - `reasons`: plain words for unresolved bookings.
 //! - `solve`: [`solve`] and [`solve_with_report`]: parallel parts, the improvement rounds,
 //!   limits, cancel, progress.
-//! - `validate`: [`validate`] and [`cost`], an independent judge of any solution.
+//! - `validate`: [`validate`] and [`cost`], an independent judge of any solution (rules 1-8).
 //! - [`generate`]: seeded realistic instances for tests and benchmarks.
 #![deny(missing_docs)]
 
@@ -60,6 +60,6 @@ mod split;
 mod validate;
 
 pub use check::InstanceError;
-pub use instance::{Assignment, Booking, DAY, Instance, Interval, Minute, Room, Solution, Unresolved, VERSION, Weights};
+pub use instance::{Assignment, Booking, DAY, Engineer, Instance, Interval, Minute, Room, Solution, Unresolved, VERSION, VERSIONS, Weights};
 pub use solve::{Options, Phases, Progress, Report, Strategy, gap_percent, quality, solve, solve_with_report, solve_with_strategy};
 pub use validate::{Violation, cost, validate};

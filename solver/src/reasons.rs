@@ -22,7 +22,10 @@ pub(crate) fn reason(instance: &Instance, problem: &Problem, affected: usize, ch
         }
         Some(Blocked::NoCompatibleRoom) => format!("no room with {}", needs(b)),
         Some(Blocked::RoomsUnavailable(rooms)) => rooms_unavailable(instance, b, rooms, &window),
-        Some(Blocked::PeopleBusy { client, engineer }) => people_busy(b, *client, *engineer, &window),
+        Some(Blocked::PeopleBusy { client, engineer }) if instance.engineers.is_empty() || b.engineer.is_none() => {
+            people_busy(b, *client, *engineer, &window)
+        }
+        Some(Blocked::PeopleBusy { client, engineer }) => staff_busy(instance, b, *client, *engineer, &window),
         None => contention(instance, problem, affected, chosen, &window),
     }
 }
@@ -79,6 +82,37 @@ fn people_busy(b: &Booking, client: bool, engineer: bool, window: &str) -> Strin
         (false, true) => format!("engineer {eng} has another booking {when}"),
         (true, true) => format!("client {} and engineer {eng} both have other bookings {when}", b.client),
         (false, false) => format!("client {} or engineer {eng} has another booking {when}", b.client),
+    }
+}
+
+/// Version 2, a booking with an engineer when engineers are listed: say what stops its own engineer
+/// (away, off work or busy) and name the others who could run it, or the skill nobody else has.
+fn staff_busy(instance: &Instance, b: &Booking, client: bool, engineer: bool, window: &str) -> String {
+    let eng = b.engineer.as_deref().unwrap_or("-");
+    let own = instance.engineers.iter().find(|g| g.id == eng);
+    let state = match own {
+        Some(g) if g.is_away_during(b.start, b.end) => format!("engineer {eng} is away"),
+        Some(g) if !g.works_all_of(b.start, b.end) => format!("engineer {eng} is not at work then"),
+        _ => format!("engineer {eng} is busy"),
+    };
+    let skills = if b.engineer_skills.is_empty() { String::new() } else { format!(" with [{}]", b.engineer_skills.join(", ")) };
+    let others: Vec<String> =
+        instance.engineers.iter().filter(|g| g.id != eng && g.has_skills(&b.engineer_skills)).map(|g| g.id.clone()).collect();
+    let when = format!("when a suitable room is free {window}");
+    let engineers = if others.is_empty() {
+        if b.engineer_skills.is_empty() {
+            format!("{state} and there is no other engineer")
+        } else {
+            format!("{state} and no other engineer has the skills [{}]", b.engineer_skills.join(", "))
+        }
+    } else {
+        format!("{state} and no other engineer{skills} ({}) is free {when}", list(others.into_iter()))
+    };
+    match (client, engineer) {
+        (true, false) => format!("client {} has another booking {when}", b.client),
+        (false, true) => engineers,
+        (true, true) => format!("client {} has another booking {when}; {engineers}", b.client),
+        (false, false) => format!("client {} is busy or no engineer{skills} is free at each start {when}", b.client),
     }
 }
 

@@ -506,7 +506,9 @@ fn assemble(instance: &Instance, problem: &Problem, chosen: &[Option<usize>]) ->
             Some(c) => {
                 let c = &problem.candidates[c];
                 let room = instance.rooms[c.room as usize].id.clone();
-                assignments.push(Assignment { booking, room, start: c.start, end: c.end });
+                // Version 1 solutions name no engineer: it never changes there.
+                let engineer = c.engineer.filter(|_| instance.version >= 2).map(|g| problem.engineers[g as usize].clone());
+                assignments.push(Assignment { booking, room, start: c.start, end: c.end, engineer });
             }
             None => unresolved_bookings.push(Unresolved { booking, reason: reason(instance, problem, i, chosen) }),
         }

@@ -1,11 +1,11 @@
-//! An independent judge of a solution: rules 1-6 of REFLOW.md, the bookkeeping (every affected
+//! An independent judge of a solution: rules 1-8 of REFLOW.md, the bookkeeping (every affected
 //! booking exactly once, counts) and the cost. It shares no code with the solver's candidate
 //! generation on purpose, so that a bug there cannot hide itself here.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use crate::instance::{Booking, Instance, Room, Solution};
+use crate::instance::{Assignment, Booking, Engineer, Instance, Room, Solution};
 
 /// One way a solution breaks the contract. The `Display` text names the booking and the rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub enum Violation {
     Rule {
         /// The booking.
         booking: String,
-        /// 1 to 6, as numbered in REFLOW.md.
+        /// 1 to 8, as numbered in REFLOW.md.
         rule: u8,
         /// What is wrong.
         detail: String,
@@ -81,7 +81,7 @@ pub fn cost(instance: &Instance, solution: &Solution) -> i64 {
     let grid = instance.grid_minutes.max(1);
     let mut placed = HashSet::new();
     let mut series_rooms: HashMap<&str, HashSet<&str>> = HashMap::new();
-    let (mut shift_steps, mut room_changes) = (0, 0);
+    let (mut shift_steps, mut room_changes, mut engineer_changes) = (0, 0, 0);
     for a in &solution.assignments {
         let Some(b) = bookings.get(a.booking.as_str()) else { continue };
         if !is_affected(b) || !placed.insert(b.id.as_str()) {
@@ -89,20 +89,35 @@ pub fn cost(instance: &Instance, solution: &Solution) -> i64 {
         }
         shift_steps += (a.start - b.start).abs() / grid;
         room_changes += i64::from(a.room != b.room);
+        engineer_changes += i64::from(engineer_of(a, b) != b.engineer.as_deref());
         if let Some(series) = &b.series {
             series_rooms.entry(series.as_str()).or_default().insert(a.room.as_str());
         }
     }
     let splits: i64 = series_rooms.values().map(|rooms| rooms.len() as i64 - 1).sum();
     let unresolved = affected - placed.len() as i64;
-    w.unresolved * unresolved + w.series_split * splits + w.shift_step * shift_steps + w.room_change * room_changes
+    w.unresolved * unresolved
+        + w.series_split * splits
+        + w.shift_step * shift_steps
+        + w.room_change * room_changes
+        + w.engineer_change * engineer_changes
 }
 
-/// [`Instance::is_affected`] with the rooms looked up by id once, not scanned per booking: a
-/// chain of a thousand rooms has over a hundred thousand bookings.
+/// The engineer an assignment names; absent (a version 1 solution) means the booking's own.
+fn engineer_of<'a>(a: &'a Assignment, b: &'a Booking) -> Option<&'a str> {
+    a.engineer.as_deref().or(b.engineer.as_deref())
+}
+
+/// [`Instance::is_affected`] with the rooms and engineers looked up by id once, not scanned per
+/// booking: a chain of a thousand rooms has over a hundred thousand bookings.
 fn affected_test(instance: &Instance) -> impl Fn(&Booking) -> bool + '_ {
     let rooms: HashMap<&str, &Room> = instance.rooms.iter().map(|r| (r.id.as_str(), r)).collect();
-    move |b: &Booking| rooms.get(b.room.as_str()).is_some_and(|room| room.is_offline_during(b.start, b.end))
+    let engineers: HashMap<&str, &Engineer> = instance.engineers.iter().map(|g| (g.id.as_str(), g)).collect();
+    move |b: &Booking| {
+        let Some(room) = rooms.get(b.room.as_str()) else { return false };
+        room.is_offline_during(b.start, b.end)
+            || b.engineer.as_deref().and_then(|g| engineers.get(g)).is_some_and(|g| !g.works_all_of(b.start, b.end))
+    }
 }
 
 /// Checks a solution against every rule of REFLOW.md; all violations found are returned.
@@ -111,6 +126,7 @@ pub fn validate(instance: &Instance, solution: &Solution) -> Result<(), Vec<Viol
     let is_affected = affected_test(instance);
     let rooms: HashMap<&str, &Room> = instance.rooms.iter().map(|r| (r.id.as_str(), r)).collect();
     let bookings: HashMap<&str, &Booking> = instance.bookings.iter().map(|b| (b.id.as_str(), b)).collect();
+    let engineers: HashMap<&str, &Engineer> = instance.engineers.iter().map(|g| (g.id.as_str(), g)).collect();
 
     // Bookkeeping: each affected booking exactly once, nothing else.
     let mut seen = HashSet::new();
@@ -168,17 +184,37 @@ pub fn validate(instance: &Instance, solution: &Solution) -> Result<(), Vec<Viol
         if !b.movable {
             rule(6, "pinned bookings are never placed".to_string());
         }
-        placed.push((b, a.room.as_str(), a.start, a.end));
+        let engineer = engineer_of(a, b);
+        if engineer != b.engineer.as_deref() {
+            match (b.engineer.as_deref(), engineer.and_then(|g| engineers.get(g))) {
+                (None, _) => rule(7, format!("has no engineer, so none may be named ({})", engineer.unwrap_or_default())),
+                (Some(_), None) => rule(7, format!("{} is not in the engineers list", engineer.unwrap_or_default())),
+                (Some(_), Some(g)) => {
+                    if let Some(k) = b.engineer_skills.iter().find(|k| !g.skills.contains(k)) {
+                        rule(7, format!("engineer {} lacks required skill {k}", g.id));
+                    }
+                }
+            }
+        }
+        if let Some(g) = engineer.and_then(|g| engineers.get(g)) {
+            if g.is_away_during(a.start, a.end) {
+                rule(8, format!("engineer {} is away during [{}, {})", g.id, a.start, a.end));
+            }
+            if g.available.as_ref().is_some_and(|open| !open.iter().any(|&[s, e]| s <= a.start && a.end <= e)) {
+                rule(8, format!("engineer {} does not work all of [{}, {}) in one stretch", g.id, a.start, a.end));
+            }
+        }
+        placed.push((b, engineer, a.room.as_str(), a.start, a.end));
     }
 
     // Rules 4 and 5: against fixed bookings, and against each other.
     let buffer = instance.buffer_minutes;
     let fixed = instance.bookings.iter().filter(|b| !is_affected(b));
-    let occupants: Vec<(&Booking, &str, i64, i64)> =
-        fixed.map(|b| (b, b.room.as_str(), b.start, b.end)).chain(placed.iter().copied()).collect();
-    for (i, &(b, room, start, end)) in placed.iter().enumerate() {
+    let occupants: Vec<(&Booking, Option<&str>, &str, i64, i64)> =
+        fixed.map(|b| (b, b.engineer.as_deref(), b.room.as_str(), b.start, b.end)).chain(placed.iter().copied()).collect();
+    for (i, &(b, engineer, room, start, end)) in placed.iter().enumerate() {
         let me = occupants.len() - placed.len() + i;
-        for (j, &(other, other_room, s, e)) in occupants.iter().enumerate() {
+        for (j, &(other, other_engineer, other_room, s, e)) in occupants.iter().enumerate() {
             if j == me {
                 continue;
             }
@@ -196,8 +232,8 @@ pub fn validate(instance: &Instance, solution: &Solution) -> Result<(), Vec<Viol
                     let detail = format!("client {} is at {what} booking {}", b.client, other.id);
                     violations.push(Violation::Rule { booking: b.id.clone(), rule: 5, detail });
                 }
-                if b.engineer.is_some() && b.engineer == other.engineer {
-                    let eng = b.engineer.as_deref().unwrap_or_default();
+                if engineer.is_some() && engineer == other_engineer {
+                    let eng = engineer.unwrap_or_default();
                     let detail = format!("engineer {eng} is at {what} booking {}", other.id);
                     violations.push(Violation::Rule { booking: b.id.clone(), rule: 5, detail });
                 }

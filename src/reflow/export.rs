@@ -115,6 +115,7 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
         weights: solver::Weights::default(),
         rooms: instance_rooms,
         bookings: placed.instance,
+        engineers: Vec::new(),
     };
     let rules = rooms.iter().map(|r| (r.id.clone(), r.rules)).collect();
     Ok(Export { instance, clock: frame.clock, bookings: placed.bookings, locks: placed.locks, notice_hours: studio.notice.num_hours(), rules })
@@ -231,6 +232,7 @@ fn instance_bookings(store: &Store, frame: &Frame, rooms: &[solver::Room], now: 
             engineer: b.engineer.as_ref().map(|e| e.0.clone()),
             party_size: b.party_size,
             requires: b.requires.clone(),
+            engineer_skills: Vec::new(),
             series: b.series.as_ref().map(|s| s.0.clone()),
             movable: lock.is_none(),
         });

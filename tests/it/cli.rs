@@ -77,7 +77,7 @@ on_both! {
         }
 
         let file = db.file("instance.json");
-        std::fs::write(&file, r#"{"version": 2, "month": "2026-09", "rooms": [], "bookings": []}"#).unwrap();
+        std::fs::write(&file, r#"{"version": 3, "month": "2026-09", "rooms": [], "bookings": []}"#).unwrap();
         let out = studioflow(&["solve", file.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2));
         std::fs::write(&file, "{not json").unwrap();

@@ -11,7 +11,7 @@ type Case = (Box<dyn Fn(&mut studioflow_solver::Instance)>, &'static str);
 fn malformed_instances_are_rejected_with_their_reason() {
     let base = generate::small(1);
     let cases: Vec<Case> = vec![
-        (Box::new(|i| i.version = 2), "unsupported instance version 2 (this solver reads version 1)"),
+        (Box::new(|i| i.version = 3), "unsupported instance version 3 (this solver reads versions 1 to 2)"),
         (Box::new(|i| i.max_shift_minutes = -1), "max_shift_minutes must not be negative, got -1"),
         (Box::new(|i| i.buffer_minutes = -5), "buffer_minutes must not be negative, got -5"),
         (Box::new(|i| i.weights.series_split = -1), "weight series_split must not be negative, got -1"),
@@ -40,8 +40,8 @@ fn validator_catches_a_clash_and_bad_bookkeeping() {
                          {"id": "f", "room": "b", "start": 630, "end": 700, "client": "c2"}]}"#,
     );
     let mut solution = solve(&inst).solution;
-    solution.assignments[0] = Assignment { booking: "x".into(), room: "b".into(), start: 600, end: 660 };
-    solution.assignments.push(Assignment { booking: "f".into(), room: "b".into(), start: 0, end: 70 });
+    solution.assignments[0] = Assignment { booking: "x".into(), room: "b".into(), start: 600, end: 660, engineer: None };
+    solution.assignments.push(Assignment { booking: "f".into(), room: "b".into(), start: 0, end: 70, engineer: None });
     let violations = validate(&inst, &solution).expect_err("broken on purpose");
     assert!(violations.contains(&Violation::NotAffected("f".into())));
     assert!(violations.iter().any(|v| v.to_string() == "x: rule 4: b is taken by fixed booking f (buffer 0)"));

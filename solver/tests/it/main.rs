@@ -2,9 +2,11 @@
 //! corners where nothing can move, the checker, seeded property tests, the limits and the
 //! improvement phase.
 
+mod agree;
 mod anytime;
 mod check;
 mod corners;
+mod engineers;
 mod limits;
 mod properties;
 mod worked;

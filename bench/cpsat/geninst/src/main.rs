@@ -1,5 +1,6 @@
 //! Writes generated reflow instances as REFLOW.md JSON files.
-//! Usage: `geninst OUT_DIR SCALE:SEED...`, SCALE one of `studio`, `chain` (40 rooms), `large` (80 rooms).
+//! Usage: `geninst OUT_DIR SCALE:SEED...`, SCALE one of `studio`, `chain` (40 rooms), `large` (80 rooms),
+//! and with engineers away (version 2) `studio-away`, `chain-away` (40 rooms), `chain300-away`.
 //! Each file is `OUT_DIR/{SCALE}-{SEED}.json` = `studioflow_solver::generate::{studio,chain,large_chain}(SEED)`.
 
 use studioflow_solver::{Instance, generate};
@@ -15,6 +16,9 @@ fn main() {
             "studio" => generate::studio(seed),
             "chain" => generate::chain(seed),
             "large" => generate::large_chain(seed),
+            "studio-away" => generate::studio_away(seed),
+            "chain-away" => generate::chain_away(seed),
+            "chain300-away" => generate::chain_300_away(seed),
             other => panic!("unknown scale {other}"),
         };
         let path = out.join(format!("{scale}-{seed}.json"));
