@@ -281,6 +281,7 @@ fn engineers_away(store: &Store, frame: &Frame, bookings: &[solver::Booking]) ->
                 engineer: Some(engineer.to_owned()),
                 party_size: 1,
                 requires: Vec::new(),
+                engineer_skills: Vec::new(),
                 series: None,
                 movable: false,
             });
