@@ -423,6 +423,23 @@ pub(crate) fn time(tz: &StudioTz, field: &str, text: &str) -> Result<DateTime<Ut
     tz.parse(text).map_err(|e| ToolError::Fix(format!("{field}: {e}")))
 }
 
+/// A listing's span: `from` (default: the studio's now) to `to` (default: a year and a day on),
+/// `to` after `from`.
+pub(crate) fn span_ahead(studio: &crate::domain::Studio, from: Option<&str>, to: Option<&str>) -> Result<(DateTime<Utc>, DateTime<Utc>), ToolError> {
+    let from = match from {
+        Some(t) => time(&studio.tz, "from", t)?,
+        None => studio.now(chrono::Utc::now()),
+    };
+    let to = match to {
+        Some(t) => time(&studio.tz, "to", t)?,
+        None => from + chrono::Duration::days(366),
+    };
+    if to <= from {
+        return Err(ToolError::Fix("to must be after from".into()));
+    }
+    Ok((from, to))
+}
+
 pub(crate) fn room_id(text: &str) -> RoomId {
     RoomId::new(text.trim())
 }

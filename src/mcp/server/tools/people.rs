@@ -3,10 +3,9 @@
 //! person is deactivated, never deleted.
 
 use super::super::wire::{self, *};
-use super::{names, plural, time, Call, ToolError};
+use super::{names, plural, span_ahead, time, Call, ToolError};
 use crate::domain::{EngineerId, Line, List, Profile, WeeklyHours};
 use crate::store::{PersonEdit, PersonKind, PersonQuery, PersonRecord};
-use chrono::{Duration, Utc};
 
 /// Working hours from outside: at least one line, read as a room's opening hours are.
 fn working_hours(lines: &[Line]) -> Result<WeeklyHours, ToolError> {
@@ -200,17 +199,7 @@ pub fn list_time_off(ctx: &Call<'_>, a: ListTimeOffArgs) -> Result<(TimeOffListO
     ctx.with(|store| {
         let studio = store.studio()?.clone();
         let tz = studio.tz;
-        let from = match &a.from {
-            Some(t) => time(&tz, "from", t)?,
-            None => studio.now(Utc::now()),
-        };
-        let to = match &a.to {
-            Some(t) => time(&tz, "to", t)?,
-            None => from + Duration::days(366),
-        };
-        if to <= from {
-            return Err(ToolError::Fix("to must be after from".into()));
-        }
+        let (from, to) = span_ahead(&studio, a.from.as_deref(), a.to.as_deref())?;
         let engineer = a.engineer.as_deref().map(|e| EngineerId::new(e.trim()));
         let list: Vec<_> = store.time_off(engineer.as_ref(), from, to)?.iter().map(|t| wire::time_off(&tz, t)).collect();
         let summary = format!("{}.", plural(list.len(), "entry of time off", "entries of time off"));

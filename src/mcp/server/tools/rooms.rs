@@ -3,7 +3,7 @@
 //! room offline, list offline windows, and end one early.
 
 use super::super::wire::{self, *};
-use super::{names, plural, room_id, time, Call, ToolError};
+use super::{names, plural, room_id, span_ahead, time, Call, ToolError};
 use crate::availability;
 use crate::domain::{check_rate, BookingRules, BookingRulesEdit, Line, List, Rate, Room, RoomPrice, WeeklyHours};
 use crate::store::{RoomEdit, StoreError};
@@ -69,17 +69,7 @@ pub fn list_offline_windows(ctx: &Call<'_>, a: ListOfflineWindowsArgs) -> Result
     ctx.with(|store| {
         let studio = store.studio()?.clone();
         let tz = studio.tz;
-        let from = match &a.from {
-            Some(t) => time(&tz, "from", t)?,
-            None => studio.now(Utc::now()),
-        };
-        let to = match &a.to {
-            Some(t) => time(&tz, "to", t)?,
-            None => from + Duration::days(366),
-        };
-        if to <= from {
-            return Err(ToolError::Fix("to must be after from".into()));
-        }
+        let (from, to) = span_ahead(&studio, a.from.as_deref(), a.to.as_deref())?;
         let room = a.room.as_deref().map(room_id);
         if let Some(room) = &room {
             store.room(room)?.ok_or_else(|| StoreError::UnknownRoom(room.clone()))?;
