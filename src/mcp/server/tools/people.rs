@@ -123,8 +123,7 @@ fn update(ctx: &Call<'_>, kind: PersonKind, id: &str, edit: PersonEdit) -> Resul
                 plural(future.len(), "future booking", "future bookings")
             )
         };
-        let shown = displaced.iter().take(20).map(|b| wire::booking(&tz, b)).collect();
-        Ok((p, future.iter().map(|b| wire::booking(&tz, b)).collect(), (shown, displaced.len() as u32), summary))
+        Ok((p, future.iter().map(|b| wire::booking(&tz, b)).collect(), wire::displaced(&tz, &displaced), summary))
     })
 }
 
@@ -185,12 +184,8 @@ pub fn add_time_off(ctx: &Call<'_>, a: AddTimeOffArgs) -> Result<(TimeOffAddedOu
             t.reason,
             plural(added.displaced.len(), "session", "sessions")
         );
-        let out = TimeOffAddedOut {
-            time_off: wire::time_off(&tz, t),
-            displaced: added.displaced.iter().take(20).map(|b| wire::booking(&tz, b)).collect(),
-            displaced_count: added.displaced.len() as u32,
-            next_step,
-        };
+        let (displaced, displaced_count) = wire::displaced(&tz, &added.displaced);
+        let out = TimeOffAddedOut { time_off: wire::time_off(&tz, t), displaced, displaced_count, next_step };
         Ok((out, summary))
     })
 }

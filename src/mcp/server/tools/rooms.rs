@@ -181,12 +181,8 @@ pub fn update_room(ctx: &Call<'_>, a: UpdateRoomArgs) -> Result<(RoomChangedOut,
         };
         let state = if change.room.active { "Updated" } else { "Retired" };
         let summary = format!("{state} {id}; {} displaced. {next_step}", plural(change.displaced.len(), "booking", "bookings"));
-        let out = RoomChangedOut {
-            room: wire::room(&tz, &change.room, &windows),
-            displaced: change.displaced.iter().take(20).map(|b| wire::booking(&tz, b)).collect(),
-            displaced_count: change.displaced.len() as u32,
-            next_step,
-        };
+        let (displaced, displaced_count) = wire::displaced(&tz, &change.displaced);
+        let out = RoomChangedOut { room: wire::room(&tz, &change.room, &windows), displaced, displaced_count, next_step };
         Ok((out, summary))
     })
 }

@@ -63,3 +63,11 @@ pub use answers::*;
 pub use args::*;
 pub use outbox::*;
 pub use crate::shapes::{booking, reflow, room, window, BookingOut, ReflowOut, RoomOut, WindowOut};
+
+/// How many displaced bookings an answer lists; the count says how many there are in all.
+const DISPLACED_SHOWN: usize = 20;
+
+/// Bookings a change displaced, as answers show them: the first [`DISPLACED_SHOWN`], and the count.
+pub fn displaced(tz: &crate::domain::StudioTz, bookings: &[crate::domain::Booking]) -> (Vec<BookingOut>, u32) {
+    (bookings.iter().take(DISPLACED_SHOWN).map(|b| booking(tz, b)).collect(), bookings.len() as u32)
+}
