@@ -346,13 +346,15 @@ impl Store {
     }
 
     /// Claims up to `limit` notifications that are due and not held by a live claim, for
-    /// `lease_ms`, under the token `claim` (which `server` makes random per claim). Concurrent
-    /// claimers on other servers skip the rows this one has locked, so each goes to one of them.
-    pub fn claim_notifications(&self, claim: &str, lease_ms: i64, limit: usize) -> Result<Vec<Claimed>> {
+    /// `lease_ms`, under the token `claim` (which `server` makes random per claim); e-mail only
+    /// with `email` (a server without SMTP leaves it to one with). Concurrent claimers on other
+    /// servers skip the rows this one has locked, so each goes to one of them.
+    pub fn claim_notifications(&self, claim: &str, lease_ms: i64, limit: usize, email: bool) -> Result<Vec<Claimed>> {
         let backend = self.backend();
         let now = database_now_ms(backend);
         let skip_locked = if backend == db::Backend::Postgres { "FOR UPDATE SKIP LOCKED" } else { "" };
-        let due = format!("status = 'pending' AND next_attempt_ms <= {now} AND (lease_expires_ms IS NULL OR lease_expires_ms <= {now})");
+        let channels = if email { "" } else { " AND channel = 'webhook'" };
+        let due = format!("status = 'pending'{channels} AND next_attempt_ms <= {now} AND (lease_expires_ms IS NULL OR lease_expires_ms <= {now})");
         let sql = format!(
             "UPDATE notifications SET lease_expires_ms = {now} + ?1, claimed_by = ?2 \
              WHERE seq IN (SELECT seq FROM notifications WHERE {due} ORDER BY seq LIMIT ?3 {skip_locked}) AND {due} \

@@ -1,0 +1,279 @@
+//! Issue 24, e-mail: the real binary sends through an SMTP server on loopback (aiosmtpd, with
+//! `tests/interop/smtp_sink.py`), and Python's `email` and `icalendar` packages read what arrives.
+//! The demo reflow is one message per affected client and engineer whose calendar part holds
+//! exactly their moved sessions (UIDs, raised SEQUENCE, times in Europe/London), and one staff
+//! digest naming the 17 unresolved sessions with reasons; a 4xx is retried, a 5xx is recorded as
+//! a permanent failure that `list_notifications` shows; without `--smtp` nothing is attempted.
+
+use crate::mcp_client::{stdio, Mcp};
+use crate::support::{london, on_both, small_studio};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufRead;
+use std::time::{Duration, Instant};
+
+/// The SMTP sink: its port, and one line per message as it comes.
+struct Sink {
+    child: std::process::Child,
+    port: u16,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Sink {
+    /// `replies`: the n-th message's reply (the last one from then on); `by_recipient`: a reply
+    /// an address always gets.
+    fn start(replies: Value, by_recipient: Value) -> Sink {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/smtp_sink.py");
+        let mut child = std::process::Command::new(crate::sdk_python::python())
+            .arg(script)
+            .arg(replies.to_string())
+            .arg(by_recipient.to_string())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        let port = first.trim().parse().unwrap_or_else(|_| panic!("the sink said {first:?}"));
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                let _ = tx.send(serde_json::from_str(&line).unwrap());
+            }
+        });
+        Sink { child, port, lines }
+    }
+
+    fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    fn next(&self, within: Duration) -> Value {
+        let got = self.lines.recv_timeout(within).expect("a message in time");
+        assert!(got["error"].is_null(), "Python could not read a message: {got}");
+        got
+    }
+
+    /// Every message until none comes for `quiet`.
+    fn drain(&self, quiet: Duration) -> Vec<Value> {
+        let mut all = Vec::new();
+        while let Ok(got) = self.lines.recv_timeout(quiet) {
+            all.push(got);
+        }
+        all
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_mail(db: &str, sink: &Sink, extra: &[&str]) -> crate::mcp_client::StdioServer {
+    let url = sink.url();
+    let mut args = vec!["--smtp", url.as_str(), "--mail-from", "Test Desk <desk@studio.example>"];
+    args.extend_from_slice(extra);
+    stdio(db, &args)
+}
+
+/// Polls `list_notifications` of `channel` until `n` are out of `pending`, and returns them.
+fn settled(s: &mut impl Mcp, n: usize, limit: Duration) -> Vec<Value> {
+    let start = Instant::now();
+    loop {
+        let all = s.ok("list_notifications", json!({}))["notifications"].as_array().unwrap().clone();
+        let done: Vec<Value> = all.iter().filter(|n| n["channel"] == "email" && n["status"] != "pending").cloned().collect();
+        if done.len() >= n {
+            return done;
+        }
+        assert!(start.elapsed() < limit, "not {n} settled e-mails after {limit:?}: {all:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The demo's reflow of September with studio-b offline, every demo client and engineer given an
+/// address (one client with `notify` off): each person concerned gets one message whose calendar
+/// part holds exactly their moved sessions, with the feeds' UIDs, the bookings' raised
+/// sequence and their new times in Europe/London; the staff address gets one digest naming the
+/// 17 unresolved sessions with their reasons and their clients' contacts.
+#[test]
+fn issue_24_the_demo_reflow_emails_each_person_once_and_the_staff_a_digest() {
+    let db = crate::support::TestDb::sqlite();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["init", "--db", db.db_arg(), "--demo"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    db.exec("UPDATE clients SET email = id || '@clients.example'");
+    db.exec("UPDATE engineers SET email = id || '@engineers.example'");
+    let sink = Sink::start(json!(["250 OK"]), json!({}));
+    let mut s = serve_mail(db.db_arg(), &sink, &["--solver-time-limit", "5"]);
+    s.ok("update_studio", json!({"notify_email": "desk@studio.example"}));
+    // One client turns e-mail off: the client with the most sessions in studio-b in September.
+    let quiet = db.text(
+        "SELECT client_id FROM bookings WHERE room_id = 'studio-b' AND status != 'cancelled' GROUP BY client_id ORDER BY count(*) DESC, client_id LIMIT 1",
+    )
+    .unwrap();
+    let answer = s.ok("update_client", json!({"id": quiet, "notify": false}));
+    assert_eq!(answer["client"]["notify"], false, "{answer}");
+    let reflow = s.ok("reflow_month", json!({"month": "2026-09", "offline_rooms": ["studio-b"]}));
+    let reflow_id = reflow["reflow_id"].as_str().unwrap().to_owned();
+
+    // What should arrive, from the database: each person's moved sessions, as they are now.
+    let moves = db.rows(&format!(
+        "SELECT m.booking_id, b.client_id, b.engineer_id, b.start_at, b.end_at, b.revision FROM reflow_moves m JOIN bookings b ON b.id = m.booking_id WHERE m.reflow_id = '{reflow_id}'"
+    ));
+    assert_eq!(moves.len() as u64, reflow["moved"].as_u64().unwrap());
+    let tz = london();
+    let local = |secs: &Option<String>| tz.format(chrono::DateTime::from_timestamp(secs.as_ref().unwrap().parse().unwrap(), 0).unwrap());
+    let domain = db.text("SELECT name FROM studio").unwrap().to_lowercase().replace(' ', "-");
+    let mut expected: BTreeMap<String, BTreeMap<String, (String, String, i64)>> = BTreeMap::new();
+    for m in &moves {
+        let uid = format!("{}@{}.studioflow", m[0].as_ref().unwrap(), domain.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect::<String>());
+        let session = (local(&m[3]), local(&m[4]), m[5].as_ref().unwrap().parse::<i64>().unwrap());
+        let client = m[1].clone().unwrap();
+        if client != quiet {
+            expected.entry(format!("{client}@clients.example")).or_default().insert(uid.clone(), session.clone());
+        }
+        if let Some(engineer) = &m[2] {
+            expected.entry(format!("{engineer}@engineers.example")).or_default().insert(uid, session);
+        }
+    }
+    let unresolved = db.rows(&format!("SELECT booking_id, reason FROM reflow_unresolved WHERE reflow_id = '{reflow_id}'"));
+    assert_eq!(unresolved.len(), 17);
+
+    // Every message arrives: one per person, and the digest.
+    let mut got = vec![sink.next(Duration::from_secs(60))];
+    got.extend(sink.drain(Duration::from_secs(3)));
+    let mut people: BTreeMap<String, Value> = BTreeMap::new();
+    let mut digests = Vec::new();
+    for g in got {
+        let to = g["rcpt"][0].as_str().unwrap().to_owned();
+        if to == "desk@studio.example" {
+            digests.push(g);
+        } else {
+            assert!(people.insert(to.clone(), g).is_none(), "{to} got two messages");
+        }
+    }
+    assert_eq!(people.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>(), "one message per person concerned, none to {quiet}");
+    for (to, g) in &people {
+        let message = &g["message"];
+        let calendar = &message["calendar"];
+        assert_eq!(calendar["method"], "REQUEST", "{to}");
+        assert_eq!(calendar["part_method"], "REQUEST", "{to}: the part's content type names its method");
+        let events = calendar["events"].as_array().unwrap();
+        let uids: BTreeSet<&str> = events.iter().map(|e| e["uid"].as_str().unwrap()).collect();
+        let want = &expected[to];
+        assert_eq!(uids, want.keys().map(String::as_str).collect(), "{to}: the calendar part holds exactly their moved sessions");
+        for e in events {
+            let (start, end, revision) = &want[e["uid"].as_str().unwrap()];
+            assert_eq!((e["start"].as_str().unwrap(), e["end"].as_str().unwrap()), (start.as_str(), end.as_str()), "{to}: {e}");
+            assert!(e["sequence"].as_i64().unwrap() >= 1, "a moved booking's SEQUENCE is raised: {e}");
+            assert_eq!(e["sequence"].as_i64().unwrap(), *revision, "{e}");
+            assert!(e["organizer"].as_str().unwrap().ends_with("desk@studio.example"), "{e}");
+            assert_eq!(e["attendee"].as_str().unwrap(), format!("mailto:{to}"));
+        }
+        let text = message["text"].as_str().unwrap();
+        assert_eq!(text.matches("\n- Moved: ").count(), want.len(), "{text}");
+        assert!(text.contains("desk@studio.example"), "whom to contact: {text}");
+        assert!(message["html"].as_str().unwrap().contains("<li>Moved: "), "{message}");
+    }
+    assert_eq!(digests.len(), 1, "one staff digest");
+    let digest = &digests[0]["message"];
+    assert!(digest["subject"].as_str().unwrap().contains("17 unresolved"), "{digest}");
+    let text = digest["text"].as_str().unwrap();
+    for u in &unresolved {
+        let line = text.lines().find(|l| l.starts_with(&format!("- {} ", u[0].as_ref().unwrap()))).unwrap_or_else(|| panic!("{:?} is not in {text}", u[0]));
+        assert!(line.contains(u[1].as_ref().unwrap()), "its reason: {line}");
+        assert!(line.contains("@clients.example"), "its client's contact: {line}");
+    }
+    let done = settled(&mut s, expected.len() + 1, Duration::from_secs(10));
+    assert!(done.iter().all(|n| n["status"] == "delivered" && n["type"] == "reflow.applied"), "{done:?}");
+    eprintln!("the demo reflow: {} moved, {} people e-mailed, 1 digest", moves.len(), expected.len());
+    s.kill();
+}
+
+on_both! {
+    /// A booking created and then cancelled tells its client: the first message meets a 4xx and is
+    /// retried (the same Message-ID) until it goes; a REQUEST, then a CANCEL with a higher
+    /// SEQUENCE. A recipient refused with a 5xx is a permanent failure, recorded and listed.
+    fn issue_24_an_email_is_retried_after_a_4xx_and_failed_for_good_on_a_5xx(db) {
+        small_studio(db.target());
+        let sink = Sink::start(json!(["451 4.3.0 try again later", "250 OK"]), json!({"nobody@clients.example": "550 5.1.1 no such mailbox"}));
+        let mut s = serve_mail(db.db_arg(), &sink, &[]);
+        s.ok("update_client", json!({"id": "c1", "email": "c1@clients.example"}));
+        s.ok("update_client", json!({"id": "c2", "email": "nobody@clients.example"}));
+        let booked = s.ok("create_booking", json!({"room": "hall", "client": "c1", "start": "2026-09-03T10:00", "end": "2026-09-03T11:00"}));
+        let id = booked["booking"]["id"].as_str().or(booked["bookings"][0]["id"].as_str()).unwrap().to_owned();
+        let (first, second) = (sink.next(Duration::from_secs(30)), sink.next(Duration::from_secs(30)));
+        assert_eq!(first["reply"], "451 4.3.0 try again later");
+        assert_eq!(first["message"]["message_id"], second["message"]["message_id"], "a retry is the same message");
+        assert!(second["at"].as_f64().unwrap() - first["at"].as_f64().unwrap() >= 4.0, "retried on the schedule (5 s): {first} {second}");
+        let calendar = &second["message"]["calendar"];
+        assert_eq!(calendar["method"], "REQUEST");
+        assert_eq!(calendar["events"][0]["start"], "2026-09-03T10:00:00+01:00");
+        assert!(second["message"]["subject"].as_str().unwrap().contains("booked"), "{second}");
+        let sequence = calendar["events"][0]["sequence"].as_i64().unwrap();
+        s.ok("cancel_booking", json!({"id": id}));
+        let cancelled = sink.next(Duration::from_secs(30));
+        assert_eq!(cancelled["message"]["calendar"]["method"], "CANCEL");
+        assert_eq!(cancelled["message"]["calendar"]["events"][0]["uid"], calendar["events"][0]["uid"]);
+        assert!(cancelled["message"]["calendar"]["events"][0]["sequence"].as_i64().unwrap() > sequence, "{cancelled}");
+        // The refused recipient: failed for good after one attempt, the server's answer kept.
+        s.ok("create_booking", json!({"room": "hall", "client": "c2", "start": "2026-09-04T10:00", "end": "2026-09-04T11:00"}));
+        let refused = sink.next(Duration::from_secs(30));
+        assert_eq!(refused["reply"], "550 5.1.1 no such mailbox");
+        let done = settled(&mut s, 3, Duration::from_secs(10));
+        let failed: Vec<&Value> = done.iter().filter(|n| n["status"] == "failed").collect();
+        assert_eq!(failed.len(), 1, "{done:?}");
+        assert_eq!(failed[0]["attempts"], 1);
+        assert_eq!(failed[0]["to"], "nobody@clients.example");
+        let why = failed[0]["last_error"].as_str().unwrap();
+        assert!(why.contains("refused for good") && why.contains("550"), "{why}");
+        let listed = s.ok("list_notifications", json!({"status": "failed"}));
+        assert_eq!(listed["notifications"].as_array().unwrap().len(), 1);
+        let delivered: Vec<&Value> = done.iter().filter(|n| n["status"] == "delivered").collect();
+        assert_eq!(delivered.iter().map(|n| n["attempts"].as_i64().unwrap()).collect::<Vec<_>>(), [2, 1]);
+        assert!(sink.drain(Duration::from_millis(700)).is_empty(), "nothing more is sent");
+        s.kill();
+    }
+
+    /// Without `--smtp` no e-mail is attempted: the message waits in the outbox, pending, and a
+    /// server with `--smtp` sends it. Turning `notify` off writes none at all.
+    fn issue_24_without_smtp_no_email_is_attempted(db) {
+        small_studio(db.target());
+        let sink = Sink::start(json!(["250 OK"]), json!({}));
+        let mut s = stdio(db.db_arg(), &[]);
+        s.ok("update_client", json!({"id": "c1", "email": "c1@clients.example"}));
+        s.ok("update_client", json!({"id": "c2", "email": "c2@clients.example", "notify": false}));
+        s.ok("create_booking", json!({"room": "hall", "client": "c1", "start": "2026-09-03T10:00", "end": "2026-09-03T11:00"}));
+        s.ok("create_booking", json!({"room": "hall", "client": "c2", "start": "2026-09-04T10:00", "end": "2026-09-04T11:00"}));
+        std::thread::sleep(Duration::from_millis(800));
+        let all = s.ok("list_notifications", json!({}))["notifications"].as_array().unwrap().clone();
+        assert_eq!(all.len(), 1, "one for c1, none for c2 (notify off): {all:?}");
+        assert_eq!((all[0]["channel"].as_str(), all[0]["status"].as_str(), all[0]["attempts"].as_i64()), (Some("email"), Some("pending"), Some(0)));
+        s.kill();
+        let mut s = serve_mail(db.db_arg(), &sink, &[]);
+        let got = sink.next(Duration::from_secs(30));
+        assert_eq!(got["rcpt"], json!(["c1@clients.example"]));
+        settled(&mut s, 1, Duration::from_secs(10));
+        s.kill();
+    }
+}
+
+/// `--smtp` and `--mail-from` go together, and a URL that is not one of the three forms is
+/// refused before anything opens, naming the forms.
+#[test]
+fn issue_24_smtp_flags_are_checked_before_the_server_starts() {
+    let db = crate::support::TestDb::sqlite();
+    for (args, says) in [
+        (vec!["--smtp", "smtp://127.0.0.1:2525"], "--mail-from"),
+        (vec!["--mail-from", "desk@studio.example"], "--smtp"),
+        (vec!["--smtp", "http://127.0.0.1", "--mail-from", "desk@studio.example"], "smtps://"),
+        (vec!["--smtp", "smtp://127.0.0.1?tls=always", "--mail-from", "desk@studio.example"], "tls=starttls"),
+        (vec!["--smtp", "smtp://127.0.0.1", "--mail-from", "not an address"], "--mail-from"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_studioflow")).args(["serve", "--db", db.db_arg()]).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
