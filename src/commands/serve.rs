@@ -285,7 +285,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     if let Some(mailer) = &mailer {
         tracing::info!(mailer = ?mailer, "e-mail goes out through SMTP");
     }
-    let delivery = crate::notify::Delivery { allow_private: config.webhooks_to_private, server: format!("pid{}", std::process::id()), timeout, mailer };
+    let delivery = crate::notify::Delivery { allow_private: config.webhooks_to_private, server: crate::tasks::process::server_name(), timeout, mailer };
     // Work a killed process left behind is redone before anyone asks about it; from then on this
     // server keeps its leases and takes over tasks whose server died.
     let resumed = tasks.resume()?;

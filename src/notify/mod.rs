@@ -35,7 +35,8 @@ const IN_FLIGHT: usize = 32;
 pub struct Delivery {
     /// `serve --webhooks-to-private`: endpoints may be loopback, private or link-local addresses.
     pub allow_private: bool,
-    /// This server's name in claims, for logs.
+    /// This server's name in claims (`host/pid/random`, `crate::tasks::process::server_name`), so
+    /// that a server starting later can tell whether the holder of a claim is gone.
     pub server: String,
     /// How long an attempt may take: [`webhook::TIMEOUT`], shorter only in tests.
     pub timeout: Duration,
@@ -74,8 +75,15 @@ fn jitter() -> f64 {
     f64::from(u16::from_le_bytes(byte)) / f64::from(u16::MAX) * 2.0 - 1.0
 }
 
-/// Delivers notifications for as long as the server runs. On SQLite (one process delivers) the
-/// claims a killed predecessor left are let go at once; on PostgreSQL they lapse.
+/// The holder a claim names: its first three parts, `host/pid/random` (the fourth is per claim).
+fn holder(claim: &str) -> String {
+    claim.splitn(4, '/').take(3).collect::<Vec<_>>().join("/")
+}
+
+/// Delivers notifications for as long as the server runs. At start, the claims of holders that
+/// ran on this machine and are gone (a server killed mid-delivery) are let go at once; a live
+/// holder's (another server on the same SQLite file or PostgreSQL database) and another
+/// machine's are left to their leases, so nothing is sent twice.
 pub async fn run(pool: Arc<Pool>, delivery: Delivery) {
     let client = match webhook::client(delivery.allow_private, delivery.timeout) {
         Ok(c) => c,
@@ -86,8 +94,12 @@ pub async fn run(pool: Arc<Pool>, delivery: Delivery) {
     };
     let released = {
         let pool = pool.clone();
+        let me = delivery.server.clone();
         tokio::task::spawn_blocking(move || {
-            pool.with_unsettled(|store| store.release_stale_notification_claims())
+            pool.with_unsettled(|store| {
+                let gone: Vec<String> = store.notification_claims()?.into_iter().filter(|c| crate::tasks::process::is_dead_here(&holder(c), &me)).collect();
+                store.release_notification_claims(&gone)
+            })
         })
         .await
     };
@@ -243,6 +255,12 @@ mod tests {
         assert!(matches!(next_after(8, Some(500), None, "HTTP 500", 0.0), Next::GiveUp(why) if why.contains("8 attempts")));
         assert_eq!(next_after(1, Some(503), Some(1), "HTTP 503", 0.0), Next::RetryIn(1_000));
         assert!(matches!(next_after(1, Some(410), None, "", 0.0), Next::Disable(_)));
+    }
+
+    #[test]
+    fn a_claim_names_its_holder() {
+        assert_eq!(holder("host/123/ab12cd34/0011223344"), "host/123/ab12cd34");
+        assert_eq!(holder("host/123"), "host/123");
     }
 
     #[test]

@@ -377,13 +377,25 @@ impl Store {
         Ok(claimed)
     }
 
-    /// At a server's start: on SQLite, where one process delivers, lets go of every claim a
-    /// killed predecessor left behind; on PostgreSQL, where other servers may be delivering
-    /// right now, does nothing (a dead server's claims lapse).
-    pub fn release_stale_notification_claims(&self) -> Result<usize> {
-        if self.backend() == db::Backend::Postgres {
-            return Ok(0);
+    /// The claims held on pending notifications (each names its holder, `host/pid/random/...`),
+    /// for a starting worker to judge which holders are gone.
+    pub fn notification_claims(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn().prepare_cached("SELECT DISTINCT claimed_by FROM notifications WHERE status = 'pending' AND claimed_by IS NOT NULL ORDER BY claimed_by")?;
+        let rows = stmt.query_map((), |row| row.get::<_, String>(0))?;
+        Ok(rows.collect::<db::Result<Vec<_>>>()?)
+    }
+
+    /// Lets go of the claims named, whose holders are gone, so that their rows go out now rather
+    /// than when their leases lapse. A claim held by a live process is never named here (two
+    /// servers on one SQLite file would otherwise both send it).
+    pub fn release_notification_claims(&self, claims: &[String]) -> Result<usize> {
+        let mut released = 0;
+        for claim in claims {
+            released += self.conn().execute(
+                "UPDATE notifications SET lease_expires_ms = NULL, claimed_by = NULL WHERE status = 'pending' AND claimed_by = ?",
+                [claim.as_str()],
+            )?;
         }
-        Ok(self.conn().execute("UPDATE notifications SET lease_expires_ms = NULL, claimed_by = NULL WHERE status = 'pending' AND claimed_by IS NOT NULL", ())?)
+        Ok(released)
     }
 }

@@ -23,11 +23,17 @@ impl Sink {
     /// `replies`: the n-th message's reply (the last one from then on); `by_recipient`: a reply
     /// an address always gets.
     fn start(replies: Value, by_recipient: Value) -> Sink {
+        Sink::start_tls(replies, by_recipient, Value::Null)
+    }
+
+    /// With `tls` (`{"mode": "starttls" | "tls", "cert", "key"}`), or plain when null.
+    fn start_tls(replies: Value, by_recipient: Value, tls: Value) -> Sink {
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/smtp_sink.py");
         let mut child = std::process::Command::new(crate::sdk_python::python())
             .arg(script)
             .arg(replies.to_string())
             .arg(by_recipient.to_string())
+            .args(if tls.is_null() { None } else { Some(tls.to_string()) })
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -275,5 +281,45 @@ fn issue_24_smtp_flags_are_checked_before_the_server_starts() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+/// STARTTLS (`smtp://…?tls=starttls`, the sink refusing mail before it) and TLS from the first
+/// byte (`smtps://`), each checked against the platform's roots, here a test CA given by
+/// `SSL_CERT_FILE`; a certificate the roots do not vouch for is a recorded failed attempt.
+#[test]
+fn issue_24_starttls_and_smtps_are_spoken_and_the_certificate_checked() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/auth");
+    let (cert, key, ca) = (fixtures.join("cimd-cert.pem"), fixtures.join("cimd-key.pem"), fixtures.join("cimd-ca.pem"));
+    for (mode, url) in [("starttls", "smtp://localhost:{port}?tls=starttls"), ("tls", "smtps://localhost:{port}")] {
+        let db = crate::support::TestDb::sqlite();
+        small_studio(db.target());
+        let tls = json!({"mode": mode, "cert": cert, "key": key});
+        let sink = Sink::start_tls(json!(["250 OK"]), json!({}), tls);
+        let url = url.replace("{port}", &sink.port.to_string());
+        let args = ["--smtp", url.as_str(), "--mail-from", "desk@studio.example"];
+        let mut s = crate::mcp_client::stdio_with_env(db.db_arg(), &args, &[("SSL_CERT_FILE", ca.to_str().unwrap())]);
+        s.ok("update_client", json!({"id": "c1", "email": "c1@clients.example"}));
+        s.ok("create_booking", json!({"room": "hall", "client": "c1", "start": "2026-09-03T10:00", "end": "2026-09-03T11:00"}));
+        let got = sink.next(Duration::from_secs(30));
+        assert_eq!(got["tls"], true, "{mode}: {got}");
+        assert_eq!(got["message"]["calendar"]["method"], "REQUEST");
+        settled(&mut s, 1, Duration::from_secs(10));
+        s.kill();
+        // Without the test CA among the roots, the certificate is refused: a failed attempt, kept pending.
+        s = stdio(db.db_arg(), &args);
+        s.ok("create_booking", json!({"room": "hall", "client": "c1", "start": "2026-09-04T10:00", "end": "2026-09-04T11:00"}));
+        let start = Instant::now();
+        let error = loop {
+            let all = s.ok("list_notifications", json!({"status": "pending"}))["notifications"].as_array().unwrap().clone();
+            if let Some(e) = all.first().and_then(|n| n["last_error"].as_str()) {
+                break e.to_owned();
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "no failed attempt recorded: {all:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert!(error.to_lowercase().contains("certificate") || error.to_lowercase().contains("tls"), "{mode}: {error}");
+        assert!(sink.drain(Duration::from_millis(300)).is_empty(), "{mode}: nothing was sent unverified");
+        s.kill();
     }
 }

@@ -212,8 +212,8 @@ const LAYERS: &[&[&str]] = &[
     &["auth"],
     &["store"],
     &["reflow", "availability", "ics", "feeds", "oauth", "shapes", "demo", "reflow_text"],
-    &["tasks", "notify"],
-    &["view"],
+    &["tasks"],
+    &["view", "notify"],
     &["mcp"],
     &["client", "commands"],
 ];
