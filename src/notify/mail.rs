@@ -14,6 +14,7 @@ use lettre::message::header::ContentType;
 use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::transport::smtp::extension::ClientId;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde_json::Value as Json;
 use std::fmt::Write as _;
@@ -145,7 +146,10 @@ impl Mailer {
             Security::StartTls => Tls::Required(tls(&url.host)?),
             Security::Tls => Tls::Wrapper(tls(&url.host)?),
         };
-        let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(url.host.as_str()).port(url.port).tls(security).timeout(Some(timeout));
+        // EHLO with this machine's name, as mail programs do: some servers refuse a bare "localhost".
+        let hello = ClientId::Domain(crate::tasks::process::host_name());
+        let mut builder =
+            AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(url.host.as_str()).port(url.port).tls(security).timeout(Some(timeout)).hello_name(hello);
         if let Some((user, password)) = &url.credentials {
             builder = builder.credentials(Credentials::new(user.clone(), password.clone()));
         }

@@ -10,8 +10,9 @@ pub fn server_name() -> String {
     format!("{}/{}/{random}", host_name(), std::process::id())
 }
 
-/// This machine's name, as leases write it (a `/` in it would cut the `host/pid/random` form).
-fn host_name() -> String {
+/// This machine's name, as leases write it (a `/` in it would cut the `host/pid/random` form),
+/// and as e-mail greets its SMTP server with.
+pub fn host_name() -> String {
     let mut buffer = [0u8; 256];
     // SAFETY: the buffer is writable for its whole length, which is what gethostname is given.
     let done = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };

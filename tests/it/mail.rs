@@ -242,6 +242,39 @@ on_both! {
         s.kill();
     }
 
+    /// An engineer swapped on a session: the one taken off gets it as a CANCEL, the one put on as a
+    /// REQUEST, the client a REQUEST; the same UID and the same raised SEQUENCE in all three.
+    fn issue_24_an_engineer_taken_off_a_session_gets_a_cancel(db) {
+        small_studio(db.target());
+        let sink = Sink::start(json!(["250 OK"]), json!({}));
+        let mut s = serve_mail(db.db_arg(), &sink, &[]);
+        for (kind, id) in [("update_client", "c1"), ("update_engineer", "e1"), ("update_engineer", "e2")] {
+            s.ok(kind, json!({"id": id, "email": format!("{id}@people.example")}));
+        }
+        let booked = s.ok("create_booking", json!({"room": "hall", "client": "c1", "engineer": "e1", "start": "2026-09-03T10:00", "end": "2026-09-03T11:00"}));
+        let id = booked["booking"]["id"].as_str().or(booked["bookings"][0]["id"].as_str()).unwrap().to_owned();
+        let mut first: Vec<Value> = vec![sink.next(Duration::from_secs(30)), sink.next(Duration::from_secs(30))];
+        first.sort_by_key(|g| g["rcpt"][0].as_str().unwrap().to_owned());
+        assert_eq!(first.iter().map(|g| g["rcpt"][0].as_str().unwrap()).collect::<Vec<_>>(), ["c1@people.example", "e1@people.example"]);
+        s.ok("update_booking", json!({"id": id, "engineer": "e2"}));
+        let mut got: BTreeMap<String, Value> = BTreeMap::new();
+        for _ in 0..3 {
+            let g = sink.next(Duration::from_secs(30));
+            got.insert(g["rcpt"][0].as_str().unwrap().to_owned(), g["message"]["calendar"].clone());
+        }
+        assert_eq!(got["e1@people.example"]["method"], "CANCEL");
+        assert_eq!(got["e2@people.example"]["method"], "REQUEST");
+        assert_eq!(got["c1@people.example"]["method"], "REQUEST");
+        let uid = &first[0]["message"]["calendar"]["events"][0]["uid"];
+        let before = first[0]["message"]["calendar"]["events"][0]["sequence"].as_i64().unwrap();
+        for calendar in got.values() {
+            assert_eq!(&calendar["events"][0]["uid"], uid);
+            assert!(calendar["events"][0]["sequence"].as_i64().unwrap() > before, "{calendar}");
+        }
+        assert!(sink.drain(Duration::from_millis(500)).is_empty());
+        s.kill();
+    }
+
     /// Without `--smtp` no e-mail is attempted: the message waits in the outbox, pending, and a
     /// server with `--smtp` sends it. Turning `notify` off writes none at all.
     fn issue_24_without_smtp_no_email_is_attempted(db) {
