@@ -165,7 +165,7 @@ impl Mailer {
             Ok(f) => f,
             Err(e) => return failed(format!("the stored message cannot be read: {e}"), true),
         };
-        let email = match render(&facts, &self.from.email.to_string(), Utc::now()) {
+        let email = match render(&facts, self.from.email.as_ref(), Utc::now()) {
             Ok(e) => e,
             Err(e) => return failed(e, true),
         };

@@ -29,6 +29,9 @@ const POLL: Duration = Duration::from_millis(250);
 const CLAIM_MS: i64 = 60_000;
 /// Deliveries in flight at once per server.
 const IN_FLIGHT: usize = 32;
+/// How long an e-mail may wait for its first attempt (for a server with `--smtp`): past this its
+/// news is stale (the session may have moved again since), so it is failed, never sent late.
+pub const MAIL_STALE_MS: i64 = 24 * 3_600_000;
 
 /// How the worker delivers.
 #[derive(Debug, Clone)]
@@ -210,8 +213,14 @@ async fn deliver_email(pool: &Arc<Pool>, delivery: &Delivery, claimed: Claimed) 
     let Some(mailer) = &delivery.mailer else { return };
     let started = std::time::Instant::now();
     let at_ms = chrono::Utc::now().timestamp_millis();
-    let sent = mailer.send(&claimed.id, &claimed.payload).await;
-    let next = next_after_mail(claimed.attempts + 1, &sent, jitter());
+    let (sent, next) = if claimed.attempts == 0 && at_ms - claimed.created_ms > MAIL_STALE_MS {
+        let why = "not sent: it waited more than 24 hours for a server with --smtp, and its news may be stale".to_owned();
+        (mail::Sent { ok: false, permanent: true, text: why.clone() }, Next::GiveUp(why))
+    } else {
+        let sent = mailer.send(&claimed.id, &claimed.payload).await;
+        let next = next_after_mail(claimed.attempts + 1, &sent, jitter());
+        (sent, next)
+    };
     let attempt = Attempt {
         notification: claimed.id.clone(),
         attempt: claimed.attempts + 1,

@@ -54,15 +54,16 @@ fn room_json(conn: &Connection, id: &str) -> Result<Json> {
     Ok(json!({ "id": id, "name": name_of(conn, "rooms", id)? }))
 }
 
-/// A person's name, address and whether they take e-mail.
-fn contact(conn: &Connection, person: &Person) -> Result<Option<(String, Option<String>, bool, Option<String>)>> {
+/// A person's name and the address to write to: none without one, or with `notify` off.
+fn contact(conn: &Connection, person: &Person) -> Result<Option<(String, Option<String>)>> {
     let table = if person.role == "client" { "clients" } else { "engineers" };
-    let sql = format!("SELECT name, email, notify, phone FROM {table} WHERE id = ?");
-    Ok(conn
-        .prepare_cached(&sql)?
-        .query_row([person.id.as_str()], |row| Ok((row.get(0)?, row.get(1)?, row.get::<_, i64>(2)? == 1, row.get(3)?)))
-        .optional()?)
+    let sql = format!("SELECT name, CASE WHEN notify = 1 THEN email END FROM {table} WHERE id = ?");
+    Ok(conn.prepare_cached(&sql)?.query_row([person.id.as_str()], |row| Ok((row.get(0)?, row.get(1)?))).optional()?)
 }
+
+/// One person's sessions in a change set, by booking: the first `before`, the last `after`, how
+/// it changed last, and whether it is off their calendar.
+type Sessions = BTreeMap<String, (Option<Booking>, Booking, Action, bool)>;
 
 /// One session as a person's message tells it: where and when it is now, where it was, and
 /// whether it is off their calendar (`cancel`).
@@ -114,7 +115,7 @@ pub(super) fn enqueue(conn: &Connection, studio: &Studio, set: &ChangeSet) -> Re
     let staff: Option<String> = conn.query_row("SELECT notify_email FROM studio WHERE id = 1", (), |row| row.get(0))?;
     let studio_json = json!({ "name": studio.name, "zone": studio.tz.name() });
     // Each person's sessions, by booking: the first `before` and the last `after` of the set.
-    let mut told: BTreeMap<Person, BTreeMap<String, (Option<Booking>, Booking, Action, bool)>> = BTreeMap::new();
+    let mut told: BTreeMap<Person, Sessions> = BTreeMap::new();
     let mut first_kind: Option<&'static str> = None;
     let mut first_subject: Option<String> = None;
     for (before, after, action) in &set.bookings {
@@ -155,7 +156,7 @@ pub(super) fn enqueue(conn: &Connection, studio: &Studio, set: &ChangeSet) -> Re
     let subject = set.reflow.clone().or(first_subject).unwrap_or_default();
     let mut messages = 0;
     for (person, sessions) in &told {
-        let Some((name, Some(email), true, _)) = contact(conn, person)? else { continue };
+        let Some((name, Some(email))) = contact(conn, person)? else { continue };
         let mut list = Vec::with_capacity(sessions.len());
         for (before, after, action, cancel) in sessions.values() {
             list.push(session_json(conn, before.as_ref(), after, *action, *cancel)?);

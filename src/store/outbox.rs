@@ -102,6 +102,8 @@ pub struct Claimed {
     pub payload: String,
     /// Attempts made before this one.
     pub attempts: i64,
+    /// When it was written (unix ms, the database's clock).
+    pub created_ms: i64,
     /// The claim's token: the fence of the write that records this attempt.
     pub claim: String,
 }
@@ -358,7 +360,7 @@ impl Store {
         let sql = format!(
             "UPDATE notifications SET lease_expires_ms = {now} + ?1, claimed_by = ?2 \
              WHERE seq IN (SELECT seq FROM notifications WHERE {due} ORDER BY seq LIMIT ?3 {skip_locked}) AND {due} \
-             RETURNING seq, id, channel, target, payload, attempts"
+             RETURNING seq, id, channel, target, payload, attempts, created_ms"
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(params![lease_ms, claim, limit as i64], |row| {
@@ -369,6 +371,7 @@ impl Store {
                 target: row.get(3)?,
                 payload: row.get(4)?,
                 attempts: row.get(5)?,
+                created_ms: row.get(6)?,
                 claim: claim.to_owned(),
             })
         })?;

@@ -276,7 +276,8 @@ on_both! {
     }
 
     /// Without `--smtp` no e-mail is attempted: the message waits in the outbox, pending, and a
-    /// server with `--smtp` sends it. Turning `notify` off writes none at all.
+    /// server with `--smtp` sends it, unless it waited more than 24 hours (then it is failed as
+    /// stale, never sent late). Turning `notify` off writes none at all.
     fn issue_24_without_smtp_no_email_is_attempted(db) {
         small_studio(db.target());
         let sink = Sink::start(json!(["250 OK"]), json!({}));
@@ -289,11 +290,19 @@ on_both! {
         let all = s.ok("list_notifications", json!({}))["notifications"].as_array().unwrap().clone();
         assert_eq!(all.len(), 1, "one for c1, none for c2 (notify off): {all:?}");
         assert_eq!((all[0]["channel"].as_str(), all[0]["status"].as_str(), all[0]["attempts"].as_i64()), (Some("email"), Some("pending"), Some(0)));
+        s.ok("create_booking", json!({"room": "hall", "client": "c1", "start": "2026-09-05T10:00", "end": "2026-09-05T11:00"}));
         s.kill();
+        // The second waited a day and more (written so by hand): stale.
+        db.exec("UPDATE notifications SET created_ms = created_ms - 90000000 WHERE seq = (SELECT max(seq) FROM notifications)");
         let mut s = serve_mail(db.db_arg(), &sink, &[]);
         let got = sink.next(Duration::from_secs(30));
         assert_eq!(got["rcpt"], json!(["c1@clients.example"]));
-        settled(&mut s, 1, Duration::from_secs(10));
+        assert!(got["message"]["text"].as_str().unwrap().contains("Thu 3 Sep"), "{got}");
+        let done = settled(&mut s, 2, Duration::from_secs(10));
+        assert_eq!(done[0]["status"], "delivered");
+        assert_eq!((done[1]["status"].as_str(), done[1]["attempts"].as_i64()), (Some("failed"), Some(1)));
+        assert!(done[1]["last_error"].as_str().unwrap().contains("more than 24 hours"), "{done:?}");
+        assert!(sink.drain(Duration::from_millis(500)).is_empty(), "the stale one is not sent");
         s.kill();
     }
 }
