@@ -147,8 +147,12 @@ fn issue_24_the_demo_reflow_emails_each_person_once_and_the_staff_a_digest() {
     assert_eq!(unresolved.len(), 17);
 
     // Every message arrives: one per person, and the digest.
+    let applied = Instant::now();
     let mut got = vec![sink.next(Duration::from_secs(60))];
+    let first_after = applied.elapsed();
     got.extend(sink.drain(Duration::from_secs(3)));
+    let ats: Vec<f64> = got.iter().map(|g| g["at"].as_f64().unwrap()).collect();
+    let span = ats.iter().cloned().fold(f64::MIN, f64::max) - ats.iter().cloned().fold(f64::MAX, f64::min);
     let mut people: BTreeMap<String, Value> = BTreeMap::new();
     let mut digests = Vec::new();
     for g in got {
@@ -193,7 +197,12 @@ fn issue_24_the_demo_reflow_emails_each_person_once_and_the_staff_a_digest() {
     }
     let done = settled(&mut s, expected.len() + 1, Duration::from_secs(10));
     assert!(done.iter().all(|n| n["status"] == "delivered" && n["type"] == "reflow.applied"), "{done:?}");
-    eprintln!("the demo reflow: {} moved, {} people e-mailed, 1 digest", moves.len(), expected.len());
+    eprintln!(
+        "the demo reflow: {} moved, {} people e-mailed, 1 digest; the first message {first_after:?} after the answer, all {} within {span:.3} s",
+        moves.len(),
+        expected.len(),
+        expected.len() + 1
+    );
     s.kill();
 }
 
