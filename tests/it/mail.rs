@@ -374,3 +374,53 @@ fn issue_24_starttls_and_smtps_are_spoken_and_the_certificate_checked() {
         s.kill();
     }
 }
+
+/// Three servers with `--smtp` on one PostgreSQL schema under a storm of bookings: every client
+/// gets one message per booking, and none twice (each row is claimed by one server's worker).
+#[test]
+#[ignore = "needs STUDIOFLOW_TEST_PG (a PostgreSQL database; see README)"]
+fn issue_24_three_servers_under_a_booking_storm_send_every_email_once() {
+    let schema = crate::support::PgSchema::new("issue_24_three_servers_under_a_booking_storm_send_every_email_once");
+    let mut store = small_studio(studioflow::store::Target::parse(&schema.url()));
+    for c in ["c1", "c2", "c3"] {
+        let edit = studioflow::store::PersonEdit { email: Some(format!("{c}@clients.example")), ..Default::default() };
+        store.write_with(|w| w.update_person(studioflow::store::PersonKind::Client, c, &edit)).unwrap();
+    }
+    let sink = Sink::start(json!(["250 OK"]), json!({}));
+    let url = schema.url();
+    let smtp = sink.url();
+    let args = ["--smtp", smtp.as_str(), "--mail-from", "desk@studio.example"];
+    let servers: Vec<crate::mcp_client::HttpServer> = (0..3).map(|_| crate::mcp_client::http(std::path::Path::new(&url), &args)).collect();
+    const BOOKINGS: usize = 60;
+    let barrier = std::sync::Barrier::new(BOOKINGS);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for i in 0..BOOKINGS {
+            let (server, barrier) = (&servers[i % servers.len()], &barrier);
+            scope.spawn(move || {
+                let start = crate::support::at("2026-09-03T00:00") + chrono::Duration::hours(i as i64);
+                let local = |t: chrono::DateTime<chrono::Utc>| london().format(t);
+                let arguments = json!({"room": "hall", "client": format!("c{}", i % 3 + 1), "start": local(start), "end": local(start + chrono::Duration::hours(1))});
+                let message = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                    "params": {"name": "create_booking", "arguments": arguments, "_meta": crate::mcp_client::meta(json!({}))}});
+                barrier.wait();
+                let answer = server.post(&message, &[]);
+                assert!(answer.status == 200 && !answer.body.contains("\"isError\":true"), "{}", answer.body);
+            });
+        }
+    });
+    let mut got = Vec::new();
+    while got.len() < BOOKINGS {
+        got.push(sink.next(Duration::from_secs(60)));
+    }
+    eprintln!("e-mail storm: {BOOKINGS} bookings over 3 servers, every message received {:?} after the first call", started.elapsed());
+    got.extend(sink.drain(Duration::from_secs(2)));
+    let ids: BTreeSet<&str> = got.iter().map(|g| g["message"]["message_id"].as_str().unwrap()).collect();
+    assert_eq!((got.len(), ids.len()), (BOOKINGS, BOOKINGS), "{} messages of {} ids", got.len(), ids.len());
+    for c in ["c1", "c2", "c3"] {
+        let to = format!("{c}@clients.example");
+        assert_eq!(got.iter().filter(|g| g["rcpt"][0] == to.as_str()).count(), BOOKINGS / 3, "{to}");
+    }
+    let sent = store.notifications(&studioflow::store::NotificationQuery { limit: 1000, ..Default::default() }).unwrap();
+    assert!(sent.len() == BOOKINGS && sent.iter().all(|n| n.channel == "email" && n.status == "delivered" && n.attempts == 1), "{sent:?}");
+}
