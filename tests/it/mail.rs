@@ -316,6 +316,56 @@ on_both! {
     }
 }
 
+on_both! {
+    /// A database from before e-mail upgrades with its outbox intact: the notifications and their
+    /// attempts kept (SQLite rebuilds both tables to widen the channel's CHECK), the attempts
+    /// still tied to their rows, new rows numbered after the old, `email` accepted and nothing
+    /// else, and every client and engineer with `notify` on.
+    fn issue_24_a_database_from_before_email_upgrades_with_its_outbox_intact(db) {
+        // The version before the one that gives clients `notify`, found by stepping a scratch
+        // database up one version at a time (the lead renumbers migrations at merge).
+        let scratch = db.another();
+        let mut before_email = 0;
+        for v in 1..=studioflow::store::SCHEMA_VERSION {
+            drop(studioflow::store::Store::open_at_version(scratch.target(), v).unwrap());
+            if scratch.try_exec("SELECT notify FROM clients").is_ok() {
+                before_email = v - 1;
+                break;
+            }
+        }
+        assert!(before_email > 0, "no migration gives clients notify");
+        let old = studioflow::store::Store::open_at_version(db.target(), before_email).unwrap();
+        drop(old);
+        db.exec(
+            "INSERT INTO clients (id, name, email) VALUES ('c1', 'Client 1', 'c1@clients.example');
+             INSERT INTO notifications (id, event_seq, type, subject, channel, target, payload, created_ms, status, attempts, next_attempt_ms, last_error)
+                 VALUES ('msg_old', 7, 'booking.created', 'bk_00001', 'webhook', 'wh_x', '{}', 1, 'pending', 1, 2, 'HTTP 503');
+             INSERT INTO notification_attempts (notification_seq, attempt, at_ms, ok, http_status, answer, duration_ms)
+                 SELECT seq, 1, 1, 0, 503, 'busy', 5 FROM notifications WHERE id = 'msg_old';",
+        );
+        let old_seq = db.scalar("SELECT seq FROM notifications WHERE id = 'msg_old'");
+        let store = studioflow::store::Store::open(db.target()).unwrap();
+        assert_eq!(store.schema_version().unwrap(), studioflow::store::SCHEMA_VERSION);
+        let kept = store.notifications(&studioflow::store::NotificationQuery { limit: 10, ..Default::default() }).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!((kept[0].id.as_str(), kept[0].seq, kept[0].attempts, kept[0].last_error.as_deref()), ("msg_old", old_seq, 1, Some("HTTP 503")));
+        assert_eq!(db.scalar("SELECT count(*) FROM notification_attempts a JOIN notifications n ON n.seq = a.notification_seq WHERE n.id = 'msg_old'"), 1);
+        assert_eq!(db.scalar("SELECT notify FROM clients WHERE id = 'c1'"), 1);
+        let fk_on = if db.is_postgres() { "" } else { "PRAGMA foreign_keys = ON;" };
+        let attempt_of_nothing = format!("{fk_on} INSERT INTO notification_attempts (notification_seq, attempt, at_ms, ok, duration_ms) VALUES (999999, 1, 1, 0, 0)");
+        assert!(db.try_exec(&attempt_of_nothing).is_err(), "an attempt must belong to a notification");
+        let row = |id: &str, channel: &str| {
+            format!(
+                "INSERT INTO notifications (id, event_seq, type, subject, channel, target, payload, created_ms, status, attempts, next_attempt_ms) \
+                 VALUES ('{id}', 8, 'booking.created', 'bk_00001', '{channel}', 'c1@clients.example', '{{}}', 1, 'pending', 0, 1)"
+            )
+        };
+        db.exec(&row("msg_new", "email"));
+        assert!(db.try_exec(&row("msg_sms", "sms")).is_err(), "only webhook and email");
+        assert!(db.scalar("SELECT seq FROM notifications WHERE id = 'msg_new'") > old_seq);
+    }
+}
+
 /// `--smtp` and `--mail-from` go together, and a URL that is not one of the three forms is
 /// refused before anything opens, naming the forms.
 #[test]
