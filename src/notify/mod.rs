@@ -32,6 +32,9 @@ const IN_FLIGHT: usize = 32;
 /// How long an e-mail may wait for its first attempt (for a server with `--smtp`): past this its
 /// news is stale (the session may have moved again since), so it is failed, never sent late.
 pub const MAIL_STALE_MS: i64 = 24 * 3_600_000;
+/// How long one e-mail's whole SMTP exchange may take (each command has the attempt's timeout as
+/// well): well inside a claim, so that no other worker claims a message while it is being sent.
+const MAIL_EXCHANGE: Duration = Duration::from_secs(45);
 
 /// How the worker delivers.
 #[derive(Debug, Clone)]
@@ -217,7 +220,10 @@ async fn deliver_email(pool: &Arc<Pool>, delivery: &Delivery, claimed: Claimed) 
         let why = "not sent: it waited more than 24 hours for a server with --smtp, and its news may be stale".to_owned();
         (mail::Sent { ok: false, permanent: true, text: why.clone() }, Next::GiveUp(why))
     } else {
-        let sent = mailer.send(&claimed.id, &claimed.payload).await;
+        let sent = match tokio::time::timeout(MAIL_EXCHANGE, mailer.send(&claimed.id, &claimed.payload)).await {
+            Ok(sent) => sent,
+            Err(_) => mail::Sent { ok: false, permanent: false, text: format!("timed out: the SMTP exchange took more than {} s", MAIL_EXCHANGE.as_secs()) },
+        };
         let next = next_after_mail(claimed.attempts + 1, &sent, jitter());
         (sent, next)
     };
