@@ -70,7 +70,7 @@ struct PersonEntry {
 
 impl PersonEntry {
     fn profile(&self) -> Profile {
-        Profile { email: self.email.clone(), phone: self.phone.clone(), notes: self.notes.clone(), skills: self.skills.clone(), active: true, hours: None, hourly_rate: 0 }
+        Profile { email: self.email.clone(), phone: self.phone.clone(), notes: self.notes.clone(), skills: self.skills.clone(), active: true, hours: None, hourly_rate: 0, notify: true }
     }
 }
 

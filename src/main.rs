@@ -343,6 +343,14 @@ struct ServeArgs {
     /// for a receiver on the studio's own network. Without it they are refused.
     #[arg(long)]
     webhooks_to_private: bool,
+    /// Send e-mail (with calendar updates) through this SMTP server: smtp://HOST[:PORT] (plain),
+    /// smtp://USER:PASSWORD@HOST:587?tls=starttls (STARTTLS) or smtps://USER:PASSWORD@HOST (TLS).
+    /// Without it no e-mail is attempted.
+    #[arg(long, value_name = "URL", env = "STUDIOFLOW_SMTP", hide_env_values = true)]
+    smtp: Option<String>,
+    /// The sender of that e-mail, e.g. "Studio <bookings@example.com>" (needed with --smtp).
+    #[arg(long, value_name = "ADDRESS")]
+    mail_from: Option<String>,
     /// Keys that seal the requestState of a reflow approved without the Tasks extension, as
     /// `id=secret,...` (secrets of 32 bytes or more; the first seals, all open). Servers behind one
     /// address must share them; without them each server makes a random key of its own.
@@ -431,6 +439,8 @@ impl ServeArgs {
             task_ttl: self.task_ttl,
             task_lease: self.task_lease,
             webhooks_to_private: self.webhooks_to_private,
+            smtp: self.smtp,
+            mail_from: self.mail_from,
             request_state_keys: self.request_state_keys,
             auth: commands::AuthFlags {
                 require: self.auth.require_auth,

@@ -29,6 +29,10 @@ pub struct ServeConfig {
     pub task_lease: f64,
     /// Webhooks may go to loopback, private and link-local addresses.
     pub webhooks_to_private: bool,
+    /// `--smtp URL`: where e-mail goes; without it none is attempted.
+    pub smtp: Option<String>,
+    /// `--mail-from ADDRESS`: the sender of that e-mail.
+    pub mail_from: Option<String>,
     /// `--request-state-keys`: `id=secret,...`, or a random key of this process's own.
     pub request_state_keys: Option<String>,
     pub auth: AuthFlags,
@@ -181,6 +185,20 @@ impl AuthFlags {
 }
 
 impl ServeConfig {
+    /// The mailer `--smtp` and `--mail-from` ask for (both or neither), checked before anything opens.
+    fn mailer(&self) -> Result<Option<crate::notify::mail::Mailer>, CommandError> {
+        let input = |message: String| CommandError::Input(anyhow!(message));
+        match (&self.smtp, &self.mail_from) {
+            (None, None) => Ok(None),
+            (Some(_), None) => Err(input("--smtp needs --mail-from ADDRESS: the sender of the e-mail, e.g. \"Studio <bookings@example.com>\"".into())),
+            (None, Some(_)) => Err(input("--mail-from is for --smtp URL (or STUDIOFLOW_SMTP): without a server no e-mail is sent".into())),
+            (Some(url), Some(from)) => {
+                let url = crate::notify::mail::parse_smtp_url(url).map_err(input)?;
+                crate::notify::mail::Mailer::new(&url, from, crate::notify::webhook::TIMEOUT).map(Some).map_err(input)
+            }
+        }
+    }
+
     /// Checks the flags before anything is opened or loaded, and says how runs are configured.
     fn task_config(&self) -> Result<crate::tasks::TaskConfig, CommandError> {
         if !(self.solver_time_limit > 0.0 && self.solver_time_limit <= 3600.0) {
@@ -222,6 +240,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     )
     .map_err(|e| CommandError::Input(anyhow!(e)))?;
     config.auth.check(config.http)?;
+    let mailer = config.mailer()?;
     let states = match &config.request_state_keys {
         Some(spec) => Some(crate::mcp::RequestStates::from_spec(spec).map_err(|e| CommandError::Input(anyhow!("--request-state-keys: {e}")))?),
         None => None,
@@ -263,7 +282,10 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     let timeout = config.test_webhook_timeout_ms.map_or(crate::notify::webhook::TIMEOUT, Duration::from_millis);
     #[cfg(not(feature = "testing"))]
     let timeout = crate::notify::webhook::TIMEOUT;
-    let delivery = crate::notify::Delivery { allow_private: config.webhooks_to_private, server: format!("pid{}", std::process::id()), timeout };
+    if let Some(mailer) = &mailer {
+        tracing::info!(mailer = ?mailer, "e-mail goes out through SMTP");
+    }
+    let delivery = crate::notify::Delivery { allow_private: config.webhooks_to_private, server: crate::tasks::process::server_name(), timeout, mailer };
     // Work a killed process left behind is redone before anyone asks about it; from then on this
     // server keeps its leases and takes over tasks whose server died.
     let resumed = tasks.resume()?;

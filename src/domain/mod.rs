@@ -122,11 +122,14 @@ pub struct Profile {
     pub hours: Option<WeeklyHours>,
     /// An engineer's hourly rate, in minor units of the studio's currency (engineers only).
     pub hourly_rate: i64,
+    /// Whether they are e-mailed when their sessions change (when they have an address); off
+    /// keeps the address for staff without telling them.
+    pub notify: bool,
 }
 
 impl Default for Profile {
     fn default() -> Self {
-        Profile { email: None, phone: None, notes: None, skills: Vec::new(), active: true, hours: None, hourly_rate: 0 }
+        Profile { email: None, phone: None, notes: None, skills: Vec::new(), active: true, hours: None, hourly_rate: 0, notify: true }
     }
 }
 

@@ -91,14 +91,20 @@ fn name<'a>(map: &'a HashMap<String, String>, id: &'a str) -> &'a str {
     map.get(id).map(String::as_str).unwrap_or(id)
 }
 
-/// The iCalendar text of `entries`.
-fn render(studio: &str, zone: &str, title: &str, entries: &[CalendarEntry], names: &Names) -> String {
-    // The UID's domain part keeps two studios' booking ids apart in one calendar program.
+/// The UID of a booking of `studio`, in its feeds and its e-mail alike: the booking's id, and a
+/// domain part made of the studio's name, which keeps two studios' booking ids apart in one
+/// calendar program.
+pub fn uid(studio: &str, booking: &str) -> String {
     let domain: String = studio
         .chars()
         .filter_map(|c| if c.is_ascii_alphanumeric() { Some(c.to_ascii_lowercase()) } else if c == ' ' || c == '-' { Some('-') } else { None })
         .collect();
     let domain = if domain.is_empty() { "studio" } else { &domain };
+    format!("{booking}@{domain}.studioflow")
+}
+
+/// The iCalendar text of `entries`.
+fn render(studio: &str, zone: &str, title: &str, entries: &[CalendarEntry], names: &Names) -> String {
     let mut ics = ContentLines::new();
     ics.begin("VCALENDAR");
     ics.text("VERSION", "2.0");
@@ -147,7 +153,7 @@ fn render(studio: &str, zone: &str, title: &str, entries: &[CalendarEntry], name
         ics.integer("SEQUENCE", entry.revision.clamp(0, i64::from(i32::MAX)));
         ics.text("STATUS", status);
         ics.text("SUMMARY", &summary);
-        ics.text("UID", &format!("{}@{domain}.studioflow", b.id));
+        ics.text("UID", &uid(studio, b.id.as_str()));
         ics.end("VEVENT");
     }
     ics.end("VCALENDAR");

@@ -453,6 +453,50 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX time_off_engineer ON time_off (engineer_id, from_at);
     "#,
+    // 16: e-mail (issue 24). Notifications gain the `email` channel (SQLite rebuilds the outbox's
+    // two tables to widen the CHECK; the attempts are rebuilt too, as they refer to the rows),
+    // and clients and engineers a `notify` flag: 0 turns their e-mail off, their address stays.
+    r#"
+    CREATE TABLE notifications_new (
+        seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+        id             TEXT    NOT NULL UNIQUE,
+        event_seq      INTEGER NOT NULL,
+        type           TEXT    NOT NULL,
+        subject        TEXT    NOT NULL,
+        channel        TEXT    NOT NULL CHECK (channel IN ('webhook', 'email')),
+        target         TEXT    NOT NULL,              -- the webhook's id, or the e-mail address
+        payload        TEXT    NOT NULL,              -- a webhook's body; an e-mail's facts as JSON (src/notify/mail.rs renders them)
+        created_ms     INTEGER NOT NULL,
+        status         TEXT    NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts       INTEGER NOT NULL DEFAULT 0,
+        next_attempt_ms INTEGER NOT NULL,
+        lease_expires_ms INTEGER,
+        claimed_by     TEXT,
+        last_error     TEXT,
+        done_ms        INTEGER
+    );
+    CREATE TABLE notification_attempts_new (
+        notification_seq INTEGER NOT NULL REFERENCES notifications_new (seq),
+        attempt        INTEGER NOT NULL,
+        at_ms          INTEGER NOT NULL,
+        ok             INTEGER NOT NULL CHECK (ok IN (0, 1)),
+        http_status    INTEGER,
+        answer         TEXT,
+        duration_ms    INTEGER NOT NULL,
+        PRIMARY KEY (notification_seq, attempt)
+    );
+    INSERT INTO notifications_new SELECT seq, id, event_seq, type, subject, channel, target, payload, created_ms, status, attempts,
+        next_attempt_ms, lease_expires_ms, claimed_by, last_error, done_ms FROM notifications ORDER BY seq;
+    INSERT INTO notification_attempts_new SELECT notification_seq, attempt, at_ms, ok, http_status, answer, duration_ms FROM notification_attempts;
+    DROP TABLE notification_attempts;
+    DROP TABLE notifications;
+    ALTER TABLE notifications_new RENAME TO notifications;
+    ALTER TABLE notification_attempts_new RENAME TO notification_attempts;
+    CREATE INDEX notifications_due ON notifications (next_attempt_ms) WHERE status = 'pending';
+    CREATE INDEX notifications_target ON notifications (channel, target, seq);
+    ALTER TABLE clients ADD COLUMN notify INTEGER NOT NULL DEFAULT 1 CHECK (notify IN (0, 1));
+    ALTER TABLE engineers ADD COLUMN notify INTEGER NOT NULL DEFAULT 1 CHECK (notify IN (0, 1));
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -443,3 +443,9 @@ CREATE TABLE time_off (
     CHECK (to_at > from_at)
 );
 CREATE INDEX time_off_engineer ON time_off (engineer_id, from_at);
+
+-- ===== 16: e-mail: the email channel; clients' and engineers' notify flag
+ALTER TABLE notifications DROP CONSTRAINT notifications_channel_check;
+ALTER TABLE notifications ADD CONSTRAINT notifications_channel_check CHECK (channel IN ('webhook', 'email'));
+ALTER TABLE clients ADD COLUMN notify BIGINT NOT NULL DEFAULT 1 CHECK (notify IN (0, 1));
+ALTER TABLE engineers ADD COLUMN notify BIGINT NOT NULL DEFAULT 1 CHECK (notify IN (0, 1));

@@ -12,6 +12,7 @@ mod events;
 mod file;
 mod grants;
 mod idempotency;
+mod mail;
 mod migrations;
 mod outbox;
 mod pool;

@@ -102,6 +102,8 @@ pub struct Claimed {
     pub payload: String,
     /// Attempts made before this one.
     pub attempts: i64,
+    /// When it was written (unix ms, the database's clock).
+    pub created_ms: i64,
     /// The claim's token: the fence of the write that records this attempt.
     pub claim: String,
 }
@@ -346,17 +348,19 @@ impl Store {
     }
 
     /// Claims up to `limit` notifications that are due and not held by a live claim, for
-    /// `lease_ms`, under the token `claim` (which `server` makes random per claim). Concurrent
-    /// claimers on other servers skip the rows this one has locked, so each goes to one of them.
-    pub fn claim_notifications(&self, claim: &str, lease_ms: i64, limit: usize) -> Result<Vec<Claimed>> {
+    /// `lease_ms`, under the token `claim` (which `server` makes random per claim); e-mail only
+    /// with `email` (a server without SMTP leaves it to one with). Concurrent claimers on other
+    /// servers skip the rows this one has locked, so each goes to one of them.
+    pub fn claim_notifications(&self, claim: &str, lease_ms: i64, limit: usize, email: bool) -> Result<Vec<Claimed>> {
         let backend = self.backend();
         let now = database_now_ms(backend);
         let skip_locked = if backend == db::Backend::Postgres { "FOR UPDATE SKIP LOCKED" } else { "" };
-        let due = format!("status = 'pending' AND next_attempt_ms <= {now} AND (lease_expires_ms IS NULL OR lease_expires_ms <= {now})");
+        let channels = if email { "" } else { " AND channel = 'webhook'" };
+        let due = format!("status = 'pending'{channels} AND next_attempt_ms <= {now} AND (lease_expires_ms IS NULL OR lease_expires_ms <= {now})");
         let sql = format!(
             "UPDATE notifications SET lease_expires_ms = {now} + ?1, claimed_by = ?2 \
              WHERE seq IN (SELECT seq FROM notifications WHERE {due} ORDER BY seq LIMIT ?3 {skip_locked}) AND {due} \
-             RETURNING seq, id, channel, target, payload, attempts"
+             RETURNING seq, id, channel, target, payload, attempts, created_ms"
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(params![lease_ms, claim, limit as i64], |row| {
@@ -367,6 +371,7 @@ impl Store {
                 target: row.get(3)?,
                 payload: row.get(4)?,
                 attempts: row.get(5)?,
+                created_ms: row.get(6)?,
                 claim: claim.to_owned(),
             })
         })?;
@@ -375,13 +380,25 @@ impl Store {
         Ok(claimed)
     }
 
-    /// At a server's start: on SQLite, where one process delivers, lets go of every claim a
-    /// killed predecessor left behind; on PostgreSQL, where other servers may be delivering
-    /// right now, does nothing (a dead server's claims lapse).
-    pub fn release_stale_notification_claims(&self) -> Result<usize> {
-        if self.backend() == db::Backend::Postgres {
-            return Ok(0);
+    /// The claims held on pending notifications (each names its holder, `host/pid/random/...`),
+    /// for a starting worker to judge which holders are gone.
+    pub fn notification_claims(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn().prepare_cached("SELECT DISTINCT claimed_by FROM notifications WHERE status = 'pending' AND claimed_by IS NOT NULL ORDER BY claimed_by")?;
+        let rows = stmt.query_map((), |row| row.get::<_, String>(0))?;
+        Ok(rows.collect::<db::Result<Vec<_>>>()?)
+    }
+
+    /// Lets go of the claims named, whose holders are gone, so that their rows go out now rather
+    /// than when their leases lapse. A claim held by a live process is never named here (two
+    /// servers on one SQLite file would otherwise both send it).
+    pub fn release_notification_claims(&self, claims: &[String]) -> Result<usize> {
+        let mut released = 0;
+        for claim in claims {
+            released += self.conn().execute(
+                "UPDATE notifications SET lease_expires_ms = NULL, claimed_by = NULL WHERE status = 'pending' AND claimed_by = ?",
+                [claim.as_str()],
+            )?;
         }
-        Ok(self.conn().execute("UPDATE notifications SET lease_expires_ms = NULL, claimed_by = NULL WHERE status = 'pending' AND claimed_by IS NOT NULL", ())?)
+        Ok(released)
     }
 }

@@ -82,6 +82,8 @@ pub struct PersonEdit {
     pub hours: Option<Option<WeeklyHours>>,
     /// An engineer's hourly rate.
     pub hourly_rate: Option<i64>,
+    /// Whether they are e-mailed when their sessions change.
+    pub notify: Option<bool>,
 }
 
 /// What to change of a room; `None` leaves a field as it is.
@@ -110,23 +112,23 @@ pub struct RoomChange {
 }
 
 /// A person's row: id, name, (email, phone, notes), skills as JSON, active, (working hours as
-/// JSON, hourly rate).
-type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool, (Option<String>, i64));
+/// JSON, hourly rate, notify).
+type PersonRow = (String, String, (Option<String>, Option<String>, Option<String>), String, bool, (Option<String>, i64, bool));
 
 fn person_from_row(row: &db::Row<'_>) -> db::Result<PersonRow> {
-    Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?, (row.get(7)?, row.get(8)?)))
+    Ok((row.get(0)?, row.get(1)?, (row.get(2)?, row.get(3)?, row.get(4)?), row.get(5)?, row.get(6)?, (row.get(7)?, row.get(8)?, row.get(9)?)))
 }
 
 fn person_sql(kind: PersonKind) -> String {
     let (skills, hours, rate) =
         if kind == PersonKind::Engineer { ("skills", "working_hours", "hourly_rate") } else { ("'[]'", "CAST(NULL AS TEXT)", "CAST(0 AS BIGINT)") };
-    format!("SELECT id, name, email, phone, notes, {skills}, active, {hours}, {rate} FROM {}", kind.table())
+    format!("SELECT id, name, email, phone, notes, {skills}, active, {hours}, {rate}, notify FROM {}", kind.table())
 }
 
 fn to_record(row: PersonRow) -> Result<PersonRecord> {
-    let (id, name, (email, phone, notes), skills, active, (hours, hourly_rate)) = row;
+    let (id, name, (email, phone, notes), skills, active, (hours, hourly_rate, notify)) = row;
     let hours = hours.as_deref().map(|h| rules::stored_hours(&id, h)).transpose()?;
-    Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active, hours, hourly_rate } })
+    Ok(PersonRecord { id, name, profile: Profile { email, phone, notes, skills: json_list(&skills)?, active, hours, hourly_rate, notify } })
 }
 
 /// Working hours as the engineers' table stores them: JSON lines, or NULL for always.
@@ -174,6 +176,7 @@ fn clean_profile(p: &Profile) -> Result<Profile> {
         active: p.active,
         hours: p.hours.clone(),
         hourly_rate: p.hourly_rate,
+        notify: p.notify,
     })
 }
 
@@ -185,6 +188,10 @@ fn person_fields(p: &PersonRecord, kind: PersonKind) -> serde_json::Map<String, 
         ("notes", json!(p.profile.notes)),
         ("active", json!(p.profile.active)),
     ]);
+    // Only when turned off, so that the history of people who never touched it reads as before.
+    if !p.profile.notify {
+        m.insert("notify".into(), json!(false));
+    }
     if kind == PersonKind::Engineer {
         m.insert("skills".into(), json!(p.profile.skills));
         m.insert("working_hours".into(), json!(p.profile.hours.as_ref().map(WeeklyHours::to_lines)));
@@ -236,13 +243,16 @@ impl Writer<'_> {
             }
         };
         let skills = if kind == PersonKind::Engineer { ", skills, working_hours, hourly_rate" } else { "" };
-        let skills_value = if kind == PersonKind::Engineer { ", ?6, ?7, ?8" } else { "" };
-        let sql = format!("INSERT INTO {} (id, name, email, phone, notes{skills}) VALUES (?1, ?2, ?3, ?4, ?5{skills_value})", kind.table());
+        let skills_value = if kind == PersonKind::Engineer { ", ?7, ?8, ?9" } else { "" };
+        let sql = format!("INSERT INTO {} (id, name, email, phone, notes, notify{skills}) VALUES (?1, ?2, ?3, ?4, ?5, ?6{skills_value})", kind.table());
         if kind == PersonKind::Engineer {
             let hours = hours_json(&profile.hours);
-            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes, to_json_list(&profile.skills), hours, profile.hourly_rate])?;
+            self.tx.execute(
+                &sql,
+                params![id, name, profile.email, profile.phone, profile.notes, profile.notify, to_json_list(&profile.skills), hours, profile.hourly_rate],
+            )?;
         } else {
-            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes])?;
+            self.tx.execute(&sql, params![id, name, profile.email, profile.phone, profile.notes, profile.notify])?;
         }
         let record = PersonRecord { id: id.clone(), name: name.to_owned(), profile };
         self.event(kind.entity(), &id, Action::Created, events::diff(None, Some(person_fields(&record, kind))))?;
@@ -294,10 +304,13 @@ impl Writer<'_> {
         if let Some(active) = edit.active {
             after.profile.active = active;
         }
+        if let Some(notify) = edit.notify {
+            after.profile.notify = notify;
+        }
         let p = &after.profile;
         self.tx.execute(
-            &format!("UPDATE {} SET name = ?, email = ?, phone = ?, notes = ?, active = ? WHERE id = ?", kind.table()),
-            params![after.name, p.email, p.phone, p.notes, p.active, id],
+            &format!("UPDATE {} SET name = ?, email = ?, phone = ?, notes = ?, active = ?, notify = ? WHERE id = ?", kind.table()),
+            params![after.name, p.email, p.phone, p.notes, p.active, p.notify, id],
         )?;
         if kind == PersonKind::Engineer {
             self.tx.execute(

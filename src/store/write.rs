@@ -30,11 +30,14 @@ pub struct Writer<'c> {
     history: bool,
     /// Who writes and through what: every event of this transaction names them.
     actor: Actor,
+    /// The booking changes and the reflow this transaction tells people of by e-mail, written at
+    /// the commit (`mail.rs`). A cell, because events are recorded through `&self`.
+    told: std::cell::RefCell<super::mail::ChangeSet>,
 }
 
 impl<'c> Writer<'c> {
     pub(super) fn new(tx: Transaction<'c>, studio: Option<Studio>, actor: Actor) -> Self {
-        Writer { tx, studio, history: false, actor }
+        Writer { tx, studio, history: false, actor, told: Default::default() }
     }
 
     /// Accepts sessions and offline windows before the studio's clock in this transaction. An
@@ -87,6 +90,13 @@ impl<'c> Writer<'c> {
     pub(super) fn event(&self, entity: Entity, id: &str, action: Action, change: events::Change) -> Result<()> {
         let at = self.now();
         let seq = events::record(&self.tx, at, &self.actor, entity, id, action, change)?;
+        {
+            let mut told = self.told.borrow_mut();
+            told.last_seq = seq;
+            if (entity, action) == (Entity::Reflow, Action::Applied) {
+                told.reflow = Some(id.to_owned());
+            }
+        }
         // The outbox, in the same transaction: the change and what it tells commit together.
         let recorded = super::outbox::Recorded { seq, at, actor: &self.actor, entity, id, action };
         super::outbox::enqueue(&self.tx, self.studio.as_ref().map(|s| &s.tz), recorded)
@@ -99,12 +109,20 @@ impl<'c> Writer<'c> {
         let change = events::diff(before.map(|b| events::booking_fields(&tz, b)), Some(events::booking_fields(&tz, &after)));
         if !change.is_empty() {
             self.event(Entity::Booking, id.as_str(), action, change)?;
+            // An import of a studio's own records tells no one: it is a record, not news.
+            if !self.history {
+                self.told.borrow_mut().bookings.push((before.cloned(), after.clone(), action));
+            }
         }
         Ok(after)
     }
 
-    /// Makes the writes durable and visible, and hands back the studio as it now stands.
+    /// Writes this transaction's e-mail (`mail.rs`), then makes the writes durable and visible,
+    /// and hands back the studio as it now stands.
     pub fn commit(self) -> Result<Option<Studio>> {
+        if let Some(studio) = &self.studio {
+            super::mail::enqueue(&self.tx, studio, &self.told.borrow())?;
+        }
         self.tx.commit()?;
         Ok(self.studio)
     }

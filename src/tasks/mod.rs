@@ -15,7 +15,7 @@
 mod approvals;
 mod error;
 mod leases;
-mod process;
+pub mod process;
 mod runner;
 mod sweep;
 

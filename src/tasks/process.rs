@@ -1,16 +1,18 @@
 //! Which process a lease names, on this machine: this server's own name for leases
 //! (`host/pid/random`), and whether a holder that ran here is gone (a same-machine liveness check
 //! with `kill(pid, 0)`). A holder on another machine is never judged here: its lease decides.
+//! Tasks' leases and the outbox's claims (`crate::notify`) name their holders alike.
 
 /// This server as leases name it: the machine, the process and a random part (a process id
 /// alone may be reused): `host/pid/random`.
-pub(super) fn server_name() -> String {
+pub fn server_name() -> String {
     let random = crate::auth::secret::random(4).unwrap_or_default();
     format!("{}/{}/{random}", host_name(), std::process::id())
 }
 
-/// This machine's name, as leases write it (a `/` in it would cut the `host/pid/random` form).
-fn host_name() -> String {
+/// This machine's name, as leases write it (a `/` in it would cut the `host/pid/random` form),
+/// and as e-mail greets its SMTP server with.
+pub fn host_name() -> String {
     let mut buffer = [0u8; 256];
     // SAFETY: the buffer is writable for its whole length, which is what gethostname is given.
     let done = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };
@@ -24,7 +26,7 @@ fn host_name() -> String {
 /// Whether a lease holder (`host/pid/random`) other than `me` was a process on this machine that
 /// is gone. (A holder with this process's id but not its name was an earlier process: a server
 /// restarted as the same pid, as in a container.)
-pub(super) fn is_dead_here(holder: &str, me: &str) -> bool {
+pub fn is_dead_here(holder: &str, me: &str) -> bool {
     let mut parts = holder.split('/');
     let (Some(host), Some(pid)) = (parts.next(), parts.next().and_then(|pid| pid.parse::<libc::pid_t>().ok())) else { return false };
     if holder == me || host != host_name() || pid <= 0 {

@@ -616,6 +616,12 @@ fn cases() -> Vec<Case> {
         ("update_room", json!({"id": "studio-c"}), "give at least one field to change: name, capacity"),
         ("update_room", json!({"id": "studio-c", "force": true}), "give at least one field to change"),
         ("update_client", json!({"id": "client-001", "skills": ["x"]}), "unknown field `skills`"),
+        // The notify flag (issue 24's e-mail) is a boolean, nothing else.
+        ("create_client", json!({"name": "Ana", "notify": "yes"}), "notify: invalid type: string \"yes\", expected a boolean"),
+        ("create_engineer", json!({"name": "Bo", "notify": 1}), "notify: invalid type: integer `1`, expected a boolean"),
+        ("update_client", json!({"id": "client-001", "notify": "off"}), "notify: invalid type"),
+        ("update_engineer", json!({"id": "eng-01", "notify": null}), "give at least one field to change: name, email, phone, notes, skills, working_hours, hourly_rate, notify"),
+        ("update_client", json!({"id": "nobody", "notify": false}), "unknown client"),
         ("update_engineer", json!({"id": "eng-01", "email": "bo@@example.com"}), "does not look like an e-mail address"),
         ("create_room", json!({"id": "studio-a", "name": "A", "capacity": 2, "opening_hours": ["mon 10:00-12:00"]}), "already exists"),
         ("create_room", json!({"id": "displaced-from-x", "name": "X", "capacity": 2, "opening_hours": ["mon 10:00-12:00"]}), "kept for displaced bookings"),

@@ -77,10 +77,16 @@ pub struct StdioServer {
 
 /// `db` is what `--db` takes: a file's path, or a PostgreSQL URL.
 pub fn stdio(db: impl AsRef<OsStr>, extra: &[&str]) -> StdioServer {
+    stdio_with_env(db, extra, &[])
+}
+
+/// [`stdio`] with more environment variables (e.g. `SSL_CERT_FILE` for a test CA).
+pub fn stdio_with_env(db: impl AsRef<OsStr>, extra: &[&str], env: &[(&str, &str)]) -> StdioServer {
     let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
         .args(["serve".as_ref(), "--db".as_ref(), db.as_ref()])
         .args(extra)
         .env("RUST_LOG", "error")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -276,6 +276,27 @@ fn issue_24_a_delivery_cut_by_kill_9_goes_out_after_restart_with_the_same_id() {
     s.kill();
 }
 
+/// Two servers on one SQLite file: the second, starting while the first holds a delivery, leaves
+/// that live claim alone (it used to let go of every claim at start, and sent the held delivery a
+/// second time); only a gone holder's claims are let go (the test above).
+#[test]
+fn issue_24_a_second_server_on_one_sqlite_file_leaves_a_live_claim_alone() {
+    let db = crate::support::TestDb::sqlite();
+    small_studio(db.target());
+    let rx = Receiver::start(vec![Reply::Hang(Duration::from_secs(8)), Reply::ok()]);
+    let mut a = stdio(db.db_arg(), &["--webhooks-to-private"]);
+    a.ok("create_webhook", json!({"url": rx.url(), "events": ["booking.created"]}));
+    a.ok("create_booking", BOOK());
+    rx.wait_for(1, Duration::from_secs(20));
+    let mut b = stdio(db.db_arg(), &["--webhooks-to-private"]);
+    let pending = b.ok("list_notifications", json!({}))["notifications"].clone();
+    assert_eq!(pending[0]["status"], "pending", "{pending}");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(rx.count(), 1, "the second server sent a delivery the first still holds");
+    a.kill();
+    b.kill();
+}
+
 /// The Python receiver (`tests/interop/webhook_receiver.py`), which verifies with the Standard
 /// Webhooks reference library: its port, and its lines as they come.
 struct PythonReceiver {

@@ -53,7 +53,7 @@ fn venv_python() -> PathBuf {
         Command::new(staging.join("bin").join("python"))
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
             .arg(repo().join("tests/interop/requirements.txt")),
-        "installing tests/interop/requirements.txt (mcp, icalendar, standardwebhooks) into the interop venv",
+        "installing tests/interop/requirements.txt (mcp, icalendar, standardwebhooks, aiosmtpd) into the interop venv",
     );
     std::fs::write(staging.join("requirements.txt"), &requirements).unwrap();
     // A stale venv is moved aside first; a venv runs from wherever it is moved to.

@@ -211,9 +211,9 @@ const LAYERS: &[&[&str]] = &[
     &["domain", "error", "tls", "net"],
     &["auth"],
     &["store"],
-    &["reflow", "availability", "ics", "feeds", "oauth", "shapes", "demo", "reflow_text", "notify"],
+    &["reflow", "availability", "ics", "feeds", "oauth", "shapes", "demo", "reflow_text"],
     &["tasks"],
-    &["view"],
+    &["view", "notify"],
     &["mcp"],
     &["client", "commands"],
 ];

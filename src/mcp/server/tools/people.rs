@@ -68,7 +68,13 @@ fn create(ctx: &Call<'_>, kind: PersonKind, id: Option<&str>, name: &str, profil
 }
 
 pub fn create_client(ctx: &Call<'_>, a: CreateClientArgs) -> Result<(ClientOut, String), ToolError> {
-    let profile = Profile { email: a.email.map(String::from), phone: a.phone.map(String::from), notes: a.notes.map(String::from), ..Profile::default() };
+    let profile = Profile {
+        email: a.email.map(String::from),
+        phone: a.phone.map(String::from),
+        notes: a.notes.map(String::from),
+        notify: a.notify.unwrap_or(true),
+        ..Profile::default()
+    };
     let p = create(ctx, PersonKind::Client, a.id.as_deref(), &a.name, profile)?;
     let summary = format!("Added client {} ({}): book them with {} {{\"client\": \"{}\"}}.", p.name, p.id, names::CREATE_BOOKING, p.id);
     Ok((ClientOut { client: wire::person(&p, false), future_bookings: Vec::new() }, summary))
@@ -82,6 +88,7 @@ pub fn create_engineer(ctx: &Call<'_>, a: CreateEngineerArgs) -> Result<(Enginee
         skills: a.skills.strings(),
         hours: a.working_hours.as_deref().map(working_hours).transpose()?,
         hourly_rate: a.hourly_rate.unwrap_or(0),
+        notify: a.notify.unwrap_or(true),
         ..Profile::default()
     };
     let p = create(ctx, PersonKind::Engineer, a.id.as_deref(), &a.name, profile)?;
@@ -94,9 +101,22 @@ pub fn create_engineer(ctx: &Call<'_>, a: CreateEngineerArgs) -> Result<(Enginee
 type Updated = (PersonRecord, Vec<BookingOut>, (Vec<BookingOut>, u32), String);
 
 fn update(ctx: &Call<'_>, kind: PersonKind, id: &str, edit: PersonEdit) -> Result<Updated, ToolError> {
-    let PersonEdit { name, email, phone, notes, skills, active, hours, hourly_rate } = &edit;
-    if name.is_none() && email.is_none() && phone.is_none() && notes.is_none() && skills.is_none() && active.is_none() && hours.is_none() && hourly_rate.is_none() {
-        let fields = if kind == PersonKind::Engineer { "name, email, phone, notes, skills, working_hours, hourly_rate or active" } else { "name, email, phone, notes or active" };
+    let PersonEdit { name, email, phone, notes, skills, active, hours, hourly_rate, notify } = &edit;
+    if name.is_none()
+        && email.is_none()
+        && phone.is_none()
+        && notes.is_none()
+        && skills.is_none()
+        && active.is_none()
+        && hours.is_none()
+        && hourly_rate.is_none()
+        && notify.is_none()
+    {
+        let fields = if kind == PersonKind::Engineer {
+            "name, email, phone, notes, skills, working_hours, hourly_rate, notify or active"
+        } else {
+            "name, email, phone, notes, notify or active"
+        };
         return Err(ToolError::Fix(format!("give at least one field to change: {fields}")));
     }
     ctx.with(|store| {
@@ -137,6 +157,7 @@ pub fn update_client(ctx: &Call<'_>, a: UpdateClientArgs) -> Result<(ClientOut, 
         active: a.active,
         hours: None,
         hourly_rate: None,
+        notify: a.notify,
     };
     let (p, future_bookings, _, summary) = update(ctx, PersonKind::Client, &a.id, edit)?;
     Ok((ClientOut { client: wire::person(&p, false), future_bookings }, summary))
@@ -152,6 +173,7 @@ pub fn update_engineer(ctx: &Call<'_>, a: UpdateEngineerArgs) -> Result<(Enginee
         active: a.active,
         hours: a.working_hours.as_ref().map(|h| h.as_deref().map(working_hours).transpose()).transpose()?,
         hourly_rate: a.hourly_rate,
+        notify: a.notify,
     };
     let (p, future_bookings, (displaced, displaced_count), summary) = update(ctx, PersonKind::Engineer, &a.id, edit)?;
     Ok((EngineerOut { engineer: wire::person(&p, true), future_bookings, displaced, displaced_count }, summary))

@@ -145,6 +145,8 @@ pub struct PersonOut {
     pub hourly_rate: Option<i64>,
     /// An inactive person cannot be booked.
     pub active: bool,
+    /// Whether they are e-mailed when their sessions change (with an address, on a server with --smtp).
+    pub notify: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -269,6 +271,7 @@ pub fn person(p: &PersonRecord, engineer: bool) -> PersonOut {
         working_hours: p.profile.hours.as_ref().map(|h| h.to_lines()),
         hourly_rate: engineer.then_some(p.profile.hourly_rate),
         active: p.profile.active,
+        notify: p.profile.notify,
     }
 }
 

@@ -218,6 +218,9 @@ pub struct CreateClientArgs {
     pub phone: Option<Line>,
     /// Free text for staff.
     pub notes: Option<Notes>,
+    /// Whether they are e-mailed when their sessions change (default true; needs an email and a
+    /// server started with --smtp).
+    pub notify: Option<bool>,
     /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name, e.g. "amara-osei".
     pub id: Option<Id>,
 }
@@ -238,6 +241,9 @@ pub struct CreateEngineerArgs {
     pub working_hours: Option<List<Line>>,
     /// Their hourly rate, in minor units of the studio's currency (default 0).
     pub hourly_rate: Option<i64>,
+    /// Whether they are e-mailed when their sessions change (default true; needs an email and a
+    /// server started with --smtp).
+    pub notify: Option<bool>,
     /// The id to give (a-z, 0-9, '-', '_'); without it one is made from the name.
     pub id: Option<Id>,
 }
@@ -256,6 +262,8 @@ pub struct UpdateClientArgs {
     pub notes: Option<Notes>,
     /// false deactivates the client (they cannot be booked; their bookings stay), true reactivates.
     pub active: Option<bool>,
+    /// false stops e-mails about their sessions (the address stays), true sends them again.
+    pub notify: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -280,6 +288,8 @@ pub struct UpdateEngineerArgs {
     pub hourly_rate: Option<i64>,
     /// false deactivates the engineer (they cannot be booked; their bookings stay), true reactivates.
     pub active: Option<bool>,
+    /// false stops e-mails about their sessions (the address stays), true sends them again.
+    pub notify: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -88,9 +88,9 @@ pub struct NotificationOut {
     pub subject: String,
     /// The change it tells of (list_changes' seq).
     pub change: i64,
-    /// "webhook".
+    /// "webhook" or "email".
     pub channel: String,
-    /// Whom it goes to: the webhook endpoint's id.
+    /// Whom it goes to: the webhook endpoint's id, or the e-mail address.
     pub to: String,
     /// pending, delivered or failed.
     pub status: String,
