@@ -9,6 +9,11 @@
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use studioflow::store::Target;
+
+/// mimalloc rather than glibc's malloc: a served answer allocates and frees many small buffers
+/// across threads (BENCHMARKS.md, "Serving").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 use studioflow::client::{self, terminal::Answer, ClientError};
 use studioflow::commands::{self, CommandError};
