@@ -244,3 +244,30 @@ pub fn update_booking(ctx: &Call<'_>, a: UpdateBookingArgs) -> Result<(UpdatedOu
         Ok((UpdatedOut { bookings: updated.iter().map(|b| wire::booking(&tz, b)).collect() }, summary))
     })
 }
+
+pub fn record_payment(ctx: &Call<'_>, a: RecordPaymentArgs) -> Result<(PaymentRecordedOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let id = BookingId::new(a.booking.trim());
+        let recorded = store.write_as(&ctx.actor(), |w| w.record_payment(&id, a.amount, a.reference.as_deref()))?;
+        let currency = store.settings()?.currency;
+        let b = &recorded.booking;
+        let then = if recorded.confirmed {
+            " The deposit is covered: the hold is cleared and the booking confirmed.".to_owned()
+        } else if b.hold_until.is_some() {
+            format!(" The deposit of {} is not covered yet: the hold stays.", b.money.deposit_due)
+        } else {
+            String::new()
+        };
+        let summary = format!(
+            "Recorded {} {currency} (minor units) for {}: paid {} of {}.{then}",
+            recorded.payment.amount,
+            b.id,
+            b.money.paid,
+            b.money.price.unwrap_or(0)
+        );
+        let p = &recorded.payment;
+        let payment = PaymentOut { id: p.id, booking: p.booking.0.clone(), amount: p.amount, reference: p.reference.clone(), at: tz.format(p.at) };
+        Ok((PaymentRecordedOut { payment, booking: wire::booking(&tz, b), confirmed: recorded.confirmed }, summary))
+    })
+}
