@@ -66,6 +66,20 @@ impl Store {
     pub fn reflow(&self, id: &str) -> Result<Option<ReflowRecord>> {
         reflow_in(self.conn(), id)
     }
+
+    /// The applied reflows of a month (`YYYY-MM`), undone ones included, oldest first.
+    pub fn applied_reflows(&self, month: &str) -> Result<Vec<ReflowRecord>> {
+        let ids: Vec<String> = {
+            let mut stmt = self.conn().prepare_cached("SELECT id FROM reflows WHERE month = ? AND applied = 1 ORDER BY id")?;
+            let rows = stmt.query_map([month], |row| row.get(0))?;
+            rows.collect::<db::Result<_>>()?
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.extend(reflow_in(self.conn(), &id)?);
+        }
+        Ok(out)
+    }
 }
 
 fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {

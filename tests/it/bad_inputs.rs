@@ -234,6 +234,7 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
         ),
         ("list_waitlist", json!({}), vec![("client", Id, false)]),
         ("leave_waitlist", json!({"id": 99999}), vec![("id", I64, true)]),
+        ("studio_report", json!({"month": "2026-09"}), vec![("month", Month, true)]),
     ]
 }
 
@@ -721,6 +722,11 @@ fn cases() -> Vec<Case> {
         ("leave_waitlist", json!({"id": "1"}), "id: invalid type"),
         ("leave_waitlist", json!({"id": null}), "id: invalid type: null"),
         ("list_waitlist", json!({"client": " "}), "client: is empty"),
+        ("studio_report", json!({"month": "2026-13"}), "cannot read the month \"2026-13\""),
+        ("studio_report", json!({"month": "2026-9"}), "write it as YYYY-MM"),
+        ("studio_report", json!({"month": "1999-12"}), "use a year from 2000 to 2199"),
+        ("studio_report", json!({"month": "2026-09-01"}), "write it as YYYY-MM"),
+        ("studio_report", json!({"month": " 2026-09"}), "write it as YYYY-MM"),
     ];
     for (tool, args, message) in management {
         add(tool, args, refused(message), "value inconsistent with the studio");
@@ -764,6 +770,7 @@ fn writes(tool: &str) -> bool {
         "get_studio",
         "quote",
         "list_waitlist",
+        "studio_report",
     ]
         .contains(&tool)
 }

@@ -5,7 +5,9 @@
 //! goes to the first entry that fits, held; a lapsed offer goes to the next. Amounts are computed
 //! by hand in the comments.
 
+use crate::mcp_client::{stdio, Mcp};
 use crate::support::{at, on_both, session, small_studio};
+use serde_json::json;
 use studioflow::domain::{BookingId, ClientId, EngineerId, Rate, RoomId, Session, Status};
 use studioflow::reflow::{apply_plan, plan_reflow, summary, Month, ReflowRequest};
 use studioflow::store::{BookingEdit, CancelScope, EventQuery, NewWaitlistEntry, PersonEdit, PersonKind, RoomEdit, SettingsEdit, Store, StoreError};
@@ -144,10 +146,20 @@ on_both! {
         assert!(summary(&record).ends_with("Price difference absorbed: -2000 (minor units; each moved booking keeps its price)."), "{}", summary(&record));
         assert_eq!(store.booking(&b.id).unwrap().unwrap().room, RoomId::new("hall"));
         assert_eq!(money(&store, &b.id), (Some(8000), 0, 0), "the client keeps the price they booked");
+        let figures = studioflow::figures::month_figures(&store, Month::parse("2026-09").unwrap()).unwrap();
+        assert_eq!(
+            figures.reflows,
+            [studioflow::figures::ReflowFigures { reflow_id: id.clone(), moved: 1, unresolved: 0, absorbed: -2000, undone: false }]
+        );
+        // The booking counts in the hall now, at the price it keeps.
+        let hall = figures.rooms.iter().find(|r| r.room == "hall").unwrap();
+        assert_eq!((hall.booked_hours, hall.revenue), (1.0, 8000));
         // The repair ends early and the reflow is undone: back in the live room, at its price.
         let window = store.offline_windows(Some(&RoomId::new("live")), at("2026-09-08T00:00"), at("2026-09-09T00:00")).unwrap()[0].id;
         store.write_with(|w| w.remove_offline_window(window)).unwrap();
         store.write_with(|w| w.undo_reflow(&id)).unwrap();
+        let figures = studioflow::figures::month_figures(&store, Month::parse("2026-09").unwrap()).unwrap();
+        assert!(figures.reflows[0].undone);
         let back = store.booking(&b.id).unwrap().unwrap();
         assert_eq!((back.room.clone(), back.money), (RoomId::new("live"), studioflow::domain::Money { price: Some(8000), deposit_due: 0, paid: 0 }));
         // A dry run records what it would absorb too, and the studio without prices absorbs nothing.
@@ -231,5 +243,100 @@ on_both! {
         assert!(matches!(join(&mut store, entry("c9", "2026-09-10T10:00", "2026-09-10T14:00", 60, None)), Err(StoreError::UnknownClient(_))));
         assert!(matches!(join(&mut store, entry("c1", "2026-09-10T10:00", "2026-09-10T14:00", 60, Some("attic"))), Err(StoreError::UnknownRoom(_))));
         assert!(store.waitlist(None).unwrap().is_empty(), "nothing half-written");
+    }
+}
+
+on_both! {
+    /// Issue 25's "What it must show", first bullet, over MCP on a small studio (the hall open
+    /// round the clock, the booth weekdays 09:00-18:00, the live room 10:00-02:00 every day; two
+    /// engineers; September 2026, all of it at +01:00). Every amount is worked out by hand.
+    fn the_managers_week_over_mcp(db) {
+        drop(small_studio(db));
+        let mut s = stdio(db, &[]);
+        // Rates: the hall 60.00 an hour and 90.00 at weekends, the booth 40.00, the live room
+        // 80.00; e1 25.00.
+        s.ok("update_studio", json!({"currency": "GBP"}));
+        s.ok("update_room", json!({"id": "hall", "hourly_rate": 6000, "rates": [{"days": "sat-sun", "from": "00:00", "to": "24:00", "hourly_rate": 9000}]}));
+        s.ok("update_room", json!({"id": "booth", "hourly_rate": 4000}));
+        s.ok("update_room", json!({"id": "live", "hourly_rate": 8000}));
+        s.ok("update_engineer", json!({"id": "e1", "hourly_rate": 2500}));
+        // A Saturday session, 10:00-13:00 in the hall with e1: 3 h at 90.00 = 270.00, and e1's
+        // 3 h at 25.00 = 75.00; 345.00.
+        let q = s.ok("quote", json!({"room": "hall", "start": "2026-09-12T10:00", "end": "2026-09-12T13:00", "engineer": "e1"}));
+        assert_eq!((q["total"].clone(), q["currency"].clone()), (json!(34500), json!("GBP")));
+        // Booked on hold: it keeps the quote, and owes half of it, 172.50.
+        let b = s.ok("create_booking", json!({"room": "hall", "client": "c1", "engineer": "e1", "start": "2026-09-12T10:00", "end": "2026-09-12T13:00", "status": "tentative", "hold_until": "2026-09-05T09:00"}));
+        let saturday = b["bookings"][0]["id"].as_str().unwrap().to_owned();
+        assert_eq!((b["bookings"][0]["price"].clone(), b["bookings"][0]["deposit_due"].clone(), b["bookings"][0]["paid"].clone()), (json!(34500), json!(17250), json!(0)));
+        // More than the 345.00 owed is refused; the deposit paid clears the hold.
+        let refused = s.refused("record_payment", json!({"booking": saturday, "amount": 34501}));
+        assert!(refused.contains("amount: 34501 is more than the 34500 still owed"), "{refused}");
+        let paid = s.ok("record_payment", json!({"booking": saturday, "amount": 17250, "reference": "deposit"}));
+        assert_eq!((paid["confirmed"].clone(), paid["booking"]["status"].clone(), paid["booking"]["hold_until"].clone()), (json!(true), json!("confirmed"), json!(null)));
+        let got = s.ok("get_booking", json!({"id": saturday}));
+        assert_eq!((got["booking"]["price"].clone(), got["booking"]["deposit_due"].clone(), got["booking"]["paid"].clone()), (json!(34500), json!(17250), json!(17250)));
+        let actions: Vec<&str> = got["history"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+        assert_eq!(actions, ["created", "payment recorded", "confirmed"]);
+        // Two more sessions of e1's, on Tuesday the 15th (hall, 2 h: 120.00 + 50.00 = 170.00)
+        // and Thursday the 17th (booth, 2 h: 80.00 + 50.00 = 130.00).
+        let mut e1s = Vec::new();
+        for (room, client, start, end) in [("hall", "c2", "2026-09-15T11:00", "2026-09-15T13:00"), ("booth", "c3", "2026-09-17T14:00", "2026-09-17T16:00")] {
+            let b = s.ok("create_booking", json!({"room": room, "client": client, "engineer": "e1", "start": start, "end": end}));
+            e1s.push((b["bookings"][0]["id"].as_str().unwrap().to_owned(), b["bookings"][0]["price"].as_i64().unwrap()));
+        }
+        assert_eq!(e1s.iter().map(|(_, p)| *p).collect::<Vec<_>>(), [17000, 13000]);
+        // A week off over both: flagged and listed.
+        let off = s.ok("add_time_off", json!({"engineer": "e1", "from": "2026-09-14T00:00", "to": "2026-09-19T00:00", "reason": "holiday"}));
+        assert_eq!(off["displaced_count"], 2);
+        let listed: Vec<&str> = off["displaced"].as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap()).collect();
+        assert_eq!(listed, e1s.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>());
+        // Booking e1 that week is refused; find_free_slots skips the week.
+        let refused = s.refused("create_booking", json!({"room": "hall", "client": "c3", "engineer": "e1", "start": "2026-09-16T12:00", "end": "2026-09-16T13:00"}));
+        assert!(refused.contains("engineer e1 has time off from 2026-09-14T00:00:00+01:00 to 2026-09-19T00:00:00+01:00 (holiday)"), "{refused}");
+        let free = s.ok("find_free_slots", json!({"from": "2026-09-14T00:00", "to": "2026-09-22T00:00", "duration_minutes": 60, "room": "hall", "engineer": "e1"}));
+        assert_eq!(free["slots"][0]["start"], "2026-09-19T00:00:00+01:00", "{free}");
+        // c3 waits for two hours in the hall on Monday the 21st, taken by c1 10:00-12:00 (120.00);
+        // c1 cancels, and c3 gets the hold: until the studio's clock (2026-08-31 09:00) plus
+        // 24 hours, owing half of 120.00.
+        let taken = s.ok("create_booking", json!({"room": "hall", "client": "c1", "start": "2026-09-21T10:00", "end": "2026-09-21T12:00"}));
+        let joined = s.ok("join_waitlist", json!({"client": "c3", "from": "2026-09-21T10:00", "to": "2026-09-21T14:00", "duration_minutes": 120, "room": "hall"}));
+        assert_eq!(s.ok("list_waitlist", json!({}))["waitlist"][0]["id"], joined["entry"]["id"]);
+        s.ok("cancel_booking", json!({"id": taken["bookings"][0]["id"]}));
+        assert!(s.ok("list_waitlist", json!({}))["waitlist"].as_array().unwrap().is_empty());
+        let c3 = s.ok("query_bookings", json!({"client": "c3", "status": "tentative"}));
+        let offer = &c3["bookings"][0];
+        assert_eq!(
+            (offer["room"].clone(), offer["start"].clone(), offer["hold_until"].clone(), offer["price"].clone(), offer["deposit_due"].clone()),
+            (json!("hall"), json!("2026-09-21T10:00:00+01:00"), json!("2026-09-01T09:00:00+01:00"), json!(12000), json!(6000))
+        );
+        let changes = s.ok("list_changes", json!({"entity": "client", "id": "c3"}));
+        let actions: Vec<&str> = changes["events"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+        assert_eq!(actions, ["created", "waitlist joined", "waitlist offered"]);
+
+        // The month in figures.
+        // Open hours: the hall 24 h on 30 days = 720; the booth 9 h on September's 22 weekdays
+        // = 198; the live room 16 h a day: 2 h of August 31st's opening, 29 whole ones, and 14 h
+        // of September 30th's before midnight = 480.
+        // Booked: the hall holds Saturday's 3 h and c3's 2 h on hold (the 15th is displaced, c1's
+        // 21st cancelled) = 5 h of 720, 0.694 % = 0.7 %; the booth's one session is displaced.
+        // Revenue: confirmed sessions' prices, displaced ones too (they stand until moved): the
+        // hall 345.00 + 170.00 = 515.00, the booth 130.00; 645.00 in all (c3's hold is tentative).
+        // e1: Saturday's 3 h (the other two are displaced). Deposits: 172.50 (paid) and c3's
+        // 60.00 (not) = 232.50 due, 172.50 paid, 172.50 received.
+        let r = s.ok("studio_report", json!({"month": "2026-09"}));
+        let rooms: Vec<(String, f64, f64, f64, i64)> = r["rooms"].as_array().unwrap().iter()
+            .map(|x| (x["room"].as_str().unwrap().to_owned(), x["open_hours"].as_f64().unwrap(), x["booked_hours"].as_f64().unwrap(), x["utilisation_percent"].as_f64().unwrap(), x["revenue"].as_i64().unwrap()))
+            .collect();
+        assert_eq!(rooms, [
+            ("booth".to_owned(), 198.0, 0.0, 0.0, 13000),
+            ("hall".to_owned(), 720.0, 5.0, 0.7, 51500),
+            ("live".to_owned(), 480.0, 0.0, 0.0, 0),
+        ]);
+        assert_eq!((r["revenue"].clone(), r["currency"].clone()), (json!(64500), json!("GBP")));
+        assert_eq!(r["engineers"], json!([{"engineer": "e1", "name": "Engineer e1", "booked_hours": 3.0}, {"engineer": "e2", "name": "Engineer e2", "booked_hours": 0.0}]));
+        assert_eq!(r["deposits"], json!({"due": 23250, "paid": 17250, "received": 17250}));
+        assert_eq!(r["reflows"], json!([]));
+        let refused = s.refused("studio_report", json!({"month": "2026-13"}));
+        assert!(refused.contains("cannot read the month"), "{refused}");
     }
 }

@@ -527,3 +527,11 @@ pub struct LeaveWaitlistArgs {
     /// The entry's id, as list_waitlist shows it.
     pub id: i64,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StudioReportArgs {
+    /// The month, YYYY-MM (four-digit year from 2000 to 2199, month 01 to 12).
+    #[schemars(pattern(r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
+    pub month: String,
+}
