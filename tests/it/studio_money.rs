@@ -229,6 +229,38 @@ on_both! {
         assert_eq!(got.iter().map(|(b, _)| (b.room.as_str(), b.start)).collect::<Vec<_>>(), [("live", at("2026-09-16T12:00"))]);
     }
 
+    fn a_removed_offline_window_and_a_reflow_free_places_for_the_waitlist_and_the_offer_is_told(db) {
+        let mut store = small_studio(db);
+        store.write_with(|w| w.create_webhook("https://hooks.example.com/w", &["waitlist.offered".into()], "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")).unwrap();
+        // The live room is offline on the 8th; c2 waits for it 12:00-14:00 that day.
+        let window = store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-08T00:00"), at("2026-09-09T00:00"), "flood")).unwrap();
+        store.write_with(|w| w.join_waitlist(&entry("c2", "2026-09-08T12:00", "2026-09-08T14:00", 120, Some("live")))).unwrap();
+        // The repair ends early: the room's day is free, and c2 gets 12:00-14:00.
+        store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
+        let got = store.query_bookings(&studioflow::store::BookingQuery { client: Some(ClientId::new("c2")), limit: 10, ..Default::default() }).unwrap();
+        assert_eq!(got.iter().map(|(b, _)| (b.room.as_str(), b.start, b.status)).collect::<Vec<_>>(), [("live", at("2026-09-08T12:00"), Status::Tentative)]);
+        let told = store.notifications(&studioflow::store::NotificationQuery { limit: 10, ..Default::default() }).unwrap();
+        assert_eq!(told.iter().map(|n| (n.kind.as_str(), n.subject.as_str())).collect::<Vec<_>>(), [("waitlist.offered", "c2")]);
+        // A reflow's move frees the place it leaves: c1's session of two in the booth on the 9th
+        // is displaced when the booth shrinks to one seat; c3 (alone) waits for the booth then.
+        let mut pair = session("booth", "c1", "2026-09-09T11:00", 60);
+        pair.party_size = 2;
+        store.write_with(|w| w.create_booking(&pair)).unwrap();
+        store.write_with(|w| w.join_waitlist(&entry("c3", "2026-09-09T11:00", "2026-09-09T13:00", 60, Some("booth")))).unwrap();
+        let edit = RoomEdit { capacity: Some(1), ..RoomEdit::default() };
+        assert_eq!(store.write_with(|w| w.update_room(&RoomId::new("booth"), &edit, true)).unwrap().displaced.len(), 1);
+        assert_eq!(store.waitlist(None).unwrap().len(), 1, "a displacement frees nothing yet: the session still stands");
+        let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![], max_shift_minutes: 120 };
+        let options = studioflow_solver::Options { threads: 2, ..studioflow_solver::Options::default() };
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert_eq!(plan.moves.len(), 1, "{plan:?}");
+        assert_ne!(plan.moves[0].to_room, RoomId::new("booth"));
+        apply_plan(&mut store, &plan, false).unwrap();
+        let got = store.query_bookings(&studioflow::store::BookingQuery { client: Some(ClientId::new("c3")), limit: 10, ..Default::default() }).unwrap();
+        assert_eq!(got.iter().map(|(b, _)| (b.room.as_str(), b.start)).collect::<Vec<_>>(), [("booth", at("2026-09-09T11:00"))]);
+        assert!(store.waitlist(None).unwrap().is_empty());
+    }
+
     fn joining_the_waitlist_is_refused_when_it_cannot_be(db) {
         let mut store = small_studio(db);
         let join = |store: &mut Store, e: NewWaitlistEntry| store.write_with(|w| w.join_waitlist(&e));
@@ -336,6 +368,12 @@ on_both! {
         assert_eq!(r["engineers"], json!([{"engineer": "e1", "name": "Engineer e1", "booked_hours": 3.0}, {"engineer": "e2", "name": "Engineer e2", "booked_hours": 0.0}]));
         assert_eq!(r["deposits"], json!({"due": 23250, "paid": 17250, "received": 17250}));
         assert_eq!(r["reflows"], json!([]));
+        // Joined and left: the list is empty again, and each is in the client's history.
+        let joined = s.ok("join_waitlist", json!({"client": "c2", "from": "2026-09-22T10:00", "to": "2026-09-22T18:00", "duration_minutes": 60, "requires": ["drums"]}));
+        assert_eq!(s.ok("list_waitlist", json!({"client": "c2"}))["waitlist"][0]["requires"], json!(["drums"]));
+        assert!(s.ok("list_waitlist", json!({"client": "c1"}))["waitlist"].as_array().unwrap().is_empty());
+        s.ok("leave_waitlist", json!({"id": joined["entry"]["id"]}));
+        assert!(s.refused("leave_waitlist", json!({"id": joined["entry"]["id"]})).contains("there is no waitlist entry"));
         let refused = s.refused("studio_report", json!({"month": "2026-13"}));
         assert!(refused.contains("cannot read the month"), "{refused}");
     }
