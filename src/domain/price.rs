@@ -187,7 +187,12 @@ fn amount(rate: i64, minutes: i64) -> i64 {
 /// studio's wall clock, minute by minute of real time), and the engineer's time at their rate.
 pub fn quote(tz: &StudioTz, room: &RoomPrice, engineer: Option<i64>, start: DateTime<Utc>, end: DateTime<Utc>) -> Quote {
     let mut lines: Vec<QuoteLine> = Vec::new();
-    let mut t = start;
+    // Without overrides the room's time is one line; with them, it is read minute by minute.
+    if room.rates.is_empty() && start < end {
+        let minutes = (end - start).num_minutes();
+        lines.push(QuoteLine { what: "room", from: start, to: end, hourly_rate: room.hourly_rate, minutes, amount: 0 });
+    }
+    let mut t = if room.rates.is_empty() { end } else { start };
     while t < end {
         let local = tz.local(t);
         let minute = i64::from(local.hour()) * 60 + i64::from(local.minute());
@@ -224,6 +229,10 @@ mod tests {
         let q = quote(&tz, &room, Some(2500), t("2026-09-11T22:00"), t("2026-09-12T01:30"));
         assert_eq!(q.lines.iter().map(|l| (l.hourly_rate, l.minutes, l.amount)).collect::<Vec<_>>(), [(6000, 120, 12000), (9000, 90, 13500), (2500, 210, 8750)]);
         assert_eq!(q.total, 34250);
+        // A room without overrides is one line, whatever the day.
+        let plain = RoomPrice { hourly_rate: 6000, rates: vec![] };
+        let q = quote(&tz, &plain, None, t("2026-09-11T22:00"), t("2026-09-12T01:30"));
+        assert_eq!(q.lines.iter().map(|l| (l.hourly_rate, l.minutes, l.amount)).collect::<Vec<_>>(), [(6000, 210, 21000)]);
         // Rounded half up: 20 minutes at 1.00 an hour is 0.33.
         assert_eq!(amount(100, 20), 33);
         assert!(RoomPrice { hourly_rate: 1, rates: vec![Rate::new("fri-sat", "20:00", "24:00", 1).unwrap(), Rate::new("sat", "00:00", "21:00", 1).unwrap()] }.check().is_err());
