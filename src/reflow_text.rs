@@ -118,6 +118,14 @@ mod tests {
     }
 
     #[test]
+    fn the_headline_says_the_price_difference_a_reflow_absorbed_when_there_is_one() {
+        let mut out = Vec::new();
+        ReflowReport { absorbed: -2000, ..report(true) }.write_headline(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("  Price difference absorbed: -2000 (minor units); each moved booking keeps its price.\n"), "{text}");
+    }
+
+    #[test]
     fn the_headline_counts_moves_and_says_when_nothing_was_applied() {
         let mut out = Vec::new();
         report(true).write_headline(&mut out).unwrap();

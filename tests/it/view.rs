@@ -563,6 +563,10 @@ fn the_view_as_an_mcp_app_in_a_test_host_draws_the_binary_s_answer() {
     let mut answers = BTreeMap::new();
     answers.insert(key("list_rooms", &json!({})), json!({"result": server.call("list_rooms", json!({}))}));
     answers.insert(key("list_offline_windows", &range), json!({"result": server.call("list_offline_windows", range.clone())}));
+    // And the month in figures, shown above the timeline (issue 25).
+    let report_args = json!({"month": reflow["month"]});
+    let report = server.call("studio_report", report_args.clone());
+    answers.insert(key("studio_report", &report_args), json!({"result": report.clone()}));
     let bookings = all_bookings(&mut server, range, &mut answers);
 
     let host = Host { tool: "get_reflow", input, result, answers, capabilities: json!({"serverTools": {}}), click: None, wait_for: None, keys: &[] };
@@ -579,6 +583,16 @@ fn the_view_as_an_mcp_app_in_a_test_host_draws_the_binary_s_answer() {
     let drawn = read(app);
     check(&drawn, &bookings, &reflow);
     assert!(drawn.decide_hidden, "an applied reflow offers no Apply");
+    // The figures table holds the report's figures, room by room.
+    let hours = |v: &Value| format!("{}", (v.as_f64().unwrap() * 100.0).round() / 100.0);
+    for room in report["structuredContent"]["rooms"].as_array().unwrap() {
+        let id = room["room"].as_str().unwrap();
+        let cells = figure_cells(app, id);
+        let want = [id.to_owned(), hours(&room["open_hours"]), hours(&room["booked_hours"]), format!("{:.1} %", room["utilisation_percent"].as_f64().unwrap())];
+        assert_eq!(cells[..4], want, "{id}");
+        assert_eq!(room["revenue"], 0, "the demo has no rates");
+        assert_eq!(cells[4], "€0.00");
+    }
     eprintln!("MCP App: {} bars, {} messages with the host", drawn.bars.len(), log.len());
     server.close();
 }
