@@ -186,13 +186,14 @@ impl Writer<'_> {
         let id = format!("rf_{n:04}");
         // Each move keeps its booking's price; the difference to its new place is the studio's.
         let tz = self.studio()?.tz;
+        let prices = super::prices::PriceList::read(conn)?;
         let mut differences = Vec::with_capacity(reflow.moves.len());
         for m in reflow.moves {
             let difference = match read::booking(conn, &m.booking)? {
                 Some(b) => match b.money.price {
                     Some(kept) => {
                         let there = Session { room: m.to_room.clone(), start: m.to_start, end: m.to_end, ..b.session.clone() };
-                        super::prices::session_price(conn, &tz, &there)? - kept
+                        prices.price(&tz, &there)? - kept
                     }
                     // Booked before prices were kept: no price to keep, nothing absorbed.
                     None => 0,
