@@ -132,11 +132,9 @@ impl Store {
     }
 }
 
-/// When a booking's price is set.
+/// When a booking's price is set again (a new one's is [`Writer::new_price`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Pricing {
-    /// Made now: it keeps its quote, and owes a deposit if it is made on hold.
-    New { on_hold: bool },
     /// Changed by a person (its time, room or engineer): re-priced; a deposit it still owes on
     /// its hold follows the new price.
     Changed,
@@ -150,14 +148,19 @@ impl Writer<'_> {
         let b = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
         let tz = self.studio()?.tz;
         let price = session_price(&self.tx, &tz, &b.session)?;
-        let percent = settings(&self.tx)?.deposit_percent;
         let deposit_due = match pricing {
-            Pricing::New { on_hold } => if on_hold { deposit_of(price, percent) } else { 0 },
-            Pricing::Changed if b.hold_until.is_some() && b.money.deposit_due > 0 => deposit_of(price, percent),
+            Pricing::Changed if b.hold_until.is_some() && b.money.deposit_due > 0 => deposit_of(price, settings(&self.tx)?.deposit_percent),
             Pricing::Changed => b.money.deposit_due,
         };
         self.tx.execute("UPDATE bookings SET price = ?, deposit_due = ? WHERE id = ?", params![price, deposit_due, id.as_str()])?;
         Ok(())
+    }
+
+    /// The price a session booked now keeps, and the deposit it owes if it is made on hold.
+    pub(super) fn new_price(&self, session: &Session, on_hold: bool) -> Result<(i64, i64)> {
+        let price = session_price(&self.tx, &self.studio()?.tz, session)?;
+        let deposit_due = if on_hold { deposit_of(price, settings(&self.tx)?.deposit_percent) } else { 0 };
+        Ok((price, deposit_due))
     }
 
     /// Changes the studio's settings, each checked; an event of the studio when anything changed.

@@ -247,7 +247,7 @@ impl<'c> Writer<'c> {
         self.check_room_rules(&new, RulesFor::New)?;
         self.check(&new, None)?;
         let booked = self.insert(&new, None)?;
-        self.set_extras(&booked.id, notes.as_deref(), hold_until)?;
+        self.set_extras(&booked, notes.as_deref(), hold_until)?;
         self.booking_event(None, &booked.id, Action::Created)
     }
 
@@ -309,7 +309,7 @@ impl<'c> Writer<'c> {
         savepoint.commit()?;
         let mut created = Vec::with_capacity(booked.len());
         for b in &booked {
-            self.set_extras(&b.id, notes.as_deref(), hold_until)?;
+            self.set_extras(b, notes.as_deref(), hold_until)?;
             created.push(self.booking_event(None, &b.id, Action::Created)?);
         }
         let booked = created;
@@ -388,12 +388,13 @@ impl<'c> Writer<'c> {
 
     /// Sets notes, a hold and the price (with the deposit a hold owes) on bookings just created
     /// in this transaction, before their creation is recorded; see [`Writer::create_booking_with`].
-    fn set_extras(&mut self, id: &BookingId, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<()> {
+    fn set_extras(&mut self, booked: &Booking, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<()> {
+        let (price, deposit_due) = self.new_price(&booked.session, hold_until.is_some())?;
         self.tx.execute(
-            "UPDATE bookings SET notes = ?, hold_until = ? WHERE id = ?",
-            params![notes, hold_until.map(|t| t.timestamp()), id.as_str()],
+            "UPDATE bookings SET notes = ?, hold_until = ?, price = ?, deposit_due = ? WHERE id = ?",
+            params![notes, hold_until.map(|t| t.timestamp()), price, deposit_due, booked.id.as_str()],
         )?;
-        self.price_booking(id, super::prices::Pricing::New { on_hold: hold_until.is_some() })
+        Ok(())
     }
 
     /// Takes a room out of use over `[from, to)`. It moves nothing: that is a reflow's job.
