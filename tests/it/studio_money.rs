@@ -106,6 +106,14 @@ on_both! {
         store.write_with(|w| w.cancel_booking(&b1.id, CancelScope::Occurrence)).unwrap();
         assert!(invalid(store.write_with(|w| w.record_payment(&b1.id, 100, None))).contains("is cancelled: nothing is owed"));
         assert!(matches!(store.write_with(|w| w.record_payment(&BookingId::new("bk_99999"), 100, None)), Err(StoreError::UnknownBooking(_))));
+        // A booking made before prices were kept (as a database upgraded to them holds it) has
+        // no price to pay, and says so; its history reads as before, without money.
+        db.exec(&format!("UPDATE bookings SET price = NULL WHERE id = '{}'", b2.id));
+        let message = invalid(store.write_with(|w| w.record_payment(&b2.id, 1, None)));
+        assert_eq!(message, format!("booking: {} was booked before prices were kept: it has no price to pay", b2.id));
+        // The database itself keeps money whole and non-negative.
+        assert!(db.try_exec(&format!("UPDATE bookings SET paid = -1 WHERE id = '{}'", b2.id)).is_err());
+        assert!(db.try_exec(&format!("INSERT INTO payments (booking_id, amount, at, created_at) VALUES ('{}', 0, 0, 0)", b2.id)).is_err());
     }
 
     fn a_deposit_is_rounded_half_up_and_every_session_of_a_held_series_owes_one(db) {
