@@ -317,6 +317,7 @@ on_both! {
         assert_eq!((got["booking"]["price"].clone(), got["booking"]["deposit_due"].clone(), got["booking"]["paid"].clone()), (json!(34500), json!(17250), json!(17250)));
         let actions: Vec<&str> = got["history"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
         assert_eq!(actions, ["created", "payment recorded", "confirmed"]);
+        assert_eq!(got["payments"].as_array().unwrap().iter().map(|p| (p["amount"].clone(), p["reference"].clone())).collect::<Vec<_>>(), [(json!(17250), json!("deposit"))]);
         // Two more sessions of e1's, on Tuesday the 15th (hall, 2 h: 120.00 + 50.00 = 170.00)
         // and Thursday the 17th (booth, 2 h: 80.00 + 50.00 = 130.00).
         let mut e1s = Vec::new();

@@ -91,7 +91,8 @@ pub fn get_booking(ctx: &Call<'_>, a: IdArgs) -> Result<(BookingDetailOut, Strin
             "{} in {} from {} to {} ({}).",
             b.id, b.room, tz.format(b.start), tz.format(b.end), b.status
         );
-        Ok((BookingDetailOut { booking: wire::booking(&tz, &b), series, reflow_history: history, history: changes }, summary))
+        let payments = store.payments(&id)?.iter().map(|p| payment(&tz, p)).collect();
+        Ok((BookingDetailOut { booking: wire::booking(&tz, &b), series, reflow_history: history, history: changes, payments }, summary))
     })
 }
 
@@ -266,8 +267,10 @@ pub fn record_payment(ctx: &Call<'_>, a: RecordPaymentArgs) -> Result<(PaymentRe
             b.money.paid,
             b.money.price.unwrap_or(0)
         );
-        let p = &recorded.payment;
-        let payment = PaymentOut { id: p.id, booking: p.booking.0.clone(), amount: p.amount, reference: p.reference.clone(), at: tz.format(p.at) };
-        Ok((PaymentRecordedOut { payment, booking: wire::booking(&tz, b), confirmed: recorded.confirmed }, summary))
+        Ok((PaymentRecordedOut { payment: payment(&tz, &recorded.payment), booking: wire::booking(&tz, b), confirmed: recorded.confirmed }, summary))
     })
+}
+
+fn payment(tz: &crate::domain::StudioTz, p: &crate::store::Payment) -> PaymentOut {
+    PaymentOut { id: p.id, booking: p.booking.0.clone(), amount: p.amount, reference: p.reference.clone(), at: tz.format(p.at) }
 }

@@ -30,6 +30,8 @@ pub struct BookingDetailOut {
     /// Every recorded change to this booking, oldest first: who, when, through what, and the
     /// fields before and after.
     pub history: Vec<EventOut>,
+    /// The payments recorded for it, oldest first.
+    pub payments: Vec<PaymentOut>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
