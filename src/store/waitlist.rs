@@ -8,7 +8,7 @@ use super::db::{self, params, OptionalExtension};
 use super::events::{self, Action, Entity};
 use super::read;
 use super::{clean_list, instant_at, json_list, to_json_list, Result, Store, StoreError, Writer};
-use crate::domain::{normalize_features, Booking, ClientId, EngineerId, RoomId, Session, Status, StudioTz, TextKind};
+use crate::domain::{align_up, normalize_features, Booking, ClientId, EngineerId, RoomId, Session, Status, StudioTz, TextKind};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{json, Map, Value as Json};
 
@@ -274,8 +274,12 @@ impl Writer<'_> {
             .filter(|r| place.room.as_ref().is_none_or(|p| *p == r.id) && entry.room.as_ref().is_none_or(|e| *e == r.id))
             .collect();
         for room in candidates {
+            // On the room's grid of starts, or on the quarter hour as bookings are offered.
             let step = Duration::minutes(room.rules.start_step_minutes.unwrap_or(15));
-            let mut start = room.rules.next_step(tz, whole_minute(low));
+            let mut start = match room.rules.start_step_minutes {
+                Some(_) => room.rules.next_step(tz, whole_minute(low)),
+                None => align_up(low, step),
+            };
             for _ in 0..MAX_TRIES {
                 if start + length > high {
                     break;

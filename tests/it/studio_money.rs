@@ -214,6 +214,13 @@ on_both! {
         store.write_with(|w| w.leave_waitlist(booth.id)).unwrap();
         assert!(invalid(store.write_with(|w| w.leave_waitlist(booth.id))).contains("there is no waitlist entry"));
         assert_eq!(actions(&store, "c2"), ["created", "waitlist joined", "waitlist joined", "waitlist offered", "waitlist left"]);
+        // A place freed off the quarter hour is offered from the next quarter hour in it: c1's
+        // 10:05-12:05 on the 24th goes, and c3's hour starts at 10:15.
+        let odd = store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-24T10:05", 120))).unwrap();
+        store.write_with(|w| w.join_waitlist(&entry("c3", "2026-09-24T09:00", "2026-09-24T13:00", 60, Some("hall")))).unwrap();
+        store.write_with(|w| w.cancel_booking(&odd.id, CancelScope::Occurrence)).unwrap();
+        let got = store.query_bookings(&studioflow::store::BookingQuery { client: Some(ClientId::new("c3")), from: Some(at("2026-09-24T00:00")), limit: 10, ..Default::default() }).unwrap();
+        assert_eq!(got.iter().map(|(b, _)| (b.start, b.end)).collect::<Vec<_>>(), [(at("2026-09-24T10:15"), at("2026-09-24T11:15"))]);
     }
 
     fn an_engineers_time_given_back_and_a_move_free_places_for_the_waitlist(db) {
