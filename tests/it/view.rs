@@ -597,6 +597,44 @@ fn the_view_as_an_mcp_app_in_a_test_host_draws_the_binary_s_answer() {
     server.close();
 }
 
+/// Issue 25: studio_report's answer in the MCP App: the figures above the month's timeline, which
+/// the view reads for the month the report is of.
+#[test]
+#[ignore = "needs chromium"]
+fn studio_report_in_the_app_shows_the_figures_above_the_month() {
+    let exe = chromium();
+    let demo = demo();
+    let mut server = stdio(&demo.db, &[]);
+    let input = json!({"month": "2026-09"});
+    let result = server.call("studio_report", input.clone());
+    let report = result["structuredContent"].clone();
+    let range = month_args(&input);
+    let mut answers = BTreeMap::new();
+    answers.insert(key("list_rooms", &json!({})), json!({"result": server.call("list_rooms", json!({}))}));
+    answers.insert(key("list_offline_windows", &range), json!({"result": server.call("list_offline_windows", range.clone())}));
+    let bookings = all_bookings(&mut server, range, &mut answers);
+
+    let host = Host { tool: "studio_report", input, result, answers, capabilities: json!({"serverTools": {}}), click: None, wait_for: None, keys: &[] };
+    let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
+    server.close();
+    assert!(!dom.contains("tools/call studio_report"), "the figures came with the result: no second call");
+    let app = &dom[dom.find("id=\"app-dom\"").unwrap()..];
+    let (figures, timeline) = (app.find("id=\"fig-sec\"").unwrap(), app.find("id=\"tl-sec\"").unwrap());
+    assert!(figures < timeline, "the figures come above the timeline");
+    let rooms = report["rooms"].as_array().unwrap();
+    assert_eq!(rooms.len(), 7);
+    for room in rooms {
+        let id = room["room"].as_str().unwrap();
+        let cells = figure_cells(app, id);
+        assert_eq!(cells[0], id);
+        assert_eq!(cells[3], format!("{:.1} %", room["utilisation_percent"].as_f64().unwrap()), "{id}");
+    }
+    // The month's timeline is drawn from the calls the view made: one bar per booking.
+    let drawn = read(app);
+    let bars: BTreeSet<String> = drawn.bars.iter().map(|b| b.id.clone()).collect();
+    assert_eq!(bars, bookings, "every booking of the month is drawn under the figures");
+}
+
 #[test]
 #[ignore = "needs chromium"]
 fn a_dry_run_in_the_app_offers_apply_and_says_what_the_server_answered() {
