@@ -165,7 +165,11 @@ on_both! {
         // The repair ends early and the reflow is undone: back in the live room, at its price.
         let window = store.offline_windows(Some(&RoomId::new("live")), at("2026-09-08T00:00"), at("2026-09-09T00:00")).unwrap()[0].id;
         store.write_with(|w| w.remove_offline_window(window)).unwrap();
+        // c2 waits for the hall at b's new time: the undo frees it, and c2 is offered it.
+        store.write_with(|w| w.join_waitlist(&entry("c2", "2026-09-08T12:00", "2026-09-08T13:00", 60, Some("hall")))).unwrap();
         store.write_with(|w| w.undo_reflow(&id)).unwrap();
+        let got = store.query_bookings(&studioflow::store::BookingQuery { client: Some(ClientId::new("c2")), limit: 10, ..Default::default() }).unwrap();
+        assert_eq!(got.iter().map(|(b, _)| (b.room.as_str(), b.start, b.status)).collect::<Vec<_>>(), [("hall", at("2026-09-08T12:00"), Status::Tentative)]);
         let figures = studioflow::figures::month_figures(&store, Month::parse("2026-09").unwrap()).unwrap();
         assert!(figures.reflows[0].undone);
         let back = store.booking(&b.id).unwrap().unwrap();
