@@ -6,6 +6,8 @@
 //! - [`availability`]: what is free and what is in the way, from several reads (free slots, the
 //!   offline windows to come, what a window displaces).
 //! - [`reflow`]: the bridge between the store and the solver crate.
+//! - [`figures`]: the month in figures (rooms' open and booked hours, utilisation and revenue,
+//!   engineers' hours, deposits, reflows), for the `studio_report` tool and the view.
 //! - [`shapes`]: a reflow and a booking as they are written out, for the tools' answers and the
 //!   view alike.
 //! - [`ics`]: a room's, client's or engineer's calendar as iCalendar (RFC 5545), written by its
@@ -36,6 +38,7 @@ pub mod domain;
 pub mod store;
 pub mod availability;
 pub mod reflow;
+pub mod figures;
 pub mod shapes;
 pub mod ics;
 pub mod feeds;

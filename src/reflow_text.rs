@@ -16,6 +16,8 @@ pub struct ReflowReport {
     pub affected: usize,
     pub cost: i64,
     pub lower_bound: Option<i64>,
+    /// The price difference its moves absorbed, in minor units (each moved booking keeps its price).
+    pub absorbed: i64,
     pub moves: Vec<MoveLine>,
     pub unresolved: Vec<UnresolvedLine>,
 }
@@ -67,6 +69,9 @@ impl ReflowReport {
             same_room,
             shifted
         )?;
+        if self.absorbed != 0 {
+            writeln!(out, "  Price difference absorbed: {} (minor units); each moved booking keeps its price.", self.absorbed)?;
+        }
         if !self.applied {
             writeln!(out, "  Not applied: no booking was moved.")?;
         }
@@ -103,12 +108,21 @@ mod tests {
             affected: 3,
             cost: 1003,
             lower_bound: Some(1003),
+            absorbed: 0,
             moves: vec![
                 MoveLine { booking: "bk_1".into(), from_room: "b".into(), to_room: "a".into(), shifted: false },
                 MoveLine { booking: "bk_2".into(), from_room: "b".into(), to_room: "b".into(), shifted: true },
             ],
             unresolved: vec![UnresolvedLine { booking: "bk_3".into(), detail: None, reason: "pinned by staff".into() }],
         }
+    }
+
+    #[test]
+    fn the_headline_says_the_price_difference_a_reflow_absorbed_when_there_is_one() {
+        let mut out = Vec::new();
+        ReflowReport { absorbed: -2000, ..report(true) }.write_headline(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("  Price difference absorbed: -2000 (minor units); each moved booking keeps its price.\n"), "{text}");
     }
 
     #[test]

@@ -30,6 +30,16 @@ pub struct BookingOut {
     /// Put out of its room by a change to the room: it holds nothing until a reflow of its month
     /// or move_booking places it.
     pub displaced: bool,
+    /// What it costs, in minor units of the studio's currency: the quote when it was booked, or
+    /// when a person last changed its time, room or engineer (a reflow's move keeps it). Absent
+    /// for a booking made before prices were kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price: Option<i64>,
+    /// The deposit it owes: deposit_percent of its price when booked on hold, rounded half up to
+    /// a minor unit; paying it confirms the booking.
+    pub deposit_due: i64,
+    /// What was paid for it so far.
+    pub paid: i64,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -48,6 +58,9 @@ pub struct ReflowOut {
     pub lower_bound: Option<i64>,
     pub unresolved_bookings: Vec<UnresolvedOut>,
     pub moves: Vec<MoveOut>,
+    /// The price difference the studio absorbed, in minor units: each moved booking keeps its
+    /// price, and this is the sum of what the new places would cost today less those prices.
+    pub absorbed: i64,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -83,6 +96,9 @@ pub fn booking(tz: &StudioTz, b: &Booking) -> BookingOut {
         notes: b.notes.clone(),
         hold_until: b.hold_until.map(|t| tz.format(t)),
         displaced: b.displaced,
+        price: b.money.price,
+        deposit_due: b.money.deposit_due,
+        paid: b.money.paid,
     }
 }
 
@@ -97,6 +113,7 @@ pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
         unresolved: r.unresolved.len() as u32,
         cost: r.cost,
         lower_bound: r.lower_bound,
+        absorbed: r.absorbed,
         unresolved_bookings: r
             .unresolved
             .iter()

@@ -136,6 +136,7 @@ fn print_reflow(
         affected: reflow.affected,
         cost: reflow.cost,
         lower_bound: reflow.lower_bound,
+        absorbed: reflow.absorbed,
         moves: reflow
             .moves
             .iter()

@@ -15,7 +15,7 @@ mod time;
 pub use booking_rules::{BookingRules, BookingRulesEdit, MAX_ADVANCE_DAYS, MAX_LEAD_MINUTES};
 pub use calendars::CalendarOf;
 pub use hours::{DaySpan, WeeklyHours};
-pub use price::{check_rate, quote, Quote, QuoteLine, Rate, RoomPrice, MAX_RATE};
+pub use price::{check_amount, check_rate, deposit_of, quote, Money, Quote, QuoteLine, Rate, RoomPrice, MAX_AMOUNT, MAX_RATE};
 pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
 pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
@@ -283,6 +283,8 @@ pub struct Booking {
     /// Put out of its room by a change to the room (smaller, retired...): it holds nothing until
     /// a reflow or a person moves it.
     pub displaced: bool,
+    /// What it costs, what it owes as a deposit, and what was paid.
+    pub money: Money,
 }
 
 impl std::ops::Deref for Booking {

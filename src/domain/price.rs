@@ -8,6 +8,48 @@ use chrono::{DateTime, Datelike, Duration, NaiveTime, Timelike, Utc, Weekday};
 /// The highest hourly rate, in minor units (a million an hour: no studio charges more).
 pub const MAX_RATE: i64 = 100_000_000;
 
+/// The largest amount of money one payment or one booking's price may be, in minor units (ten
+/// million in major units: far above any session, far below where `i64` arithmetic could overflow).
+pub const MAX_AMOUNT: i64 = 1_000_000_000;
+
+/// A booking's money, in minor units of the studio's currency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Money {
+    /// The quote's total when it was booked (or last re-priced by a person's change); `None` for
+    /// a booking made before prices were kept. A reflow's move keeps it.
+    pub price: Option<i64>,
+    /// The deposit a booking made on hold owes: `deposit_percent` of its price (see [`deposit_of`]).
+    pub deposit_due: i64,
+    /// The sum of the payments recorded for it.
+    pub paid: i64,
+}
+
+impl Money {
+    /// What is still owed on the booking: its price less what was paid (never below zero).
+    pub fn owed(&self) -> i64 {
+        (self.price.unwrap_or(0) - self.paid).max(0)
+    }
+
+    /// Whether the deposit is covered by what was paid.
+    pub fn deposit_covered(&self) -> bool {
+        self.paid >= self.deposit_due
+    }
+}
+
+/// The deposit of a price at `percent`, in whole minor units, rounded half up (50 % of 1.01 is
+/// 0.51): `(price * percent + 50) / 100`.
+pub fn deposit_of(price: i64, percent: i64) -> i64 {
+    (price * percent + 50) / 100
+}
+
+/// Checks an amount of money from outside: a whole number of minor units, 1 to [`MAX_AMOUNT`].
+pub fn check_amount(field: &str, amount: i64) -> Result<(), String> {
+    if !(1..=MAX_AMOUNT).contains(&amount) {
+        return Err(format!("{field} must be 1 to {MAX_AMOUNT} (a whole number of minor units of the studio's currency)"));
+    }
+    Ok(())
+}
+
 /// A time-of-week override of a room's hourly rate: on `days`, from `from` to `to` (minutes from
 /// local midnight, `to` up to 1440), the hour costs `hourly_rate`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,7 +187,12 @@ fn amount(rate: i64, minutes: i64) -> i64 {
 /// studio's wall clock, minute by minute of real time), and the engineer's time at their rate.
 pub fn quote(tz: &StudioTz, room: &RoomPrice, engineer: Option<i64>, start: DateTime<Utc>, end: DateTime<Utc>) -> Quote {
     let mut lines: Vec<QuoteLine> = Vec::new();
-    let mut t = start;
+    // Without overrides the room's time is one line; with them, it is read minute by minute.
+    if room.rates.is_empty() && start < end {
+        let minutes = (end - start).num_minutes();
+        lines.push(QuoteLine { what: "room", from: start, to: end, hourly_rate: room.hourly_rate, minutes, amount: 0 });
+    }
+    let mut t = if room.rates.is_empty() { end } else { start };
     while t < end {
         let local = tz.local(t);
         let minute = i64::from(local.hour()) * 60 + i64::from(local.minute());
@@ -182,11 +229,27 @@ mod tests {
         let q = quote(&tz, &room, Some(2500), t("2026-09-11T22:00"), t("2026-09-12T01:30"));
         assert_eq!(q.lines.iter().map(|l| (l.hourly_rate, l.minutes, l.amount)).collect::<Vec<_>>(), [(6000, 120, 12000), (9000, 90, 13500), (2500, 210, 8750)]);
         assert_eq!(q.total, 34250);
+        // A room without overrides is one line, whatever the day.
+        let plain = RoomPrice { hourly_rate: 6000, rates: vec![] };
+        let q = quote(&tz, &plain, None, t("2026-09-11T22:00"), t("2026-09-12T01:30"));
+        assert_eq!(q.lines.iter().map(|l| (l.hourly_rate, l.minutes, l.amount)).collect::<Vec<_>>(), [(6000, 210, 21000)]);
         // Rounded half up: 20 minutes at 1.00 an hour is 0.33.
         assert_eq!(amount(100, 20), 33);
         assert!(RoomPrice { hourly_rate: 1, rates: vec![Rate::new("fri-sat", "20:00", "24:00", 1).unwrap(), Rate::new("sat", "00:00", "21:00", 1).unwrap()] }.check().is_err());
         assert!(Rate::new("sat", "10:00", "10:00", 1).is_err());
         assert!(Rate::new("caturday", "10:00", "12:00", 1).is_err());
         assert!(Rate::new("sat", "10:00", "12:00", -1).is_err());
+    }
+
+    #[test]
+    fn a_deposit_is_rounded_half_up_to_a_minor_unit() {
+        // 50 % of 1.01 is 0.505: 0.51. 40 % of 270.00 is 108.00. 33 % of 0.01 is 0.0033: 0.00.
+        assert_eq!(deposit_of(101, 50), 51);
+        assert_eq!(deposit_of(27000, 40), 10800);
+        assert_eq!(deposit_of(1, 33), 0);
+        assert_eq!(deposit_of(MAX_AMOUNT, 100), MAX_AMOUNT);
+        let m = Money { price: Some(27000), deposit_due: 10800, paid: 10000 };
+        assert_eq!((m.owed(), m.deposit_covered()), (17000, false));
+        assert!(check_amount("amount", 0).is_err() && check_amount("amount", MAX_AMOUNT + 1).is_err() && check_amount("amount", 1).is_ok());
     }
 }

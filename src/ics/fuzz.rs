@@ -119,7 +119,7 @@ impl Input<'_> {
         let revision = i64::from(u32::from_le_bytes(self.bytes()));
         let created = self.instant();
         let updated = self.instant();
-        let booking = Booking { id, series, session, notes, hold_until: None, displaced: false };
+        let booking = Booking { id, series, session, notes, hold_until: None, displaced: false, money: Default::default() };
         CalendarEntry { booking, revision, created, updated }
     }
 }

@@ -479,6 +479,9 @@ struct ReflowOut {
     affected: usize,
     cost: i64,
     lower_bound: Option<i64>,
+    /// Absent from servers before prices were kept.
+    #[serde(default)]
+    absorbed: i64,
     unresolved_bookings: Vec<UnresolvedOut>,
     moves: Vec<MoveOut>,
 }
@@ -513,6 +516,7 @@ fn outcome_of(result: &CallToolResult) -> Outcome {
             affected: r.affected,
             cost: r.cost,
             lower_bound: r.lower_bound,
+            absorbed: r.absorbed,
             moves: r
                 .moves
                 .into_iter()

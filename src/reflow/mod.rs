@@ -249,7 +249,12 @@ pub fn summary(record: &ReflowRecord) -> String {
         Some(bound) => format!(" Cost {} ({}).", record.cost, solver::quality(record.cost, bound)),
         None => String::new(),
     };
-    format!("{verb} {moved} {}; {} unresolved.{quality}", if moved == 1 { "booking" } else { "bookings" }, record.unresolved.len())
+    // Said only when there is one: a studio without prices reads as before.
+    let absorbed = match record.absorbed {
+        0 => String::new(),
+        n => format!(" Price difference absorbed: {n} (minor units; each moved booking keeps its price)."),
+    };
+    format!("{verb} {moved} {}; {} unresolved.{quality}{absorbed}", if moved == 1 { "booking" } else { "bookings" }, record.unresolved.len())
 }
 
 impl ReflowPlan {

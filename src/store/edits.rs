@@ -7,6 +7,7 @@ use super::events::{self, Action, Entity};
 use super::read::{self, booking_from_row, BOOKING_COLUMNS, HOLDS_ITS_PLACE};
 use super::reflows::move_at;
 use super::rules::{self, CancelScope, ScopeFor};
+use super::waitlist::Freed;
 use super::{check_people, clean_list, instant_at, to_json_list, Result, StoreError, UndoRefusal, Writer};
 use crate::domain::{normalize_features, Booking, BookingId, EngineerId, Move, OfflineWindow, RoomId, Session, Status, TextKind};
 use chrono::{DateTime, Utc};
@@ -116,6 +117,9 @@ impl Writer<'_> {
                     target.as_str()
                 ],
             )?;
+            if session.engineer != before.engineer {
+                self.price_booking(&target, super::prices::Pricing::Changed)?;
+            }
             updated.push(self.booking_event(Some(&before), &target, Action::Updated)?);
         }
         Ok(updated)
@@ -139,6 +143,9 @@ impl Writer<'_> {
             )?;
             released.push(self.booking_event(Some(b), &b.id, Action::HoldReleased)?);
         }
+        // A lapsed hold (a waitlist offer too) frees its place for the next in line.
+        let freed: Vec<Freed> = released.iter().map(Freed::place_of).collect();
+        self.offer_freed(&freed)?;
         Ok(released)
     }
 
@@ -156,9 +163,13 @@ impl Writer<'_> {
         let via = self.set_via(format!("reflow {reflow_id}"));
         let applied = self.apply_moves(moves);
         self.set_via(via);
-        applied?;
+        let before = applied?;
+        let freed: Vec<Freed> = before.iter().map(Freed::place_of).collect();
         let change = events::diff(None, Some(events::fields([("moves", serde_json::json!(moves.len()))])));
-        self.event(Entity::Reflow, reflow_id, Action::Applied, change)
+        self.event(Entity::Reflow, reflow_id, Action::Applied, change)?;
+        // The places the moves left (those not offline) may be someone's on the waitlist.
+        self.offer_freed(&freed)?;
+        Ok(())
     }
 
     /// Puts back every booking a reflow moved, if none changed since and each old place is free
@@ -181,6 +192,8 @@ impl Writer<'_> {
         )?;
         let change = events::diff(None, Some(events::fields([("moves_undone", serde_json::json!(moves.len()))])));
         self.event(Entity::Reflow, reflow_id, Action::Undone, change)?;
+        let freed: Vec<Freed> = before.iter().map(Freed::place_of).collect();
+        self.offer_freed(&freed)?;
         Ok(Undone { reflow: reflow_id.to_owned(), restored })
     }
 
@@ -291,6 +304,15 @@ impl Writer<'_> {
             if rules::check(&self.tx, &tz, &back, Some(&b.id)).is_ok() {
                 could_return.push((b, m));
             }
+        }
+        // The room's time is free again: the waitlist may take it, and then what could go back
+        // is only what still fits.
+        let freed = Freed { room: Some(window.room.clone()), engineer: None, from: window.from, to: window.to };
+        if !self.offer_freed(&[freed])?.is_empty() {
+            could_return.retain(|(b, m)| {
+                let back = Session { room: m.from_room.clone(), start: m.from_start, end: m.from_end, ..b.session.clone() };
+                rules::check(&self.tx, &tz, &back, Some(&b.id)).is_ok()
+            });
         }
         Ok(WindowRemoved { window, could_return, still_displaced })
     }

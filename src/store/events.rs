@@ -118,6 +118,16 @@ pub enum Action {
     TimeOffRemoved,
     /// A booking flagged displaced before takes its place back (the time off that displaced it went).
     Restored,
+    /// Money received for a booking (the payment's id, amount and reference are fields).
+    PaymentRecorded,
+    /// A booking on hold confirmed: its deposit was paid, and the hold cleared.
+    Confirmed,
+    /// A client joined the waitlist (the event is the client's; the entry's id is a field).
+    WaitlistJoined,
+    /// A client left the waitlist, or was taken off it.
+    WaitlistLeft,
+    /// A client on the waitlist was offered a freed slot: a booking on hold (a field names it).
+    WaitlistOffered,
 }
 
 impl Action {
@@ -145,6 +155,11 @@ impl Action {
             Action::TimeOffAdded => "time off added",
             Action::TimeOffRemoved => "time off removed",
             Action::Restored => "restored",
+            Action::PaymentRecorded => "payment recorded",
+            Action::Confirmed => "confirmed",
+            Action::WaitlistJoined => "waitlist joined",
+            Action::WaitlistLeft => "waitlist left",
+            Action::WaitlistOffered => "waitlist offered",
         }
     }
 }
@@ -210,7 +225,7 @@ pub fn fields<const N: usize>(pairs: [(&str, Json); N]) -> Map<String, Json> {
 
 /// A booking's fields as the history shows them (times in the studio's zone).
 pub fn booking_fields(tz: &StudioTz, b: &Booking) -> Map<String, Json> {
-    fields([
+    let mut m = fields([
         ("room", json!(b.room.as_str())),
         ("client", json!(b.client.as_str())),
         ("engineer", json!(b.engineer.as_ref().map(|e| e.as_str()))),
@@ -223,7 +238,18 @@ pub fn booking_fields(tz: &StudioTz, b: &Booking) -> Map<String, Json> {
         ("notes", json!(b.notes)),
         ("hold_until", json!(b.hold_until.map(|t| tz.format(t)))),
         ("displaced", json!(b.displaced)),
-    ])
+    ]);
+    // Money once there is any: a booking made before prices were kept reads as it did.
+    if let Some(price) = b.money.price {
+        m.insert("price".into(), json!(price));
+    }
+    if b.money.deposit_due != 0 {
+        m.insert("deposit_due".into(), json!(b.money.deposit_due));
+    }
+    if b.money.paid != 0 {
+        m.insert("paid".into(), json!(b.money.paid));
+    }
+    m
 }
 
 /// A room's fields as the history shows them.

@@ -497,6 +497,40 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE clients ADD COLUMN notify INTEGER NOT NULL DEFAULT 1 CHECK (notify IN (0, 1));
     ALTER TABLE engineers ADD COLUMN notify INTEGER NOT NULL DEFAULT 1 CHECK (notify IN (0, 1));
     "#,
+    // 17: prices kept, deposits and payments, and a waitlist (issue 25). A booking keeps the price it
+    // was made at (NULL: made before prices were kept), the deposit it owes and what was paid
+    // (the sum of its payments, kept beside them so that every read of a booking has it); a
+    // reflow's move keeps the price and records the difference it absorbed. A waitlist entry is
+    // a client's wish for a time; it leaves the list when it is offered a slot or taken off.
+    r#"
+    ALTER TABLE bookings ADD COLUMN price INTEGER CHECK (price >= 0);
+    ALTER TABLE bookings ADD COLUMN deposit_due INTEGER NOT NULL DEFAULT 0 CHECK (deposit_due >= 0);
+    ALTER TABLE bookings ADD COLUMN paid INTEGER NOT NULL DEFAULT 0 CHECK (paid >= 0);
+    CREATE TABLE payments (
+        id          INTEGER PRIMARY KEY,
+        booking_id  TEXT    NOT NULL REFERENCES bookings(id),
+        amount      INTEGER NOT NULL CHECK (amount > 0),
+        reference   TEXT,
+        at          INTEGER NOT NULL,
+        created_at  INTEGER NOT NULL
+    );
+    CREATE INDEX payments_booking ON payments (booking_id);
+    ALTER TABLE reflows ADD COLUMN absorbed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE reflow_moves ADD COLUMN price_difference INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE waitlist (
+        id               INTEGER PRIMARY KEY,
+        client_id        TEXT    NOT NULL REFERENCES clients(id),
+        from_at          INTEGER NOT NULL,
+        to_at            INTEGER NOT NULL,
+        duration_minutes INTEGER NOT NULL CHECK (duration_minutes > 0),
+        room_id          TEXT    REFERENCES rooms(id),
+        requires         TEXT    NOT NULL DEFAULT '[]',
+        engineer_id      TEXT    REFERENCES engineers(id),
+        joined_at        INTEGER NOT NULL,
+        CHECK (to_at > from_at)
+    );
+    CREATE INDEX waitlist_span ON waitlist (to_at, id);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value as Json};
 
 /// Every event type an endpoint may subscribe to, as the payload's `type` names it.
-pub const EVENT_TYPES: [&str; 10] = [
+pub const EVENT_TYPES: [&str; 11] = [
     "booking.created",
     "booking.updated",
     "booking.moved",
@@ -26,6 +26,7 @@ pub const EVENT_TYPES: [&str; 10] = [
     "reflow.undone",
     "room.offline",
     "room.online",
+    "waitlist.offered",
 ];
 
 /// How many endpoints a studio may have: each change is written once per endpoint.
@@ -35,7 +36,7 @@ pub const MAX_WEBHOOKS: usize = 20;
 pub fn event_type(entity: Entity, action: Action) -> Option<&'static str> {
     Some(match (entity, action) {
         (Entity::Booking, Action::Created) => "booking.created",
-        (Entity::Booking, Action::Updated) => "booking.updated",
+        (Entity::Booking, Action::Updated | Action::Confirmed) => "booking.updated",
         (Entity::Booking, Action::Moved | Action::MovedBack) => "booking.moved",
         (Entity::Booking, Action::Cancelled) => "booking.cancelled",
         (Entity::Booking, Action::Displaced) => "booking.displaced",
@@ -46,6 +47,7 @@ pub fn event_type(entity: Entity, action: Action) -> Option<&'static str> {
         (Entity::OfflineWindow, Action::Removed) => "room.online",
         (Entity::Room, Action::Deactivated | Action::Retired) => "room.offline",
         (Entity::Room, Action::Reactivated) => "room.online",
+        (Entity::Client, Action::WaitlistOffered) => "waitlist.offered",
         _ => return None,
     })
 }

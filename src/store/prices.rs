@@ -6,7 +6,8 @@ use super::db::params;
 use super::events::{self, Action, Entity};
 use super::read;
 use super::{Result, Store, StoreError, Writer};
-use crate::domain::{quote, EngineerId, Quote, Rate, RoomId, StudioSettings};
+use super::db::{Connection, OptionalExtension};
+use crate::domain::{deposit_of, quote, BookingId, EngineerId, Quote, Rate, RoomId, Session, StudioSettings, StudioTz};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value as Json};
 
@@ -51,7 +52,50 @@ fn settings_fields(s: &StudioSettings) -> serde_json::Map<String, Json> {
     ])
 }
 
-fn settings(conn: &super::db::Connection) -> Result<StudioSettings> {
+/// What a session costs at the rates stored now, as this connection (or transaction) sees them:
+/// the quote's total, the one price a booking keeps.
+pub(super) fn session_price(conn: &Connection, tz: &StudioTz, s: &Session) -> Result<i64> {
+    let room = read::rooms(conn, Some(&s.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(s.room.clone()))?;
+    let rate = match &s.engineer {
+        Some(e) => Some(
+            conn.prepare_cached("SELECT hourly_rate FROM engineers WHERE id = ?")?
+                .query_row([e.as_str()], |row| row.get::<_, i64>(0))
+                .optional()?
+                .ok_or_else(|| StoreError::UnknownEngineer(e.clone()))?,
+        ),
+        None => None,
+    };
+    Ok(quote(tz, &room.price, rate, s.start, s.end).total)
+}
+
+/// Every room's and engineer's rates, read once, for pricing many sessions at a time (a reflow's
+/// moves) with one read instead of two per session.
+pub(super) struct PriceList {
+    rooms: std::collections::HashMap<RoomId, crate::domain::RoomPrice>,
+    engineers: std::collections::HashMap<String, i64>,
+}
+
+impl PriceList {
+    pub(super) fn read(conn: &Connection) -> Result<PriceList> {
+        let rooms = read::rooms(conn, None)?.into_iter().map(|r| (r.id, r.price)).collect();
+        let mut stmt = conn.prepare_cached("SELECT id, hourly_rate FROM engineers")?;
+        let rows = stmt.query_map((), |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
+        let engineers = rows.collect::<super::db::Result<_>>()?;
+        Ok(PriceList { rooms, engineers })
+    }
+
+    /// What `s` costs at these rates: [`session_price`]'s answer.
+    pub(super) fn price(&self, tz: &StudioTz, s: &Session) -> Result<i64> {
+        let room = self.rooms.get(&s.room).ok_or_else(|| StoreError::UnknownRoom(s.room.clone()))?;
+        let rate = match &s.engineer {
+            Some(e) => Some(*self.engineers.get(e.as_str()).ok_or_else(|| StoreError::UnknownEngineer(e.clone()))?),
+            None => None,
+        };
+        Ok(quote(tz, room, rate, s.start, s.end).total)
+    }
+}
+
+pub(super) fn settings(conn: &super::db::Connection) -> Result<StudioSettings> {
     conn.query_row("SELECT currency, deposit_percent, waitlist_hold_hours FROM studio WHERE id = 1", (), |row| {
         Ok(StudioSettings { currency: row.get(0)?, deposit_percent: row.get(1)?, waitlist_hold_hours: row.get(2)? })
     })
@@ -88,7 +132,37 @@ impl Store {
     }
 }
 
+/// When a booking's price is set again (a new one's is [`Writer::new_price`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pricing {
+    /// Changed by a person (its time, room or engineer): re-priced; a deposit it still owes on
+    /// its hold follows the new price.
+    Changed,
+}
+
 impl Writer<'_> {
+    /// Prices booking `id` (as this transaction sees it) at today's rates. A reflow's move never
+    /// comes here: the client keeps the price they booked at, and the reflow records the
+    /// difference it absorbed.
+    pub(super) fn price_booking(&mut self, id: &BookingId, pricing: Pricing) -> Result<()> {
+        let b = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+        let tz = self.studio()?.tz;
+        let price = session_price(&self.tx, &tz, &b.session)?;
+        let deposit_due = match pricing {
+            Pricing::Changed if b.hold_until.is_some() && b.money.deposit_due > 0 => deposit_of(price, settings(&self.tx)?.deposit_percent),
+            Pricing::Changed => b.money.deposit_due,
+        };
+        self.tx.execute("UPDATE bookings SET price = ?, deposit_due = ? WHERE id = ?", params![price, deposit_due, id.as_str()])?;
+        Ok(())
+    }
+
+    /// The price a session booked now keeps, and the deposit it owes if it is made on hold.
+    pub(super) fn new_price(&self, session: &Session, on_hold: bool) -> Result<(i64, i64)> {
+        let price = session_price(&self.tx, &self.studio()?.tz, session)?;
+        let deposit_due = if on_hold { deposit_of(price, settings(&self.tx)?.deposit_percent) } else { 0 };
+        Ok((price, deposit_due))
+    }
+
     /// Changes the studio's settings, each checked; an event of the studio when anything changed.
     pub fn update_settings(&mut self, edit: &SettingsEdit) -> Result<StudioSettings> {
         let before = settings(&self.tx)?;

@@ -2,7 +2,7 @@
 //! Queries page by keyset on (start, sequence), so a page boundary stays put when others insert.
 
 use super::{instant, instant_at, instant_or_null_at, json_list, Result, Store, StoreError};
-use crate::domain::{BookingRules, RoomPrice,
+use crate::domain::{BookingRules, Money, RoomPrice,
     Booking, BookingId, Client, ClientId, Engineer, EngineerId, OfflineWindow, Person, Room, RoomId, Series,
     SeriesId, Session, Status, WeeklyHours,
 };
@@ -20,7 +20,7 @@ pub(super) const HOLDS_ITS_PLACE: &str = "b.status != 'cancelled' AND b.displace
                      AND w.from_at < b.end_at AND w.to_at > b.start_at)";
 
 pub(super) const BOOKING_COLUMNS: &str = "id, room_id, client_id, engineer_id, start_at, end_at, party_size, \
-     requires, series_id, status, pinned, seq, notes, hold_until, displaced";
+     requires, series_id, status, pinned, seq, notes, hold_until, displaced, price, deposit_due, paid";
 
 /// A booking row and its sequence number (the tie-breaker of the keyset order).
 pub(super) fn booking_from_row(row: &Row<'_>) -> db::Result<(Booking, i64)> {
@@ -46,6 +46,7 @@ pub(super) fn booking_from_row(row: &Row<'_>) -> db::Result<(Booking, i64)> {
         notes: row.get(12)?,
         hold_until: instant_or_null_at(row, 13)?,
         displaced: row.get(14)?,
+        money: Money { price: row.get(15)?, deposit_due: row.get(16)?, paid: row.get(17)? },
     };
     Ok((booking, row.get(11)?))
 }

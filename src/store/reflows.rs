@@ -2,7 +2,8 @@
 //! moved a booking, and the sweep of plans never applied. The history of changes is `events.rs`.
 
 use super::{instant, instant_at, Result, Store, StoreError, Writer};
-use crate::domain::{BookingId, Move, RoomId};
+use super::read;
+use crate::domain::{BookingId, Move, RoomId, Session};
 use chrono::{DateTime, Utc};
 use super::db::{self, params, Connection, OptionalExtension};
 
@@ -23,6 +24,10 @@ pub struct ReflowRecord {
     pub unresolved: Vec<(BookingId, String)>,
     /// Whether it was applied and then undone.
     pub undone: bool,
+    /// The price difference its moves absorbed, in minor units: the sum over its moves of what
+    /// the session would cost at its new place today less the price its booking keeps (a move
+    /// keeps the booked price; negative when the new places are cheaper).
+    pub absorbed: i64,
 }
 
 /// One booking's move in a stored reflow.
@@ -32,12 +37,15 @@ pub struct MoveRecord {
     /// Whether the reflow was applied (a dry run or an unanswered plan was not).
     pub applied: bool,
     pub moved: Move,
+    /// What the session would cost at its new place less the price its booking keeps.
+    pub price_difference: i64,
 }
 
-const MOVE_COLUMNS: &str = "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied";
+const MOVE_COLUMNS: &str =
+    "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied, m.price_difference";
 
 fn move_from_row(row: &db::Row<'_>) -> db::Result<MoveRecord> {
-    Ok(MoveRecord { reflow: row.get(0)?, applied: row.get(8)?, moved: move_at(row, 1)? })
+    Ok(MoveRecord { reflow: row.get(0)?, applied: row.get(8)?, moved: move_at(row, 1)?, price_difference: row.get(9)? })
 }
 
 /// A move stored as seven columns from `first`: booking, from room, start and end, to room, start
@@ -58,24 +66,38 @@ impl Store {
     pub fn reflow(&self, id: &str) -> Result<Option<ReflowRecord>> {
         reflow_in(self.conn(), id)
     }
+
+    /// The applied reflows of a month (`YYYY-MM`), undone ones included, oldest first.
+    pub fn applied_reflows(&self, month: &str) -> Result<Vec<ReflowRecord>> {
+        let ids: Vec<String> = {
+            let mut stmt = self.conn().prepare_cached("SELECT id FROM reflows WHERE month = ? AND applied = 1 ORDER BY id")?;
+            let rows = stmt.query_map([month], |row| row.get(0))?;
+            rows.collect::<db::Result<_>>()?
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.extend(reflow_in(self.conn(), &id)?);
+        }
+        Ok(out)
+    }
 }
 
 fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
     {
         let head = conn
             .query_row(
-                "SELECT id, month, request, created_at, applied, affected, cost, lower_bound, undone_at IS NOT NULL FROM reflows WHERE id = ?",
+                "SELECT id, month, request, created_at, applied, affected, cost, lower_bound, undone_at IS NOT NULL, absorbed FROM reflows WHERE id = ?",
                 [id],
                 |row| {
                     Ok((
                         (row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?),
                         (row.get::<_, i64>(3)?, row.get::<_, bool>(4)?, row.get::<_, i64>(5)?, row.get::<_, i64>(6)?, row.get::<_, Option<i64>>(7)?),
-                        row.get::<_, bool>(8)?,
+                        (row.get::<_, bool>(8)?, row.get::<_, i64>(9)?),
                     ))
                 },
             )
             .optional()?;
-        let Some(((id, month, request), (created_at, applied, affected, cost, lower_bound), undone)) = head else { return Ok(None) };
+        let Some(((id, month, request), (created_at, applied, affected, cost, lower_bound), (undone, absorbed))) = head else { return Ok(None) };
         let request = serde_json::from_str(&request).map_err(|e| StoreError::Corrupt(format!("the request of reflow {id}: {e}")))?;
         let moves = moves_of(conn, &id)?;
         let mut stmt = conn.prepare_cached("SELECT booking_id, reason FROM reflow_unresolved WHERE reflow_id = ? ORDER BY booking_id")?;
@@ -94,6 +116,7 @@ fn reflow_in(conn: &Connection, id: &str) -> Result<Option<ReflowRecord>> {
             moves,
             unresolved,
             undone,
+            absorbed,
         }))
     }
 }
@@ -161,9 +184,27 @@ impl Writer<'_> {
             |row| row.get(0),
         )?;
         let id = format!("rf_{n:04}");
+        // Each move keeps its booking's price; the difference to its new place is the studio's.
+        let tz = self.studio()?.tz;
+        let prices = super::prices::PriceList::read(conn)?;
+        let mut differences = Vec::with_capacity(reflow.moves.len());
+        for m in reflow.moves {
+            let difference = match read::booking(conn, &m.booking)? {
+                Some(b) => match b.money.price {
+                    Some(kept) => {
+                        let there = Session { room: m.to_room.clone(), start: m.to_start, end: m.to_end, ..b.session.clone() };
+                        prices.price(&tz, &there)? - kept
+                    }
+                    // Booked before prices were kept: no price to keep, nothing absorbed.
+                    None => 0,
+                },
+                None => 0,
+            };
+            differences.push(difference);
+        }
         conn.execute(
-            "INSERT INTO reflows (id, month, request, created_at, applied, affected, moved, unresolved, cost, lower_bound) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO reflows (id, month, request, created_at, applied, affected, moved, unresolved, cost, lower_bound, absorbed) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 id,
                 reflow.month,
@@ -174,14 +215,15 @@ impl Writer<'_> {
                 reflow.moves.len(),
                 reflow.unresolved.len(),
                 reflow.cost,
-                reflow.lower_bound
+                reflow.lower_bound,
+                differences.iter().sum::<i64>()
             ],
         )?;
         let mut insert_move = conn.prepare_cached(
-            "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end, price_difference) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )?;
-        for m in reflow.moves {
+        for (m, difference) in reflow.moves.iter().zip(&differences) {
             insert_move.execute(params![
                 id,
                 m.booking.as_str(),
@@ -190,7 +232,8 @@ impl Writer<'_> {
                 m.from_end.timestamp(),
                 m.to_room.as_str(),
                 m.to_start.timestamp(),
-                m.to_end.timestamp()
+                m.to_end.timestamp(),
+                difference
             ])?;
         }
         let mut insert_unresolved =

@@ -136,6 +136,9 @@ impl Writer<'_> {
                 Err(e) => return Err(e),
             }
         }
+        // The engineer's time is theirs again: a client waiting for them may get it.
+        let freed = super::waitlist::Freed { room: None, engineer: Some(time_off.engineer.clone()), from: time_off.from, to: time_off.to };
+        self.offer_freed(&[freed])?;
         Ok(TimeOffRemoved { time_off, restored, still_displaced })
     }
 

@@ -9,6 +9,7 @@ use super::db::{self, params, Connection, Transaction};
 use super::events::{self, Action, Entity};
 use super::read;
 use super::rules::{self, CancelScope, RulesFor, ScopeFor};
+use super::waitlist::Freed;
 use super::{check_people, clean_list, clean_text, instant, to_json_list, Result, StoreError};
 use crate::domain::{
     expand_series, is_slug, normalize_features, Actor, Booking, BookingId, Client, Engineer, Move, OfflineWindow, Refusal, Room,
@@ -264,7 +265,7 @@ impl<'c> Writer<'c> {
         self.check_room_rules(&new, RulesFor::New)?;
         self.check(&new, None)?;
         let booked = self.insert(&new, None)?;
-        self.set_extras(&booked.id, notes.as_deref(), hold_until)?;
+        self.set_extras(&booked, notes.as_deref(), hold_until)?;
         self.booking_event(None, &booked.id, Action::Created)
     }
 
@@ -326,7 +327,7 @@ impl<'c> Writer<'c> {
         savepoint.commit()?;
         let mut created = Vec::with_capacity(booked.len());
         for b in &booked {
-            self.set_extras(&b.id, notes.as_deref(), hold_until)?;
+            self.set_extras(b, notes.as_deref(), hold_until)?;
             created.push(self.booking_event(None, &b.id, Action::Created)?);
         }
         let booked = created;
@@ -348,6 +349,8 @@ impl<'c> Writer<'c> {
             )?;
             cancelled.push(self.booking_event(before.as_ref(), &id, Action::Cancelled)?);
         }
+        let freed: Vec<Freed> = cancelled.iter().map(Freed::place_of).collect();
+        self.offer_freed(&freed)?;
         Ok(cancelled)
     }
 
@@ -363,7 +366,10 @@ impl<'c> Writer<'c> {
         self.check_room_rules(&moved, RulesFor::Move)?;
         self.check(&moved, Some(id))?;
         self.set_place(id, room, start, end)?;
-        self.booking_event(Some(&booking), id, Action::Moved)
+        self.price_booking(id, super::prices::Pricing::Changed)?;
+        let moved = self.booking_event(Some(&booking), id, Action::Moved)?;
+        self.offer_freed(&[Freed::place_of(&booking)])?;
+        Ok(moved)
     }
 
     /// Moves many bookings at once (a reflow), then checks each in its new place against everything
@@ -398,12 +404,13 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// Sets notes and a hold on bookings just created in this transaction, before their
-    /// creation is recorded; see [`Writer::create_booking_with`].
-    fn set_extras(&mut self, id: &BookingId, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<()> {
+    /// Sets notes, a hold and the price (with the deposit a hold owes) on bookings just created
+    /// in this transaction, before their creation is recorded; see [`Writer::create_booking_with`].
+    fn set_extras(&mut self, booked: &Booking, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<()> {
+        let (price, deposit_due) = self.new_price(&booked.session, hold_until.is_some())?;
         self.tx.execute(
-            "UPDATE bookings SET notes = ?, hold_until = ? WHERE id = ?",
-            params![notes, hold_until.map(|t| t.timestamp()), id.as_str()],
+            "UPDATE bookings SET notes = ?, hold_until = ?, price = ?, deposit_due = ? WHERE id = ?",
+            params![notes, hold_until.map(|t| t.timestamp()), price, deposit_due, booked.id.as_str()],
         )?;
         Ok(())
     }
@@ -559,7 +566,7 @@ fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result
         now,
         now
     ])?;
-    Ok(Booking { id, series: series.cloned(), session: new.clone(), notes: None, hold_until: None, displaced: false })
+    Ok(Booking { id, series: series.cloned(), session: new.clone(), notes: None, hold_until: None, displaced: false, money: Default::default() })
 }
 
 /// One window over `[from, to)` and every window it `touching` (not empty), with the id of the

@@ -54,6 +54,8 @@ pub struct ViewData {
     pub windows: Vec<shapes::WindowOut>,
     pub bookings: Vec<BookingOut>,
     pub reflow: Option<shapes::ReflowOut>,
+    /// The month in figures (as `studio_report` answers), shown above the timeline.
+    pub figures: Option<crate::figures::MonthFigures>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -119,6 +121,7 @@ pub fn build(store: &Store, month: Option<&str>, reflow: Option<&str>) -> Result
         windows: store.offline_windows(None, from, to)?.iter().map(|w| shapes::window(&tz, w)).collect(),
         bookings,
         reflow: record.as_ref().map(|r| shapes::reflow(&tz, r)),
+        figures: Some(crate::figures::month_figures(store, month)?),
     })
 }
 

@@ -28,6 +28,7 @@ TOOLS = {
     "update_engineer", "create_room", "update_room", "remove_offline_window", "list_changes",
     "create_webhook", "list_webhooks", "delete_webhook", "list_notifications", "get_studio", "update_studio",
     "add_time_off", "list_time_off", "remove_time_off", "quote",
+    "record_payment", "join_waitlist", "list_waitlist", "leave_waitlist", "studio_report",
 }
 # How long one call may take before the run counts as hung; the reflow solver is the slow one.
 CALL_TIMEOUT = 120.0

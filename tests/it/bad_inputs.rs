@@ -216,6 +216,25 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
             json!({"room": "studio-a", "start": "2026-10-06T10:00", "end": "2026-10-06T13:00"}),
             vec![("room", Id, true), ("start", Time, true), ("end", Time, true), ("engineer", Id, false)],
         ),
+        // Issue 25: payments and the waitlist. record_payment's request names no booking;
+        // join_waitlist's is valid (each case breaks one argument of it).
+        ("record_payment", json!({"booking": "bk_99999", "amount": 100}), vec![("booking", Id, true), ("amount", I64, true), ("reference", Line, false)]),
+        (
+            "join_waitlist",
+            json!({"client": "client-001", "from": "2026-10-06T09:00", "to": "2026-10-06T18:00", "duration_minutes": 60}),
+            vec![
+                ("client", Id, true),
+                ("from", Time, true),
+                ("to", Time, true),
+                ("duration_minutes", I64, true),
+                ("room", Id, false),
+                ("requires", Tags, false),
+                ("engineer", Id, false),
+            ],
+        ),
+        ("list_waitlist", json!({}), vec![("client", Id, false)]),
+        ("leave_waitlist", json!({"id": 99999}), vec![("id", I64, true)]),
+        ("studio_report", json!({"month": "2026-09"}), vec![("month", Month, true)]),
     ]
 }
 
@@ -419,6 +438,11 @@ fn cases() -> Vec<Case> {
         ("quote", "room", "unknown room"),
         ("quote", "engineer", "unknown engineer"),
         ("list_time_off", "engineer", "unknown engineer"),
+        ("record_payment", "booking", "unknown booking"),
+        ("join_waitlist", "client", "unknown client"),
+        ("join_waitlist", "room", "unknown room"),
+        ("join_waitlist", "engineer", "unknown engineer"),
+        ("list_waitlist", "client", "unknown client"),
     ];
     for &(tool, field, message) in ids {
         for unknown in ["nobody-999", "bk_00000", "STUDIO-A", "rf_0001;DROP-TABLE"] {
@@ -684,6 +708,31 @@ fn cases() -> Vec<Case> {
         ("list_time_off", json!({"from": "2026-10-07T00:00", "to": "2026-10-06T00:00"}), "to must be after from"),
         ("list_time_off", json!({"engineer": "eng-01", "from": "2026-10-07T00:00", "to": "2026-10-07T00:00"}), "to must be after from"),
         ("remove_time_off", json!({"id": "1"}), "id: invalid type"),
+        // Issue 25: payments (the demo's bookings have no rates: nothing is owed on them) and the waitlist.
+        ("record_payment", json!({"booking": "bk_00001", "amount": 0}), "amount must be 1 to 1000000000"),
+        ("record_payment", json!({"booking": "bk_00001", "amount": -100}), "amount must be 1 to 1000000000"),
+        ("record_payment", json!({"booking": "bk_00001", "amount": 1_000_000_001i64}), "amount must be 1 to 1000000000"),
+        ("record_payment", json!({"booking": "bk_00001", "amount": 100}), "amount: 100 is more than the 0 still owed on bk_00001"),
+        ("record_payment", json!({"booking": "bk_00001", "amount": i64::MAX}), "amount must be 1 to"),
+        ("join_waitlist", json!({"client": "client-001", "from": "2026-10-06T18:00", "to": "2026-10-06T09:00", "duration_minutes": 60}), "to: the span waited for must end after it starts"),
+        ("join_waitlist", json!({"client": "client-001", "from": "2026-10-06T09:00", "to": "2026-10-06T09:30", "duration_minutes": 60}), "duration_minutes: the session is longer than the span"),
+        ("join_waitlist", json!({"client": "client-001", "from": "2026-10-06T09:00", "to": "2026-10-06T18:00", "duration_minutes": 5}), "duration_minutes must be 15 to 1440"),
+        ("join_waitlist", json!({"client": "client-001", "from": "2026-10-06T09:00", "to": "2026-10-06T18:00", "duration_minutes": i64::MIN}), "duration_minutes must be 15 to 1440"),
+        ("join_waitlist", json!({"client": "client-001", "from": "2026-08-01T09:00", "to": "2026-08-02T18:00", "duration_minutes": 60}), "to: the span waited for must end after the studio's clock"),
+        ("join_waitlist", json!({"client": "client-001", "from": "2028-10-06T09:00", "to": "2028-10-06T18:00", "duration_minutes": 60}), "to: the span waited for must end within the booking horizon"),
+        ("join_waitlist", json!({"client": "client-001", "from": "2026-10-06T09:00", "to": "2027-10-08T18:00", "duration_minutes": 60}), "to: a client may wait for a span of at most 366 days"),
+        ("join_waitlist", json!({"client": "client-001", "from": "2026-10-06T09:00", "to": "2026-10-06T18:00", "duration_minutes": 60, "room": "studio-a", "requires": ["drums"]}), "requires: give a room or what the session requires, not both"),
+        ("leave_waitlist", json!({"id": 0}), "id: there is no waitlist entry 0"),
+        ("leave_waitlist", json!({"id": -1}), "id: there is no waitlist entry -1"),
+        ("leave_waitlist", json!({"id": i64::MAX}), "there is no waitlist entry"),
+        ("leave_waitlist", json!({"id": "1"}), "id: invalid type"),
+        ("leave_waitlist", json!({"id": null}), "id: invalid type: null"),
+        ("list_waitlist", json!({"client": " "}), "client: is empty"),
+        ("studio_report", json!({"month": "2026-13"}), "cannot read the month \"2026-13\""),
+        ("studio_report", json!({"month": "2026-9"}), "write it as YYYY-MM"),
+        ("studio_report", json!({"month": "1999-12"}), "use a year from 2000 to 2199"),
+        ("studio_report", json!({"month": "2026-09-01"}), "write it as YYYY-MM"),
+        ("studio_report", json!({"month": " 2026-09"}), "write it as YYYY-MM"),
     ];
     for (tool, args, message) in management {
         add(tool, args, refused(message), "value inconsistent with the studio");
@@ -726,6 +775,8 @@ fn writes(tool: &str) -> bool {
         "list_time_off",
         "get_studio",
         "quote",
+        "list_waitlist",
+        "studio_report",
     ]
         .contains(&tool)
 }

@@ -28,6 +28,7 @@ mod sdk_python;
 mod sdk_ts;
 mod servers;
 mod store;
+mod studio_money;
 mod studio_week;
 mod strict_2026;
 mod support;

@@ -212,7 +212,7 @@ const LAYERS: &[&[&str]] = &[
     &["auth"],
     &["store"],
     &["reflow", "availability", "ics", "feeds", "oauth", "shapes", "demo", "reflow_text"],
-    &["tasks"],
+    &["tasks", "figures"],
     &["view", "notify"],
     &["mcp"],
     &["client", "commands"],

@@ -392,6 +392,52 @@ fn the_demo_page_in_chromium_shows_every_booking_move_and_reason_of_the_reflow()
     drop(demo.dir);
 }
 
+/// The cells of the figures table's row of `room`, as the page shows them.
+fn figure_cells(dom: &str, room: &str) -> Vec<String> {
+    let at = dom.find(&format!("<tr data-fig-room=\"{room}\">")).unwrap_or_else(|| panic!("no figures row for {room}"));
+    let end = dom[at..].find("</tr>").map_or(dom.len(), |n| at + n);
+    dom[at..end].split("</t").filter_map(|cell| cell.rfind('>').map(|i| unescape(&cell[i + 1..]))).filter(|t| !t.is_empty()).collect()
+}
+
+/// Issue 25: the page shows the month in figures above the timeline, and they are the figures
+/// `studio_report` answers.
+#[test]
+#[ignore = "needs chromium"]
+fn the_page_shows_the_month_in_figures_above_the_timeline() {
+    use studioflow::domain::RoomId;
+    use studioflow::store::RoomEdit;
+    let exe = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("week.db");
+    let mut store = crate::support::small_studio(&db);
+    // The hall at 60.00 an hour; one confirmed session there on Tuesday the 8th, 12:00-14:00:
+    // 120.00, 2 of its 720 open hours (0.28 %, shown 0.3 %).
+    let edit = RoomEdit { hourly_rate: Some(6000), ..RoomEdit::default() };
+    store.write_with(|w| w.update_room(&RoomId::new("hall"), &edit, false)).unwrap();
+    store.write_with(|w| w.create_booking(&crate::support::session("hall", "c1", "2026-09-08T12:00", 120))).unwrap();
+    let data = view::build(&store, Some("2026-09"), None).unwrap();
+    let page = dir.path().join("week.html");
+    std::fs::write(&page, view::page(&data).unwrap()).unwrap();
+    drop(store);
+    let mut server = stdio(&db, &[]);
+    let answer = server.ok("studio_report", json!({"month": "2026-09"}));
+    server.close();
+    assert_eq!(serde_json::to_value(data.figures.as_ref().unwrap()).unwrap(), answer, "the page holds what the tool answers");
+
+    let dom = dump_dom(&exe, &page);
+    let (figures, timeline) = (dom.find("id=\"fig-sec\"").unwrap(), dom.find("id=\"tl-sec\"").unwrap());
+    assert!(figures < timeline, "the figures come above the timeline");
+    let open_tag = &dom[dom[..figures].rfind('<').unwrap()..figures + dom[figures..].find('>').unwrap()];
+    assert!(!open_tag.contains("hidden"), "{open_tag}");
+    assert_eq!(figure_cells(&dom, "hall"), ["hall", "720", "2", "0.3 %", "€120.00"]);
+    assert_eq!(figure_cells(&dom, "booth"), ["booth", "198", "0", "0.0 %", "€0.00"]);
+    assert_eq!(figure_cells(&dom, "live"), ["live", "480", "0", "0.0 %", "€0.00"]);
+    let caption_at = dom.find("id=\"fig-caption\"").unwrap();
+    assert_eq!(text_until(&dom, caption_at + dom[caption_at..].find('>').unwrap() + 1, "caption"), "Rooms in 2026-09: revenue €120.00 in all");
+    let deposits_at = dom.find("id=\"fig-deposits\"").unwrap();
+    assert_eq!(text_until(&dom, deposits_at + dom[deposits_at..].find('>').unwrap() + 1, "p"), "Deposits: €0.00 due, €0.00 paid; €0.00 received in all.");
+}
+
 #[test]
 #[ignore = "needs chromium"]
 fn issue_22_the_month_and_reflow_views_at_1400_px_show_no_fragment_no_buried_offline_label_no_sideways_scroll() {
@@ -517,6 +563,10 @@ fn the_view_as_an_mcp_app_in_a_test_host_draws_the_binary_s_answer() {
     let mut answers = BTreeMap::new();
     answers.insert(key("list_rooms", &json!({})), json!({"result": server.call("list_rooms", json!({}))}));
     answers.insert(key("list_offline_windows", &range), json!({"result": server.call("list_offline_windows", range.clone())}));
+    // And the month in figures, shown above the timeline (issue 25).
+    let report_args = json!({"month": reflow["month"]});
+    let report = server.call("studio_report", report_args.clone());
+    answers.insert(key("studio_report", &report_args), json!({"result": report.clone()}));
     let bookings = all_bookings(&mut server, range, &mut answers);
 
     let host = Host { tool: "get_reflow", input, result, answers, capabilities: json!({"serverTools": {}}), click: None, wait_for: None, keys: &[] };
@@ -533,8 +583,56 @@ fn the_view_as_an_mcp_app_in_a_test_host_draws_the_binary_s_answer() {
     let drawn = read(app);
     check(&drawn, &bookings, &reflow);
     assert!(drawn.decide_hidden, "an applied reflow offers no Apply");
+    // The figures table holds the report's figures, room by room.
+    let hours = |v: &Value| format!("{}", (v.as_f64().unwrap() * 100.0).round() / 100.0);
+    for room in report["structuredContent"]["rooms"].as_array().unwrap() {
+        let id = room["room"].as_str().unwrap();
+        let cells = figure_cells(app, id);
+        let want = [id.to_owned(), hours(&room["open_hours"]), hours(&room["booked_hours"]), format!("{:.1} %", room["utilisation_percent"].as_f64().unwrap())];
+        assert_eq!(cells[..4], want, "{id}");
+        assert_eq!(room["revenue"], 0, "the demo has no rates");
+        assert_eq!(cells[4], "€0.00");
+    }
     eprintln!("MCP App: {} bars, {} messages with the host", drawn.bars.len(), log.len());
     server.close();
+}
+
+/// Issue 25: studio_report's answer in the MCP App: the figures above the month's timeline, which
+/// the view reads for the month the report is of.
+#[test]
+#[ignore = "needs chromium"]
+fn studio_report_in_the_app_shows_the_figures_above_the_month() {
+    let exe = chromium();
+    let demo = demo();
+    let mut server = stdio(&demo.db, &[]);
+    let input = json!({"month": "2026-09"});
+    let result = server.call("studio_report", input.clone());
+    let report = result["structuredContent"].clone();
+    let range = month_args(&input);
+    let mut answers = BTreeMap::new();
+    answers.insert(key("list_rooms", &json!({})), json!({"result": server.call("list_rooms", json!({}))}));
+    answers.insert(key("list_offline_windows", &range), json!({"result": server.call("list_offline_windows", range.clone())}));
+    let bookings = all_bookings(&mut server, range, &mut answers);
+
+    let host = Host { tool: "studio_report", input, result, answers, capabilities: json!({"serverTools": {}}), click: None, wait_for: None, keys: &[] };
+    let dom = in_host(&exe, demo.dir.path(), &mut server, &host);
+    server.close();
+    assert!(!dom.contains("tools/call studio_report"), "the figures came with the result: no second call");
+    let app = &dom[dom.find("id=\"app-dom\"").unwrap()..];
+    let (figures, timeline) = (app.find("id=\"fig-sec\"").unwrap(), app.find("id=\"tl-sec\"").unwrap());
+    assert!(figures < timeline, "the figures come above the timeline");
+    let rooms = report["rooms"].as_array().unwrap();
+    assert_eq!(rooms.len(), 7);
+    for room in rooms {
+        let id = room["room"].as_str().unwrap();
+        let cells = figure_cells(app, id);
+        assert_eq!(cells[0], id);
+        assert_eq!(cells[3], format!("{:.1} %", room["utilisation_percent"].as_f64().unwrap()), "{id}");
+    }
+    // The month's timeline is drawn from the calls the view made: one bar per booking.
+    let drawn = read(app);
+    let bars: BTreeSet<String> = drawn.bars.iter().map(|b| b.id.clone()).collect();
+    assert_eq!(bars, bookings, "every booking of the month is drawn under the figures");
 }
 
 #[test]
@@ -724,6 +822,9 @@ fn a_month_of_1600_bookings_draws_in_chromium() {
                     notes: None,
                     hold_until: None,
                     displaced: false,
+                    price: None,
+                    deposit_due: 0,
+                    paid: 0,
                 },
                 client_name: Some(format!("Client <{}> & co", i % 40)),
                 engineer_name: None,
@@ -737,6 +838,7 @@ fn a_month_of_1600_bookings_draws_in_chromium() {
         windows: vec![],
         bookings,
         reflow: None,
+        figures: None,
     };
     let page = dir.path().join("load.html");
     std::fs::write(&page, view::page(&data).unwrap()).unwrap();
@@ -779,7 +881,7 @@ fn the_view_is_an_mcp_app_resource_on_both_transports() {
     // The tools whose results the view draws point at it; the others do not.
     let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
     for tool in tools.as_array().unwrap() {
-        let shown = ["query_bookings", "reflow_month", "get_reflow"].contains(&tool["name"].as_str().unwrap());
+        let shown = ["query_bookings", "reflow_month", "get_reflow", "studio_report"].contains(&tool["name"].as_str().unwrap());
         let points = tool["_meta"]["ui"]["resourceUri"] == json!(uri);
         assert_eq!(points, shown, "{}", tool["name"]);
     }

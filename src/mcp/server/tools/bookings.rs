@@ -91,7 +91,8 @@ pub fn get_booking(ctx: &Call<'_>, a: IdArgs) -> Result<(BookingDetailOut, Strin
             "{} in {} from {} to {} ({}).",
             b.id, b.room, tz.format(b.start), tz.format(b.end), b.status
         );
-        Ok((BookingDetailOut { booking: wire::booking(&tz, &b), series, reflow_history: history, history: changes }, summary))
+        let payments = store.payments(&id)?.iter().map(|p| payment(&tz, p)).collect();
+        Ok((BookingDetailOut { booking: wire::booking(&tz, &b), series, reflow_history: history, history: changes, payments }, summary))
     })
 }
 
@@ -243,4 +244,33 @@ pub fn update_booking(ctx: &Call<'_>, a: UpdateBookingArgs) -> Result<(UpdatedOu
         };
         Ok((UpdatedOut { bookings: updated.iter().map(|b| wire::booking(&tz, b)).collect() }, summary))
     })
+}
+
+pub fn record_payment(ctx: &Call<'_>, a: RecordPaymentArgs) -> Result<(PaymentRecordedOut, String), ToolError> {
+    ctx.with(|store| {
+        let tz = store.studio()?.tz;
+        let id = BookingId::new(a.booking.trim());
+        let recorded = store.write_as(&ctx.actor(), |w| w.record_payment(&id, a.amount, a.reference.as_deref()))?;
+        let currency = store.settings()?.currency;
+        let b = &recorded.booking;
+        let then = if recorded.confirmed {
+            " The deposit is covered: the hold is cleared and the booking confirmed.".to_owned()
+        } else if b.hold_until.is_some() {
+            format!(" The deposit of {} is not covered yet: the hold stays.", b.money.deposit_due)
+        } else {
+            String::new()
+        };
+        let summary = format!(
+            "Recorded {} {currency} (minor units) for {}: paid {} of {}.{then}",
+            recorded.payment.amount,
+            b.id,
+            b.money.paid,
+            b.money.price.unwrap_or(0)
+        );
+        Ok((PaymentRecordedOut { payment: payment(&tz, &recorded.payment), booking: wire::booking(&tz, b), confirmed: recorded.confirmed }, summary))
+    })
+}
+
+fn payment(tz: &crate::domain::StudioTz, p: &crate::store::Payment) -> PaymentOut {
+    PaymentOut { id: p.id, booking: p.booking.0.clone(), amount: p.amount, reference: p.reference.clone(), at: tz.format(p.at) }
 }

@@ -16,6 +16,7 @@ mod people;
 mod reflows;
 mod rooms;
 mod studio;
+mod waitlist;
 
 pub use reflows::{finished_reflow, reflow_refusal, Follow};
 
@@ -70,6 +71,11 @@ pub mod names {
     pub const GET_STUDIO: &str = "get_studio";
     pub const UPDATE_STUDIO: &str = "update_studio";
     pub const QUOTE: &str = "quote";
+    pub const RECORD_PAYMENT: &str = "record_payment";
+    pub const JOIN_WAITLIST: &str = "join_waitlist";
+    pub const LIST_WAITLIST: &str = "list_waitlist";
+    pub const LEAVE_WAITLIST: &str = "leave_waitlist";
+    pub const STUDIO_REPORT: &str = "studio_report";
 }
 
 /// What a handler needs: the database, and the task runner every reflow goes through.
@@ -403,6 +409,11 @@ pub fn all() -> Vec<ToolSpec> {
         spec(names::GET_STUDIO, "Get the studio", "The studio's name, time zone and settings: currency (ISO 4217; prices are integers in its minor unit), deposit_percent, waitlist_hold_hours, the notice and booking horizon, and the staff address (notify_email) that gets each reflow's digest.", Effect::Read, Access::Needs(Scope::StudioRead), studio::get_studio),
         spec(names::UPDATE_STUDIO, "Update the studio", "Change the studio's currency, deposit_percent (0 to 100), waitlist_hold_hours (1 to 168) or notify_email, the staff address that gets each reflow's digest: counts, and every session that could not be moved with its reason and the client's contact (\"\" clears it). Recorded in the history.", Effect::Change { idempotent: true }, Access::Needs(Scope::StudioManage), studio::update_studio),
         spec(names::QUOTE, "Quote a session", "What a session in a room costs at today's rates, with an engineer's time if given: the total and each period at its rate (weekend or evening overrides split it), in integer minor units of the studio's currency.", Effect::Read, Access::Needs(Scope::StudioRead), studio::quote),
+        spec(names::RECORD_PAYMENT, "Record a payment", "Record money received for a booking (amount in minor units of the studio's currency, with an optional reference). A payment above what is still owed (price less paid) is refused. When what is paid covers the deposit of a booking on hold, the hold is cleared and the booking confirmed.", Effect::Add, Access::Needs(Scope::BookingsWrite), bookings::record_payment),
+        spec(names::JOIN_WAITLIST, "Join the waitlist", "Put a client on the waitlist for a session of a given length between two times, in a room or any room with the features it requires, optionally with an engineer. When a slot that fits frees (a cancellation, a move, a reflow, an expired hold, a removed offline window or time off), the first entry by join time gets a tentative booking held for the studio's waitlist_hold_hours, and leaves the list.", Effect::Add, Access::Needs(Scope::BookingsWrite), waitlist::join_waitlist),
+        spec(names::LIST_WAITLIST, "List the waitlist", "The clients waiting, of one client or all, in the order they are served (join time).", Effect::Read, Access::Needs(Scope::StudioRead), waitlist::list_waitlist),
+        spec(names::LEAVE_WAITLIST, "Leave the waitlist", "Take an entry off the waitlist.", Effect::Change { idempotent: false }, Access::Needs(Scope::BookingsWrite), waitlist::leave_waitlist),
+        spec(names::STUDIO_REPORT, "The month in figures", "A month in figures: per room, its open hours (opening hours less offline windows), booked hours, utilisation and revenue (its confirmed sessions' prices); per engineer, the hours booked; the deposits due and paid; and the month's applied reflows with what they moved, left unresolved and the price difference they absorbed. Money in minor units of the studio's currency.", Effect::Read, Access::Needs(Scope::StudioRead), studio::studio_report).drawn_by_the_view(),
         spec(names::LIST_CHANGES, "List changes", "The studio's history in commit order: every change to a booking, room, client, engineer or offline window, with who, when, through what, and the fields before and after. Pass next_cursor back as since to follow it without missing or repeating a change.", Effect::Read, Access::Needs(Scope::StudioRead), history::list_changes),
         spec(names::CREATE_WEBHOOK, "Create a webhook endpoint", "Have every change of the chosen event types POSTed to an https URL, signed to the Standard Webhooks specification; the signing secret is in the answer, once. Private addresses are refused unless the server allows them.", Effect::Add, Access::Needs(Scope::StudioManage), outbox::create_webhook),
         spec(names::LIST_WEBHOOKS, "List webhook endpoints", "The webhook endpoints: URL, event types, and whether one was disabled (it answered 410 Gone). Never their secrets.", Effect::Read, Access::Needs(Scope::StudioManage), outbox::list_webhooks),

@@ -75,3 +75,23 @@ pub fn quote(ctx: &Call<'_>, a: QuoteArgs) -> Result<(QuoteOut, String), ToolErr
         Ok((QuoteOut { total: q.total, currency, lines }, summary))
     })
 }
+
+pub fn studio_report(ctx: &Call<'_>, a: StudioReportArgs) -> Result<(crate::figures::MonthFigures, String), ToolError> {
+    let month = crate::reflow::Month::parse(&a.month)?;
+    let figures = ctx.with(|store| Ok(crate::figures::month_figures(store, month)?))?;
+    let (open, booked): (f64, f64) = figures.rooms.iter().fold((0.0, 0.0), |(o, b), r| (o + r.open_hours, b + r.booked_hours));
+    let summary = format!(
+        "{}: {:.1} of {:.1} open hours booked in {} rooms; revenue {} {} (minor units); deposits {} due, {} paid; {} reflow{}.",
+        figures.month,
+        booked,
+        open,
+        figures.rooms.len(),
+        figures.revenue,
+        figures.currency,
+        figures.deposits.due,
+        figures.deposits.paid,
+        figures.reflows.len(),
+        if figures.reflows.len() == 1 { "" } else { "s" }
+    );
+    Ok((figures, summary))
+}

@@ -30,6 +30,8 @@ pub struct BookingDetailOut {
     /// Every recorded change to this booking, oldest first: who, when, through what, and the
     /// fields before and after.
     pub history: Vec<EventOut>,
+    /// The payments recorded for it, oldest first.
+    pub payments: Vec<PaymentOut>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -368,4 +370,71 @@ pub struct QuoteOut {
     pub total: i64,
     pub currency: String,
     pub lines: Vec<QuoteLineOut>,
+}
+
+/// A payment, as recorded.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PaymentOut {
+    pub id: i64,
+    pub booking: String,
+    /// In minor units of the studio's currency.
+    pub amount: i64,
+    pub reference: Option<String>,
+    /// When it was recorded, by the studio's clock.
+    pub at: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PaymentRecordedOut {
+    pub payment: PaymentOut,
+    /// The booking after the payment: its price, deposit due and paid.
+    pub booking: BookingOut,
+    /// Whether this payment covered the deposit of a booking on hold: the hold is cleared and
+    /// the booking confirmed.
+    pub confirmed: bool,
+}
+
+/// A client waiting for a time.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitlistEntryOut {
+    pub id: i64,
+    pub client: String,
+    pub from: String,
+    pub to: String,
+    pub duration_minutes: i64,
+    pub room: Option<String>,
+    pub requires: Vec<String>,
+    pub engineer: Option<String>,
+    /// When they joined: the list is served in this order.
+    pub joined_at: String,
+}
+
+pub fn waitlist_entry(tz: &StudioTz, e: &crate::store::WaitlistEntry) -> WaitlistEntryOut {
+    WaitlistEntryOut {
+        id: e.id,
+        client: e.client.0.clone(),
+        from: tz.format(e.from),
+        to: tz.format(e.to),
+        duration_minutes: e.duration_minutes,
+        room: e.room.as_ref().map(|r| r.0.clone()),
+        requires: e.requires.clone(),
+        engineer: e.engineer.as_ref().map(|x| x.0.clone()),
+        joined_at: tz.format(e.joined_at),
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitlistOut {
+    /// In the order they are served: by join time.
+    pub waitlist: Vec<WaitlistEntryOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitlistJoinedOut {
+    pub entry: WaitlistEntryOut,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitlistLeftOut {
+    pub removed: WaitlistEntryOut,
 }

@@ -490,3 +490,58 @@ pub struct QuoteArgs {
     /// An engineer whose time is priced too.
     pub engineer: Option<Id>,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordPaymentArgs {
+    /// The booking's id.
+    pub booking: Id,
+    /// The money received, in minor units of the studio's currency (1 to 1000000000), at most
+    /// what is still owed on the booking (its price less what was paid).
+    pub amount: i64,
+    /// The payer's or the bank's reference, as given.
+    pub reference: Option<Line>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JoinWaitlistArgs {
+    /// The client's id.
+    pub client: Id,
+    /// The earliest the session may start: RFC 3339 with an offset, or local studio time.
+    pub from: Line,
+    /// The latest the session may end: after `from` (at most 366 days later), after the studio's
+    /// clock, and no later than its booking horizon.
+    pub to: Line,
+    /// The session's length, 15 to 1440 minutes.
+    pub duration_minutes: i64,
+    /// Only this room. Give a room or `requires`, not both; neither: any room.
+    pub room: Option<Id>,
+    /// Features the room must have (any room that has them).
+    #[serde(default)]
+    pub requires: List<Tag>,
+    /// The engineer the session must have.
+    pub engineer: Option<Id>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListWaitlistArgs {
+    /// Only this client's entries.
+    pub client: Option<Id>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeaveWaitlistArgs {
+    /// The entry's id, as list_waitlist shows it.
+    pub id: i64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StudioReportArgs {
+    /// The month, YYYY-MM (four-digit year from 2000 to 2199, month 01 to 12).
+    #[schemars(pattern(r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
+    pub month: String,
+}

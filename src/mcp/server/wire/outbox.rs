@@ -14,7 +14,7 @@ pub struct CreateWebhookArgs {
     pub url: Id,
     /// The event types to send (default: all): booking.created, booking.updated, booking.moved,
     /// booking.cancelled, booking.displaced, hold.expired, reflow.applied, reflow.undone,
-    /// room.offline, room.online.
+    /// room.offline, room.online, waitlist.offered.
     #[serde(default)]
     pub events: List<Id>,
 }
