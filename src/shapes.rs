@@ -18,6 +18,8 @@ pub struct BookingOut {
     pub end: String,
     pub party_size: u32,
     pub requires: Vec<String>,
+    /// Skills any engineer of the session must have.
+    pub engineer_skills: Vec<String>,
     pub series: Option<String>,
     /// "confirmed", "tentative" or "cancelled".
     pub status: String,
@@ -77,6 +79,7 @@ pub fn booking(tz: &StudioTz, b: &Booking) -> BookingOut {
         end: tz.format(b.end),
         party_size: b.party_size,
         requires: b.requires.clone(),
+        engineer_skills: b.engineer_skills.clone(),
         series: b.series.as_ref().map(|s| s.0.clone()),
         status: b.status.to_string(),
         pinned: b.pinned,

@@ -443,3 +443,8 @@ CREATE TABLE time_off (
     CHECK (to_at > from_at)
 );
 CREATE INDEX time_off_engineer ON time_off (engineer_id, from_at);
+
+-- ===== 16: reflow around people: bookings' engineer skills, and each reflow move's engineers
+ALTER TABLE bookings ADD COLUMN engineer_skills TEXT COLLATE "C" NOT NULL DEFAULT '[]';
+ALTER TABLE reflow_moves ADD COLUMN from_engineer TEXT COLLATE "C";
+ALTER TABLE reflow_moves ADD COLUMN to_engineer TEXT COLLATE "C";

@@ -2,7 +2,7 @@
 //! moved a booking, and the sweep of plans never applied. The history of changes is `events.rs`.
 
 use super::{instant, instant_at, Result, Store, StoreError, Writer};
-use crate::domain::{BookingId, Move, RoomId};
+use crate::domain::{BookingId, EngineerId, Move, RoomId};
 use chrono::{DateTime, Utc};
 use super::db::{self, params, Connection, OptionalExtension};
 
@@ -34,14 +34,16 @@ pub struct MoveRecord {
     pub moved: Move,
 }
 
-const MOVE_COLUMNS: &str = "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied";
+const MOVE_COLUMNS: &str =
+    "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, m.from_engineer, m.to_engineer, r.applied";
 
 fn move_from_row(row: &db::Row<'_>) -> db::Result<MoveRecord> {
-    Ok(MoveRecord { reflow: row.get(0)?, applied: row.get(8)?, moved: move_at(row, 1)? })
+    Ok(MoveRecord { reflow: row.get(0)?, applied: row.get(10)?, moved: move_at(row, 1)? })
 }
 
-/// A move stored as seven columns from `first`: booking, from room, start and end, to room, start
-/// and end; the one way every query of reflow moves reads them.
+/// A move stored as nine columns from `first`: booking, from room, start and end, to room, start
+/// and end, from and to engineer; the one way every query of reflow moves reads them. A move
+/// recorded before engineers were (both NULL) reads as one that changed no engineer.
 pub(super) fn move_at(row: &db::Row<'_>, first: usize) -> db::Result<Move> {
     Ok(Move {
         booking: BookingId(row.get(first)?),
@@ -51,6 +53,8 @@ pub(super) fn move_at(row: &db::Row<'_>, first: usize) -> db::Result<Move> {
         to_room: RoomId(row.get(first + 4)?),
         to_start: instant_at(row, first + 5)?,
         to_end: instant_at(row, first + 6)?,
+        from_engineer: row.get::<_, Option<String>>(first + 7)?.map(EngineerId),
+        to_engineer: row.get::<_, Option<String>>(first + 8)?.map(EngineerId),
     })
 }
 
@@ -178,8 +182,8 @@ impl Writer<'_> {
             ],
         )?;
         let mut insert_move = conn.prepare_cached(
-            "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end, \
+             from_engineer, to_engineer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )?;
         for m in reflow.moves {
             insert_move.execute(params![
@@ -190,7 +194,9 @@ impl Writer<'_> {
                 m.from_end.timestamp(),
                 m.to_room.as_str(),
                 m.to_start.timestamp(),
-                m.to_end.timestamp()
+                m.to_end.timestamp(),
+                m.from_engineer.as_ref().map(|e| e.as_str()),
+                m.to_engineer.as_ref().map(|e| e.as_str())
             ])?;
         }
         let mut insert_unresolved =

@@ -216,27 +216,64 @@ on_both! {
         }
     }
 
+    /// Issue 26: a reflow re-staffs a session whose engineer is out only with an engineer who has
+    /// its skills and is free; with nobody, the session stays unresolved, and the reason names the
+    /// engineer and the skill. Applied, the engineers change with the places; undone, they go back.
     fn a_reflow_never_places_a_session_where_its_engineer_is_away(db) {
         let mut store = small_studio(db);
-        // e1 works until 14:00 on weekdays; a session at 12:00 in live, which goes offline.
-        let edit = PersonEdit { hours: Some(Some(WeeklyHours::parse(&["mon-fri 10:00-14:00"]).unwrap())), ..PersonEdit::default() };
+        // e1 mixes and works until 14:00 on weekdays; a mixing session at 12:00 in live, which goes offline.
+        let edit = PersonEdit {
+            hours: Some(Some(WeeklyHours::parse(&["mon-fri 10:00-14:00"]).unwrap())),
+            skills: Some(vec!["mixing".into()]),
+            ..PersonEdit::default()
+        };
         store.write_with(|w| w.update_person(PersonKind::Engineer, "e1", &edit)).unwrap();
-        let moved = store.write_with(|w| w.create_booking(&with_engineer(session("live", "c1", "2026-09-08T12:00", 120), "e1"))).unwrap();
+        let mixing = |s: Session| Session { engineer_skills: vec!["mixing".into()], ..with_engineer(s, "e1") };
+        let moved = store.write_with(|w| w.create_booking(&mixing(session("live", "c1", "2026-09-08T12:00", 120)))).unwrap();
         // The hall is taken 10:00-14:00 and the booth 09:00-15:00, so what is left that day is outside e1's hours.
         store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-08T10:00", 240))).unwrap();
         store.write_with(|w| w.create_booking(&session("booth", "c3", "2026-09-08T09:00", 360))).unwrap();
-        let away = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c3", "2026-09-22T12:00", 60), "e1"))).unwrap();
+        let away = store.write_with(|w| w.create_booking(&mixing(session("hall", "c3", "2026-09-22T12:00", 60)))).unwrap();
         store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-08T00:00"), at("2026-09-09T00:00"), "flood")).unwrap();
         store.write_with(|w| w.add_time_off(&e1(), at("2026-09-22T00:00"), at("2026-09-23T00:00"), "ill")).unwrap();
         let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 360 };
         let options = studioflow_solver::Options { threads: 2, ..studioflow_solver::Options::default() };
+        // e2 cannot mix: nobody can take either session.
         let plan = plan_reflow(&store, &request, &options).unwrap();
         assert!(plan.moves.is_empty(), "{:?}", plan.moves);
         let unresolved: std::collections::BTreeSet<&BookingId> = plan.unresolved.iter().map(|u| &u.booking).collect();
         assert_eq!(unresolved, [&moved.id, &away.id].into_iter().collect());
+        let why = &plan.unresolved.iter().find(|u| u.booking == away.id).unwrap().reason;
+        assert!(why.contains("engineer e1 is away") && why.contains("no other engineer has the skills [mixing]"), "{why}");
         // The plan applies (nothing in it breaks a rule), and the unresolved stay where they were.
         apply_plan(&mut store, &plan, false).unwrap();
         assert_eq!(store.booking(&moved.id).unwrap().unwrap().start, at("2026-09-08T12:00"));
+
+        // e2 learns to mix: both sessions go to e2, the offline one to the hall after 14:00.
+        let edit = PersonEdit { skills: Some(vec!["mixing".into()]), ..PersonEdit::default() };
+        store.write_with(|w| w.update_person(PersonKind::Engineer, "e2", &edit)).unwrap();
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert!(plan.unresolved.is_empty(), "{:?}", plan.unresolved);
+        assert_eq!(plan.moves.len(), 2);
+        for m in &plan.moves {
+            assert_eq!((m.from_engineer.clone(), m.to_engineer.clone()), (Some(e1()), Some(EngineerId::new("e2"))), "{m:?}");
+        }
+        let before: Vec<_> = [&moved.id, &away.id].iter().map(|id| store.booking(id).unwrap().unwrap()).collect();
+        let id = apply_plan(&mut store, &plan, false).unwrap();
+        for b in &before {
+            let now = store.booking(&b.id).unwrap().unwrap();
+            assert_eq!(now.engineer, Some(EngineerId::new("e2")));
+            assert!(!now.displaced);
+        }
+        assert_eq!(store.booking(&away.id).unwrap().unwrap().start, at("2026-09-22T12:00"), "same room, same time, another engineer");
+        // The flood is over; undone, every session is back with e1, where and as it was (the one
+        // e1's time off displaced is flagged again).
+        let window = store.offline_windows(Some(&RoomId::new("live")), at("2026-09-08T00:00"), at("2026-09-09T00:00")).unwrap()[0].id;
+        store.write_with(|w| w.remove_offline_window(window)).unwrap();
+        store.write_with(|w| w.undo_reflow(&id)).unwrap();
+        for b in &before {
+            assert_eq!(&store.booking(&b.id).unwrap().unwrap(), b);
+        }
     }
 
     /// The manager's week over MCP (the part issue 25 has so far): an engineer's hours, a week off

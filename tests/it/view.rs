@@ -718,6 +718,7 @@ fn a_month_of_1600_bookings_draws_in_chromium() {
                     end: at(start + 90),
                     party_size: 2,
                     requires: vec![],
+                    engineer_skills: vec![],
                     series: None,
                     status: "confirmed".into(),
                     pinned: false,
