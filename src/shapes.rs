@@ -40,10 +40,14 @@ pub struct ReflowOut {
     pub month: String,
     /// Whether the moves were written (false for a dry run).
     pub applied: bool,
-    /// Bookings in an offline room at an offline time.
+    /// Bookings in an offline room at an offline time, or whose engineer cannot work them (away,
+    /// or outside their working hours).
     pub affected: u32,
     pub moved: u32,
     pub unresolved: u32,
+    /// Moved sessions given to another engineer (their own could not work them, or a swap was
+    /// cheaper); each such move names both engineers.
+    pub engineer_changes: u32,
     /// The REFLOW.md cost of the plan (lower is better).
     pub cost: i64,
     /// A proven lower bound on the cost; equal to `cost` when the plan is optimal.
@@ -66,6 +70,10 @@ pub struct MoveOut {
     pub to_room: String,
     pub to_start: String,
     pub to_end: String,
+    /// The session's engineer before the move.
+    pub from_engineer: Option<String>,
+    /// Its engineer after the move; differs from `from_engineer` when the reflow re-staffed it.
+    pub to_engineer: Option<String>,
 }
 
 /// A booking as it is written out.
@@ -98,6 +106,7 @@ pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
         affected: r.affected as u32,
         moved: r.moves.len() as u32,
         unresolved: r.unresolved.len() as u32,
+        engineer_changes: r.moves.iter().filter(|m| m.moved.changes_engineer()).count() as u32,
         cost: r.cost,
         lower_bound: r.lower_bound,
         unresolved_bookings: r
@@ -116,6 +125,8 @@ pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
                 to_room: m.to_room.0.clone(),
                 to_start: tz.format(m.to_start),
                 to_end: tz.format(m.to_end),
+                from_engineer: m.from_engineer.as_ref().map(|e| e.0.clone()),
+                to_engineer: m.to_engineer.as_ref().map(|e| e.0.clone()),
             })
             .collect(),
     }

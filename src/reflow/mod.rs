@@ -241,7 +241,7 @@ fn apply_moves_checked(w: &mut Writer<'_>, reflow_id: &str, moves: &[Move]) -> R
 /// (within 0.80 % of optimal)."; the task's final status message and the tool's text say the same.
 pub fn summary(record: &ReflowRecord) -> String {
     if record.affected == 0 {
-        return format!("No booking sits in an offline room in {}: nothing to move.", record.month);
+        return format!("No booking sits in an offline room in {}, and no engineer is away from one: nothing to move.", record.month);
     }
     let verb = if record.applied { "Moved" } else { "Would move" };
     let moved = record.moves.len();
@@ -249,7 +249,13 @@ pub fn summary(record: &ReflowRecord) -> String {
         Some(bound) => format!(" Cost {} ({}).", record.cost, solver::quality(record.cost, bound)),
         None => String::new(),
     };
-    format!("{verb} {moved} {}; {} unresolved.{quality}", if moved == 1 { "booking" } else { "bookings" }, record.unresolved.len())
+    // Said only when some session changes engineer, so a reflow of rooms alone reads as before.
+    let staffed = match record.moves.iter().filter(|m| m.moved.changes_engineer()).count() {
+        0 => String::new(),
+        1 => ", 1 with another engineer".to_owned(),
+        n => format!(", {n} with another engineer"),
+    };
+    format!("{verb} {moved} {}{staffed}; {} unresolved.{quality}", if moved == 1 { "booking" } else { "bookings" }, record.unresolved.len())
 }
 
 impl ReflowPlan {
