@@ -430,6 +430,8 @@ impl Export {
         }
         for u in &solution.unresolved_bookings {
             let id = BookingId(u.booking.clone());
+            // A session that may not move says why, and whose absence affected it, if anyone's.
+            let absent = self.absent_engineer(&u.booking).map(|why| format!("; {why}")).unwrap_or_default();
             let reason = match self.locks.get(&id) {
                 Some(Pin::Lock(Lock::Pinned)) => "pinned by staff: unpin it or move it by hand".to_owned(),
                 Some(Pin::Lock(Lock::Started)) => "it has already started".to_owned(),
@@ -440,6 +442,7 @@ impl Export {
                 Some(Pin::LaterMonth) => "it starts in the month after: reflow that month".to_owned(),
                 None => u.reason.clone(),
             };
+            let reason = if self.locks.contains_key(&id) { format!("{reason}{absent}") } else { reason };
             unresolved.push(Unplaced { booking: id, reason });
         }
         ReflowPlan {
@@ -450,6 +453,21 @@ impl Export {
             cost: solution.cost,
             lower_bound,
             proven_optimal,
+        }
+    }
+
+    /// Why a booking's engineer cannot work it, in the instance's terms ("engineer eng-03 is away
+    /// then"), or `None` when they can (or it has none).
+    fn absent_engineer(&self, booking: &str) -> Option<String> {
+        let b = self.instance.bookings.iter().find(|b| b.id == booking)?;
+        let id = b.engineer.as_deref()?;
+        let g = self.instance.engineers.iter().find(|g| g.id == id)?;
+        if g.is_away_during(b.start, b.end) {
+            Some(format!("engineer {id} is away then"))
+        } else if !g.works_all_of(b.start, b.end) {
+            Some(format!("engineer {id} does not work then"))
+        } else {
+            None
         }
     }
 

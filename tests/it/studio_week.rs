@@ -276,6 +276,36 @@ on_both! {
         }
     }
 
+    /// Issue 26: a session whose engineer is away but that may not move (inside the notice
+    /// period) says both; a deactivated engineer is given nobody's session, and a month with
+    /// nothing to move and no room named is refused, saying so.
+    fn issue_26_reasons_name_the_absent_engineer_and_nobody_takes_a_deactivated_ones_place(db) {
+        let mut store = small_studio(db);
+        let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![], max_shift_minutes: 120 };
+        let options = studioflow_solver::Options { threads: 1, ..studioflow_solver::Options::default() };
+        let soon = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-01T12:00", 60), "e1"))).unwrap();
+        let later = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c2", "2026-09-10T12:00", 60), "e1"))).unwrap();
+        let refused = plan_reflow(&store, &request, &options).unwrap_err().to_string();
+        assert!(refused.contains("offline_rooms: name at least one room") && refused.contains("nothing else in 2026-09 needs a reflow"), "{refused}");
+        let edit = PersonEdit { active: Some(false), ..PersonEdit::default() };
+        store.write_with(|w| w.update_person(PersonKind::Engineer, "e2", &edit)).unwrap();
+        store.write_with(|w| w.add_time_off(&e1(), at("2026-09-01T00:00"), at("2026-09-11T00:00"), "ill")).unwrap();
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert!(plan.moves.is_empty(), "{:?}", plan.moves);
+        let reason = |id: &BookingId| plan.unresolved.iter().find(|u| &u.booking == id).unwrap().reason.clone();
+        let why = reason(&soon.id);
+        assert!(why.starts_with("it starts within the 48-hour notice period") && why.ends_with("; engineer e1 is away then"), "{why}");
+        let why = reason(&later.id);
+        assert_eq!(why, "engineer e1 is away and there is no other engineer");
+        // e2 back at work: the later session is theirs; the one in the notice period still stays.
+        let edit = PersonEdit { active: Some(true), ..PersonEdit::default() };
+        store.write_with(|w| w.update_person(PersonKind::Engineer, "e2", &edit)).unwrap();
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert_eq!(plan.moves.len(), 1);
+        assert_eq!((plan.moves[0].booking.clone(), plan.moves[0].to_engineer.clone()), (later.id.clone(), Some(EngineerId::new("e2"))));
+        assert_eq!(plan.cost, 1000 + 10, "one unresolved, one engineer change");
+    }
+
     /// The manager's week over MCP (the part issue 25 has so far): an engineer's hours, a week off
     /// over two of their sessions (both flagged and listed), a booking with them refused,
     /// `find_free_slots` skipping the week, the time off listed and removed, all in the history.
