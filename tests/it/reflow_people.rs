@@ -100,3 +100,40 @@ on_both! {
         assert_eq!(dump(&mut s), before, "the calendar after the undo is the calendar before the reflow");
     }
 }
+
+on_both! {
+    fn issue_26_engineer_skills_are_set_on_a_series_shown_edited_and_checked_against_the_engineer(db) {
+        let mut s = stdio(db, &["--demo"]);
+        // Only eng-02 does live sound in the demo; everyone mixes and tracks.
+        let created = s.ok(
+            "create_booking",
+            json!({"room": "studio-c", "client": "client-001", "engineer": "eng-01", "start": "2026-11-03T10:00", "end": "2026-11-03T11:00",
+                   "recurrence": "FREQ=WEEKLY;COUNT=3", "engineer_skills": ["tracking", "mixing", "mixing"]}),
+        );
+        let sessions = created["bookings"].as_array().unwrap().clone();
+        assert_eq!(sessions.len(), 3);
+        for b in &sessions {
+            assert_eq!(b["engineer_skills"], json!(["mixing", "tracking"]), "sorted, once each, on every session");
+        }
+        let first = sessions[0]["id"].as_str().unwrap().to_owned();
+        assert_eq!(s.ok("get_booking", json!({"id": first}))["booking"]["engineer_skills"], json!(["mixing", "tracking"]));
+        // eng-01 does no live sound: asking for it is refused, naming the skill, and changes nothing.
+        let refused = s.refused("update_booking", json!({"id": first, "engineer_skills": ["live-sound"], "scope": "series"}));
+        assert!(refused.contains("engineer eng-01 lacks the skills live-sound"), "{refused}");
+        assert_eq!(s.ok("get_booking", json!({"id": first}))["booking"]["engineer_skills"], json!(["mixing", "tracking"]));
+        // With eng-02, who does, the whole series takes it.
+        let updated = s.ok("update_booking", json!({"id": first, "engineer": "eng-02", "engineer_skills": ["live-sound"], "scope": "series"}));
+        assert_eq!(updated["bookings"].as_array().unwrap().len(), 3);
+        for b in updated["bookings"].as_array().unwrap() {
+            assert_eq!((b["engineer"].clone(), b["engineer_skills"].clone()), (json!("eng-02"), json!(["live-sound"])));
+        }
+        // Giving one session back to eng-01 keeps its skills, so it is refused; clearing them is not.
+        assert!(s.refused("update_booking", json!({"id": first, "engineer": "eng-01"})).contains("lacks the skills live-sound"));
+        let cleared = s.ok("update_booking", json!({"id": first, "engineer": "eng-01", "engineer_skills": []}));
+        assert_eq!(cleared["bookings"][0]["engineer_skills"], json!([]));
+        // The history has the skills before and after.
+        let history = s.ok("get_booking", json!({"id": first}))["history"].clone();
+        let last = history.as_array().unwrap().last().unwrap().clone();
+        assert_eq!((last["before"]["engineer_skills"].clone(), last["after"]["engineer_skills"].clone()), (json!(["live-sound"]), json!([])), "{last}");
+    }
+}
