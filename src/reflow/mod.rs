@@ -218,14 +218,20 @@ pub fn apply_recorded(w: &mut Writer<'_>, reflow_id: &str) -> Result<(), StoreEr
     w.mark_reflow_applied(reflow_id)
 }
 
-/// Checks that every booking is still where the plan found it, then moves them all.
+/// Checks that every booking is still where, and with whom, the plan found it, then moves them all.
 fn apply_moves_checked(w: &mut Writer<'_>, reflow_id: &str, moves: &[Move]) -> Result<(), StoreError> {
     let mut changed = Vec::new();
     for m in moves {
         let now = w.booking(&m.booking)?;
-        let unchanged = now
-            .as_ref()
-            .is_some_and(|b| b.is_active() && b.room == m.from_room && b.start == m.from_start && b.end == m.from_end);
+        // A move recorded before moves named engineers (both NULL) says nothing of the engineer.
+        let knows_engineer = m.from_engineer.is_some() || m.changes_engineer();
+        let unchanged = now.as_ref().is_some_and(|b| {
+            b.is_active()
+                && b.room == m.from_room
+                && b.start == m.from_start
+                && b.end == m.from_end
+                && (!knows_engineer || b.engineer == m.from_engineer)
+        });
         if !unchanged {
             changed.push(m.booking.clone());
         }

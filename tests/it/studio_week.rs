@@ -304,6 +304,12 @@ on_both! {
         assert_eq!(plan.moves.len(), 1);
         assert_eq!((plan.moves[0].booking.clone(), plan.moves[0].to_engineer.clone()), (later.id.clone(), Some(EngineerId::new("e2"))));
         assert_eq!(plan.cost, 1000 + 10, "one unresolved, one engineer change");
+        // The session's engineer changed since the plan: the plan is stale, and nothing moves.
+        let edit = BookingEdit { engineer: Some(None), ..BookingEdit::default() };
+        store.write_with(|w| w.update_booking(&later.id, &edit, CancelScope::Occurrence)).unwrap();
+        let stale = apply_plan(&mut store, &plan, false).unwrap_err().to_string();
+        assert!(stale.contains("the month changed since this plan was made") && stale.contains(later.id.as_str()), "{stale}");
+        assert_eq!(store.booking(&later.id).unwrap().unwrap().engineer, None);
     }
 
     /// The manager's week over MCP (the part issue 25 has so far): an engineer's hours, a week off
