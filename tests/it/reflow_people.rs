@@ -1,7 +1,9 @@
 //! Issue 26, reflow around people, over MCP on the real binary with the demo studio: an engineer's
 //! week off in September, and the month reflowed with no room offline. Their sessions that week go
 //! to another engineer with the skills who was free, or move, or stay unresolved with a reason;
-//! `undo_reflow` puts engineers and times back byte for byte. Both backends.
+//! `undo_reflow` puts engineers and times back byte for byte. Both backends. (With eng-01 and eng-03
+//! narrowed to one skill: 8 of the 9 sessions are re-staffed, and one, needing vocals, is left
+//! unresolved because every engineer who sings along is busy then, as its reason says.)
 
 use crate::mcp_client::{stdio, Mcp, StdioServer};
 use crate::running_the_studio::dump;
@@ -50,6 +52,10 @@ on_both! {
         let mut s = stdio(db, &["--demo"]);
         let theirs = sessions_of(&mut s, AWAY, FROM, TO);
         assert!(theirs.len() >= 3, "{AWAY} has sessions that week: {}", theirs.len());
+        // Two engineers narrow to one skill each (their own sessions keep them), so that the
+        // skills decide who may take over.
+        s.ok("update_engineer", json!({"id": "eng-01", "skills": ["live-sound"]}));
+        s.ok("update_engineer", json!({"id": "eng-03", "skills": ["podcast"]}));
 
         // The week off flags every one of them displaced.
         let off = s.ok("add_time_off", json!({"engineer": AWAY, "from": FROM, "to": TO, "reason": "holiday"}));
