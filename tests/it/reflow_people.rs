@@ -3,7 +3,7 @@
 //! to another engineer with the skills who was free, or move, or stay unresolved with a reason;
 //! `undo_reflow` puts engineers and times back byte for byte. Both backends. (With eng-01 and eng-03
 //! narrowed to one skill: 8 of the 9 sessions are re-staffed, and one, needing vocals, is left
-//! unresolved because every engineer who sings along is busy then, as its reason says.)
+//! unresolved because every other engineer with that skill is busy then, as its reason says.)
 
 use crate::mcp_client::{stdio, Mcp, StdioServer};
 use crate::running_the_studio::dump;
