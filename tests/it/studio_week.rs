@@ -312,6 +312,33 @@ on_both! {
         assert_eq!(store.booking(&later.id).unwrap().unwrap().engineer, None);
     }
 
+    /// Issue 26: a session under way when its engineer's time off began keeps its place and its
+    /// engineer (the store still holds it): the reflow neither reports it nor gives its minutes
+    /// of theirs to anyone, and re-staffs only the session that time off displaced.
+    fn issue_26_a_session_under_way_keeps_its_engineer_through_their_time_off(db) {
+        let mut store = small_studio(db);
+        let under_way = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-10T11:00", 120), "e1"))).unwrap();
+        let later = store.write_with(|w| w.create_booking(&with_engineer(session("live", "c2", "2026-09-10T16:00", 60), "e1"))).unwrap();
+        // The studio's clock moves to noon that day; e1 goes home ill from 12:00 to the next day.
+        let mut studio = store.studio().unwrap().clone();
+        studio.clock = Some(at("2026-09-10T12:00"));
+        studio.notice = Duration::hours(1);
+        store.write_with(|w| w.set_studio(&studio)).unwrap();
+        let off = store.write_with(|w| w.add_time_off(&e1(), at("2026-09-10T12:00"), at("2026-09-11T00:00"), "ill")).unwrap();
+        assert_eq!(off.displaced.iter().map(|b| &b.id).collect::<Vec<_>>(), [&later.id], "a session under way is not displaced");
+        let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![], max_shift_minutes: 120 };
+        let options = studioflow_solver::Options { threads: 1, ..studioflow_solver::Options::default() };
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert_eq!(plan.affected, 1, "only the displaced session: {plan:?}");
+        assert!(plan.unresolved.is_empty(), "{:?}", plan.unresolved);
+        assert_eq!((plan.moves[0].booking.clone(), plan.moves[0].to_engineer.clone()), (later.id.clone(), Some(EngineerId::new("e2"))));
+        apply_plan(&mut store, &plan, false).unwrap();
+        assert_eq!(store.booking(&under_way.id).unwrap().unwrap(), under_way, "the session under way is as it was");
+        // Nothing else is left to reflow.
+        let refused = plan_reflow(&store, &request, &options).unwrap_err().to_string();
+        assert!(refused.contains("nothing else in 2026-09 needs a reflow"), "{refused}");
+    }
+
     /// The manager's week over MCP (the part issue 25 has so far): an engineer's hours, a week off
     /// over two of their sessions (both flagged and listed), a booking with them refused,
     /// `find_free_slots` skipping the week, the time off listed and removed, all in the history.
