@@ -128,6 +128,7 @@ fn build_database(path: &Path, bookings: usize) -> usize {
                         end: start + Duration::minutes(minutes),
                         party_size: 1 + (t % 4) as u32,
                         requires: features[..(day + s) % 2 + 1].iter().map(|f| f.to_string()).collect(),
+                        engineer_skills: Vec::new(),
                         status: if (day + r) % 11 == 0 { Status::Tentative } else { Status::Confirmed },
                         pinned: false,
                     })?;

@@ -104,6 +104,9 @@ struct SessionEntry {
     party_size: u32,
     #[serde(default)]
     requires: Vec<String>,
+    /// What any engineer of the session must be able to do.
+    #[serde(default)]
+    engineer_skills: Vec<String>,
     #[serde(default)]
     pinned: bool,
     status: Option<String>,
@@ -221,6 +224,7 @@ pub fn load(store: &mut Store, studio_text: &str, bookings_text: Option<&str>) -
                 end: start + Duration::minutes(entry.minutes),
                 party_size: entry.party_size,
                 requires: entry.requires.clone(),
+                engineer_skills: entry.engineer_skills.clone(),
                 status,
                 pinned: entry.pinned,
             })

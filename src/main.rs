@@ -55,8 +55,9 @@ enum Command {
         #[arg(long)]
         month: String,
         /// The offline rooms, comma-separated: their stored offline windows in the month are used,
-        /// and a room with none is offline the whole month.
-        #[arg(long, value_delimiter = ',', required = true)]
+        /// and a room with none is offline the whole month. Left out: none (the month's displaced
+        /// sessions and those whose engineer is away are affected all the same).
+        #[arg(long, value_delimiter = ',')]
         offline: Vec<String>,
         /// How far (minutes) a booking's start may shift on its day.
         #[arg(long, default_value_t = studioflow::reflow::DEFAULT_MAX_SHIFT)]
@@ -480,8 +481,9 @@ enum ClientAction {
         /// The month, YYYY-MM.
         #[arg(long)]
         month: String,
-        /// The offline rooms (space- or comma-separated).
-        #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
+        /// The offline rooms (space- or comma-separated); left out, none (for a month whose
+        /// engineers are away from sessions, or whose sessions are displaced).
+        #[arg(long, value_delimiter = ',', num_args = 1..)]
         offline: Vec<String>,
         /// Plan and record the reflow without moving anything.
         #[arg(long)]

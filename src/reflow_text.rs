@@ -1,5 +1,6 @@
 //! How a finished reflow is told to people: the headline (moved, unresolved, cost), how the moves
-//! split between a new room and a new time, and the unresolved bookings with their reasons.
+//! split between a new room, a new time and a new engineer, the sessions that changed engineer
+//! (old and new), and the unresolved bookings with their reasons.
 //! `demo` prints it from the store and `client` from a server's answer, so the two read the same.
 //! It only formats: it reads no store and knows no protocol. (The `report` command's HTML page is
 //! the view's, `src/view/`.)
@@ -30,6 +31,16 @@ pub struct MoveLine {
     pub to_room: String,
     /// Whether the booking starts at a different time.
     pub shifted: bool,
+    /// Its engineer before and after the move.
+    pub from_engineer: Option<String>,
+    pub to_engineer: Option<String>,
+}
+
+impl MoveLine {
+    /// Whether the move gives the session to another engineer.
+    pub fn changes_engineer(&self) -> bool {
+        self.from_engineer != self.to_engineer
+    }
 }
 
 /// A booking the reflow left where it was.
@@ -62,9 +73,12 @@ impl ReflowReport {
         )?;
         let same_room = self.moves.iter().filter(|m| m.to_room == m.from_room).count();
         let shifted = self.moves.iter().filter(|m| m.shifted).count();
+        let staffed = self.moves.iter().filter(|m| m.changes_engineer()).count();
+        // The engineers' part is said only when there is one, so a reflow of rooms reads as before.
+        let staffed = if staffed == 0 { String::new() } else { format!("; {staffed} changed engineer") };
         writeln!(
             out,
-            "  {} moved to another room, {} kept their room at a new time; {} start at a different time.",
+            "  {} moved to another room, {} kept their room at a new time; {} start at a different time{staffed}.",
             self.moves.len() - same_room,
             same_room,
             shifted
@@ -74,6 +88,24 @@ impl ReflowReport {
         }
         if !self.applied {
             writeln!(out, "  Not applied: no booking was moved.")?;
+        }
+        Ok(())
+    }
+
+    /// The sessions given to another engineer, each with its old and new engineer and rooms;
+    /// nothing when there are none.
+    pub fn write_engineer_changes(&self, out: &mut impl Write) -> io::Result<()> {
+        let changed: Vec<&MoveLine> = self.moves.iter().filter(|m| m.changes_engineer()).collect();
+        if changed.is_empty() {
+            return Ok(());
+        }
+        writeln!(out)?;
+        writeln!(out, "{} with another engineer:", if self.applied { "Moved" } else { "Would move" })?;
+        let none = "no engineer";
+        for m in changed {
+            let (from, to) = (m.from_engineer.as_deref().unwrap_or(none), m.to_engineer.as_deref().unwrap_or(none));
+            let time = if m.shifted { ", at a new time" } else { "" };
+            writeln!(out, "  {}  {from} -> {to}  ({} -> {}{time})", m.booking, m.from_room, m.to_room)?;
         }
         Ok(())
     }
@@ -110,8 +142,8 @@ mod tests {
             lower_bound: Some(1003),
             absorbed: 0,
             moves: vec![
-                MoveLine { booking: "bk_1".into(), from_room: "b".into(), to_room: "a".into(), shifted: false },
-                MoveLine { booking: "bk_2".into(), from_room: "b".into(), to_room: "b".into(), shifted: true },
+                MoveLine { booking: "bk_1".into(), from_room: "b".into(), to_room: "a".into(), shifted: false, from_engineer: None, to_engineer: None },
+                MoveLine { booking: "bk_2".into(), from_room: "b".into(), to_room: "b".into(), shifted: true, from_engineer: None, to_engineer: None },
             ],
             unresolved: vec![UnresolvedLine { booking: "bk_3".into(), detail: None, reason: "pinned by staff".into() }],
         }
@@ -141,5 +173,23 @@ mod tests {
         report(false).write_headline(&mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("would move 2") && text.contains("Not applied"), "{text}");
+    }
+
+    #[test]
+    fn sessions_that_change_engineer_are_counted_and_listed_with_both_engineers() {
+        let mut r = report(true);
+        r.moves[1].from_engineer = Some("eng-03".into());
+        r.moves[1].to_engineer = Some("eng-05".into());
+        r.moves[0].from_engineer = Some("eng-01".into());
+        r.moves[0].to_engineer = Some("eng-01".into());
+        let mut out = Vec::new();
+        r.write_headline(&mut out).unwrap();
+        r.write_engineer_changes(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("1 start at a different time; 1 changed engineer.\n"), "{text}");
+        assert!(text.ends_with("\nMoved with another engineer:\n  bk_2  eng-03 -> eng-05  (b -> b, at a new time)\n"), "{text}");
+        let mut out = Vec::new();
+        report(true).write_engineer_changes(&mut out).unwrap();
+        assert!(out.is_empty(), "nothing when no engineer changed");
     }
 }

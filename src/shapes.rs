@@ -18,6 +18,8 @@ pub struct BookingOut {
     pub end: String,
     pub party_size: u32,
     pub requires: Vec<String>,
+    /// Skills any engineer of the session must have.
+    pub engineer_skills: Vec<String>,
     pub series: Option<String>,
     /// "confirmed", "tentative" or "cancelled".
     pub status: String,
@@ -48,10 +50,14 @@ pub struct ReflowOut {
     pub month: String,
     /// Whether the moves were written (false for a dry run).
     pub applied: bool,
-    /// Bookings in an offline room at an offline time.
+    /// Bookings in an offline room at an offline time, or whose engineer cannot work them (away,
+    /// or outside their working hours).
     pub affected: u32,
     pub moved: u32,
     pub unresolved: u32,
+    /// Moved sessions given to another engineer (their own could not work them, or a swap was
+    /// cheaper); each such move names both engineers.
+    pub engineer_changes: u32,
     /// The REFLOW.md cost of the plan (lower is better).
     pub cost: i64,
     /// A proven lower bound on the cost; equal to `cost` when the plan is optimal.
@@ -77,6 +83,10 @@ pub struct MoveOut {
     pub to_room: String,
     pub to_start: String,
     pub to_end: String,
+    /// The session's engineer before the move.
+    pub from_engineer: Option<String>,
+    /// Its engineer after the move; differs from `from_engineer` when the reflow re-staffed it.
+    pub to_engineer: Option<String>,
 }
 
 /// A booking as it is written out.
@@ -90,6 +100,7 @@ pub fn booking(tz: &StudioTz, b: &Booking) -> BookingOut {
         end: tz.format(b.end),
         party_size: b.party_size,
         requires: b.requires.clone(),
+        engineer_skills: b.engineer_skills.clone(),
         series: b.series.as_ref().map(|s| s.0.clone()),
         status: b.status.to_string(),
         pinned: b.pinned,
@@ -111,6 +122,7 @@ pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
         affected: r.affected as u32,
         moved: r.moves.len() as u32,
         unresolved: r.unresolved.len() as u32,
+        engineer_changes: r.moves.iter().filter(|m| m.moved.changes_engineer()).count() as u32,
         cost: r.cost,
         lower_bound: r.lower_bound,
         absorbed: r.absorbed,
@@ -130,6 +142,8 @@ pub fn reflow(tz: &StudioTz, r: &ReflowRecord) -> ReflowOut {
                 to_room: m.to_room.0.clone(),
                 to_start: tz.format(m.to_start),
                 to_end: tz.format(m.to_end),
+                from_engineer: m.from_engineer.as_ref().map(|e| e.0.clone()),
+                to_engineer: m.to_engineer.as_ref().map(|e| e.0.clone()),
             })
             .collect(),
     }

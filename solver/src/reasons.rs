@@ -144,10 +144,12 @@ fn contention(instance: &Instance, problem: &Problem, affected: usize, chosen: &
     let whom = if takers.len() == 1 { "another moved booking" } else { "other moved bookings" };
     let rooms = list(rooms.iter().map(|&r| instance.rooms[r as usize].id.clone()));
     let takers = list(takers.iter().map(|&t| instance.bookings[t].id.clone()));
-    if candidates.len() == 1 {
+    // A place is a room and a start: the same place with another engineer is not another place.
+    let places: BTreeSet<(u32, i64)> = candidates.map(|c| (problem.candidates[c].room, problem.candidates[c].start)).collect();
+    if places.len() == 1 {
         format!("the only place it could go (in {rooms}, {window}) went to {whom}: {takers}")
     } else {
-        format!("all {} places it could go (in {rooms}, {window}) went to {whom}: {takers}", candidates.len())
+        format!("all {} places it could go (in {rooms}, {window}) went to {whom}: {takers}", places.len())
     }
 }
 

@@ -327,6 +327,7 @@ fn tell(outcome: &Outcome) -> Result<Exit, ClientError> {
     let written: std::io::Result<Exit> = (|| match outcome {
         Outcome::Reflow(report) => {
             report.write_headline(&mut out)?;
+            report.write_engineer_changes(&mut out)?;
             report.write_unresolved(&mut out)?;
             Ok(Exit::Done)
         }

@@ -145,6 +145,8 @@ fn print_reflow(
                 from_room: m.moved.from_room.to_string(),
                 to_room: m.moved.to_room.to_string(),
                 shifted: m.moved.to_start != m.moved.from_start,
+                from_engineer: m.moved.from_engineer.as_ref().map(ToString::to_string),
+                to_engineer: m.moved.to_engineer.as_ref().map(ToString::to_string),
             })
             .collect(),
         unresolved,
@@ -161,6 +163,7 @@ fn print_reflow(
         let delta = if delta == 0 { String::new() } else { format!("  ({delta:+})") };
         writeln!(out, "  {:<12} {:>4} -> {:>4}{delta}", room.as_str(), n, m)?;
     }
+    report.write_engineer_changes(&mut out)?;
     report.write_unresolved(&mut out)?;
     Ok(())
 }

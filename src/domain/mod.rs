@@ -351,6 +351,10 @@ pub struct Session {
     pub end: DateTime<Utc>,
     pub party_size: u32,
     pub requires: Vec<String>,
+    /// What any engineer of the session must be able to do ("mixing", "podcast"): skill tags,
+    /// sorted and without duplicates, like an engineer's `skills`. A reflow that gives the session
+    /// to another engineer gives it only to one who has them all.
+    pub engineer_skills: Vec<String>,
     pub status: Status,
     /// Locked by staff: a reflow never moves it.
     pub pinned: bool,
@@ -366,7 +370,7 @@ pub struct Series {
     pub template: Session,
 }
 
-/// One booking's move: from where it was to where a reflow puts it.
+/// One booking's move: from where it was to where a reflow puts it, and from whom to whom.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Move {
     pub booking: BookingId,
@@ -376,6 +380,17 @@ pub struct Move {
     pub to_room: RoomId,
     pub to_start: DateTime<Utc>,
     pub to_end: DateTime<Utc>,
+    /// The session's engineer before the move.
+    pub from_engineer: Option<EngineerId>,
+    /// Its engineer after the move: another one when the reflow re-staffed it.
+    pub to_engineer: Option<EngineerId>,
+}
+
+impl Move {
+    /// Whether the move gives the session to another engineer.
+    pub fn changes_engineer(&self) -> bool {
+        self.from_engineer != self.to_engineer
+    }
 }
 
 /// A room out of use over `[from, to)`.

@@ -32,6 +32,8 @@ pub enum Refusal {
     Closed { room: RoomId, from: Zoned, to: Zoned, hours: String },
     #[error("{room} is offline from {from} to {to} ({reason}): choose another room or time")]
     Offline { room: RoomId, from: Zoned, to: Zoned, reason: String },
+    #[error("engineer {engineer} lacks the skills {} this session needs: choose an engineer who has them, or change engineer_skills", .missing.join(", "))]
+    EngineerLacksSkills { engineer: EngineerId, missing: Vec<String> },
     #[error("{room} holds {capacity} people and the party is {party_size}: choose a larger room")]
     TooSmall { room: RoomId, capacity: u32, party_size: u32 },
     #[error("{room} has no {}: choose a room that has {}", .missing.join(", "), if .missing.len() == 1 { "it" } else { "them" })]

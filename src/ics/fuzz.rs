@@ -113,6 +113,7 @@ impl Input<'_> {
             end: start + chrono::Duration::minutes(minutes),
             party_size: u32::from(people >> 4) + 1,
             requires,
+            engineer_skills: Vec::new(),
             status,
             pinned: false,
         };

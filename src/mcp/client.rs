@@ -499,6 +499,10 @@ struct MoveOut {
     from_start: String,
     to_room: String,
     to_start: String,
+    #[serde(default)]
+    from_engineer: Option<String>,
+    #[serde(default)]
+    to_engineer: Option<String>,
 }
 
 fn outcome_of(result: &CallToolResult) -> Outcome {
@@ -520,7 +524,14 @@ fn outcome_of(result: &CallToolResult) -> Outcome {
             moves: r
                 .moves
                 .into_iter()
-                .map(|m| MoveLine { shifted: m.to_start != m.from_start, booking: m.booking, from_room: m.from_room, to_room: m.to_room })
+                .map(|m| MoveLine {
+                    shifted: m.to_start != m.from_start,
+                    booking: m.booking,
+                    from_room: m.from_room,
+                    to_room: m.to_room,
+                    from_engineer: m.from_engineer,
+                    to_engineer: m.to_engineer,
+                })
                 .collect(),
             unresolved: r.unresolved_bookings.into_iter().map(|u| UnresolvedLine { booking: u.booking, detail: None, reason: u.reason }).collect(),
         }),
@@ -550,7 +561,10 @@ mod tests {
                        "to_room": "a", "to_start": "2026-09-08T10:00:00+01:00", "to_end": "2026-09-08T11:00:00+01:00"}]
         }));
         let Outcome::Reflow(report) = outcome_of(&result) else { panic!("not a reflow") };
-        assert_eq!(report.moves[0], MoveLine { booking: "bk_1".into(), from_room: "b".into(), to_room: "a".into(), shifted: false });
+        assert_eq!(
+            report.moves[0],
+            MoveLine { booking: "bk_1".into(), from_room: "b".into(), to_room: "a".into(), shifted: false, from_engineer: None, to_engineer: None }
+        );
         assert_eq!(report.unresolved[0].reason, "pinned by staff");
         let refused = CallToolResult::error(vec![rmcp::model::ContentBlock::text("unknown room x")]);
         assert_eq!(outcome_of(&refused), Outcome::Refused("unknown room x".into()));

@@ -1,13 +1,14 @@
-//! A month of the store as a REFLOW.md instance (`export_instance`, in named steps: the month's
-//! frame of minutes, the request checked, each room's openings and offline windows, the bookings
-//! with why the immovable ones may not move), and the solver's answer read back into real moves
-//! and the studio's words (`Export::solve`, `Export::read_solution`).
+//! A month of the store as a REFLOW.md version 2 instance (`export_instance`, in named steps: the
+//! month's frame of minutes, the request checked, each room's openings and offline windows, the
+//! engineers' skills, working hours and time off, the bookings with why the immovable ones may not
+//! move), and the solver's answer read back into real moves, engineers included, and the studio's
+//! words (`Export::solve`, `Export::read_solution`).
 
 use super::{Month, Move, ReflowError, ReflowPlan, ReflowRequest, SolveOptions, Unplaced};
-use crate::domain::{Booking, BookingId, BookingRules, Lock, OfflineWindow, Room, RoomId, Status, StudioTz};
-use crate::store::{Store, StoreError};
+use crate::domain::{Booking, BookingId, BookingRules, EngineerId, Lock, OfflineWindow, Room, RoomId, Status, StudioTz};
+use crate::store::{PersonKind, Store, StoreError};
 use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Utc};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use studioflow_solver as solver;
 
 /// A month of the store as a solver instance, with what is needed to read the answer back.
@@ -21,6 +22,8 @@ pub struct Export {
     notice_hours: i64,
     /// Each room's booking rules: a move keeps the room's grid of starts.
     rules: HashMap<RoomId, BookingRules>,
+    /// Engineers who are deactivated: listed for their own sessions' sake, never given another's.
+    inactive: HashSet<String>,
 }
 
 /// Why a booking of the instance is not movable.
@@ -90,22 +93,27 @@ impl Frame {
 /// instance's `offline` intervals (a listed room with none is offline all month); other rooms'
 /// windows are cut out of their opening hours, so nothing is placed there and nothing there moves.
 /// The instance has one turnaround buffer, so it takes the largest of the rooms': never too little.
+/// Engineers come with their skills, working hours (`available`) and time off (`away`) in the
+/// month, so a session whose engineer cannot work it is affected as the contract says.
 pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export, ReflowError> {
     let studio = store.studio()?;
     let rooms = store.rooms()?;
     let frame = Frame::of(request.month, studio.tz);
-    check_request(store, request, &rooms, &frame)?;
+    check_request(request, &rooms)?;
     let windows = store.offline_windows(None, frame.start, frame.horizon_end)?;
     let mut instance_rooms: Vec<solver::Room> = rooms.iter().map(|room| instance_room(room, &windows, request, &frame)).collect();
-    let mut placed = instance_bookings(store, &frame, &instance_rooms, studio.now(Utc::now()), studio.notice)?;
-    let away = engineers_away(store, &frame, &placed.instance)?;
-    if !away.is_empty() {
-        placed.instance.extend(away);
-        instance_rooms.push(solver::Room { id: ENGINEER_AWAY_ROOM.to_owned(), capacity: 0, features: Vec::new(), open: Vec::new(), offline: Vec::new() });
+    let mut staff = staff(store, &frame)?;
+    let placed = instance_bookings(store, &frame, &instance_rooms, &staff, studio.now(Utc::now()), studio.notice)?;
+    for id in &placed.pseudo_rooms {
+        instance_rooms.push(solver::Room { id: id.clone(), capacity: 0, features: Vec::new(), open: Vec::new(), offline: vec![[0, frame.horizon]] });
     }
-    for id in placed.pseudo_rooms {
-        instance_rooms.push(solver::Room { id, capacity: 0, features: Vec::new(), open: Vec::new(), offline: vec![[0, frame.horizon]] });
-    }
+    keep_fixed_sessions(&mut staff, &placed);
+    // An inactive engineer is listed only for their own sessions (their hours and time off);
+    // one no session names is left out, so the solver never considers them.
+    let named: HashSet<&str> = placed.instance.iter().filter_map(|b| b.engineer.as_deref()).collect();
+    let inactive: HashSet<String> = staff.iter().filter(|s| !s.active).map(|s| s.engineer.id.clone()).collect();
+    let engineers: Vec<solver::Engineer> =
+        staff.into_iter().filter(|s| s.active || named.contains(s.engineer.id.as_str())).map(|s| s.engineer).collect();
     let instance = solver::Instance {
         version: solver::VERSION,
         month: frame.month.to_string(),
@@ -115,20 +123,35 @@ pub fn export_instance(store: &Store, request: &ReflowRequest) -> Result<Export,
         weights: solver::Weights::default(),
         rooms: instance_rooms,
         bookings: placed.instance,
-        engineers: Vec::new(),
+        engineers,
     };
+    // With no room named, the month is worth a reflow only if something in it must move: a
+    // session flagged displaced, or one whose engineer cannot work it.
+    if request.offline_rooms.is_empty() && !instance.bookings.iter().any(|b| instance.is_affected(b)) {
+        return Err(ReflowError::invalid(
+            "offline_rooms",
+            format!(
+                "offline_rooms: name at least one room, e.g. [\"studio-b\"]: nothing else in {} needs a reflow \
+                 (no session is displaced, and every engineer can work their sessions)",
+                frame.month
+            ),
+        ));
+    }
     let rules = rooms.iter().map(|r| (r.id.clone(), r.rules)).collect();
-    Ok(Export { instance, clock: frame.clock, bookings: placed.bookings, locks: placed.locks, notice_hours: studio.notice.num_hours(), rules })
+    Ok(Export {
+        instance,
+        clock: frame.clock,
+        bookings: placed.bookings,
+        locks: placed.locks,
+        notice_hours: studio.notice.num_hours(),
+        rules,
+        inactive,
+    })
 }
 
-/// Refuses a request the export cannot take: no room to empty (and no flagged booking to move),
-/// an unknown room, or a shift out of range.
-fn check_request(store: &Store, request: &ReflowRequest, rooms: &[Room], frame: &Frame) -> Result<(), ReflowError> {
-    // A month with bookings flagged displaced (their room changed under them) is worth a reflow
-    // with no room offline: those bookings are what it moves.
-    if request.offline_rooms.is_empty() && !store.bookings_between(frame.start, frame.end)?.iter().any(|b| frame.flagged(b)) {
-        return Err(ReflowError::invalid("offline_rooms", "offline_rooms: name at least one room, e.g. [\"studio-b\"]"));
-    }
+/// Refuses a request the export cannot take: an unknown room, or a shift out of range. (A request
+/// with no room is checked once the month is read: it needs something else to move.)
+fn check_request(request: &ReflowRequest, rooms: &[Room]) -> Result<(), ReflowError> {
     for id in &request.offline_rooms {
         if !rooms.iter().any(|r| &r.id == id) {
             return Err(StoreError::UnknownRoom(id.clone()).into());
@@ -138,6 +161,64 @@ fn check_request(store: &Store, request: &ReflowRequest, rooms: &[Room], frame: 
         return Err(ReflowError::invalid("max_shift_minutes", "max_shift_minutes must be 0 to 720"));
     }
     Ok(())
+}
+
+/// An engineer of the instance, and whether they may still be booked.
+struct Staff {
+    engineer: solver::Engineer,
+    active: bool,
+}
+
+/// Every engineer as the instance takes them: their skills, their working hours expanded over the
+/// month (`None`: always), and their time off in it.
+fn staff(store: &Store, frame: &Frame) -> Result<Vec<Staff>, ReflowError> {
+    let tz = frame.clock.tz;
+    let first = frame.month.first_day();
+    let mut away: HashMap<String, Vec<[i64; 2]>> = HashMap::new();
+    for t in store.time_off(None, frame.start, frame.horizon_end)? {
+        if let Some(span) = frame.clip(t.from, t.to) {
+            away.entry(t.engineer.0).or_default().push(span);
+        }
+    }
+    let mut staff = Vec::new();
+    for e in store.engineers()? {
+        let Some(person) = store.person(PersonKind::Engineer, e.id.as_str())? else { continue };
+        let available = person.profile.hours.map(|hours| {
+            let mut open: Vec<[i64; 2]> = hours
+                .openings(&tz, first - Duration::days(1), frame.month.next_first_day())
+                .into_iter()
+                .filter_map(|(o, c)| frame.clip(o, c))
+                .collect();
+            open.sort_unstable();
+            open
+        });
+        let mut skills = person.profile.skills;
+        skills.sort();
+        skills.dedup();
+        let engineer = solver::Engineer { away: away.remove(e.id.as_str()).unwrap_or_default(), id: e.id.0, skills, available };
+        staff.push(Staff { engineer, active: person.profile.active });
+    }
+    Ok(staff)
+}
+
+/// A session that stays where it is (it may not move, and holds its place in the store) keeps its
+/// engineer for its whole length, even where their hours or time off would now exclude it (hours
+/// changed, or time off given, after it started): the instance lets them work it, so it stays
+/// fixed and keeps blocking them, as it does in the store. No other session can use those minutes
+/// of theirs anyway, since this one holds them.
+fn keep_fixed_sessions(staff: &mut [Staff], placed: &Placed) {
+    for b in placed.instance.iter().filter(|b| !b.movable && !placed.flagged.contains(&b.id)) {
+        let Some(id) = b.engineer.as_deref() else { continue };
+        let Some(g) = staff.iter_mut().map(|s| &mut s.engineer).find(|g| g.id == id) else { continue };
+        if g.works_all_of(b.start, b.end) {
+            continue;
+        }
+        g.away = subtract(&g.away, &[[b.start, b.end]]);
+        if let Some(open) = &mut g.available {
+            open.push([b.start, b.end]);
+            open.sort_unstable();
+        }
+    }
 }
 
 /// A room of the instance: its openings in the month, and its offline minutes if it is listed
@@ -176,36 +257,59 @@ struct Placed {
     locks: HashMap<BookingId, Pin>,
     /// The rooms of bookings flagged displaced ([`displaced_room`]), to add to the instance.
     pseudo_rooms: Vec<String>,
+    /// The bookings flagged displaced (they hold nothing in the store), by instance id.
+    flagged: HashSet<String>,
 }
 
 /// Every active booking of the month as the instance takes it, with those of the next month's
 /// first hours fixed, so that a late session moved past midnight cannot land on them.
-fn instance_bookings(store: &Store, frame: &Frame, rooms: &[solver::Room], now: DateTime<Utc>, notice: Duration) -> Result<Placed, ReflowError> {
+fn instance_bookings(
+    store: &Store,
+    frame: &Frame,
+    rooms: &[solver::Room],
+    staff: &[Staff],
+    now: DateTime<Utc>,
+    notice: Duration,
+) -> Result<Placed, ReflowError> {
     let offline_minutes: HashMap<&str, &Vec<[i64; 2]>> = rooms.iter().map(|r| (r.id.as_str(), &r.offline)).collect();
-    let mut placed = Placed { instance: Vec::new(), bookings: HashMap::new(), locks: HashMap::new(), pseudo_rooms: Vec::new() };
+    let engineers: HashMap<&str, &solver::Engineer> = staff.iter().map(|s| (s.engineer.id.as_str(), &s.engineer)).collect();
+    let mut placed =
+        Placed { instance: Vec::new(), bookings: HashMap::new(), locks: HashMap::new(), pseudo_rooms: Vec::new(), flagged: HashSet::new() };
     for b in store.bookings_between(frame.start, frame.horizon_end)? {
         if b.status == Status::Cancelled {
             continue;
         }
-        // A booking flagged displaced holds nothing. One of this month is affected: the instance
-        // puts it in a room offline all month (REFLOW.md's "affected" stays as it is), and the
-        // plan reads it back to its real room. One of another month is left out.
-        let room = if b.displaced {
-            if !frame.flagged(&b) {
-                continue;
-            }
-            let pseudo = displaced_room(&b.room);
-            if !placed.pseudo_rooms.contains(&pseudo) {
-                placed.pseudo_rooms.push(pseudo.clone());
-            }
-            pseudo
-        } else {
-            b.room.0.clone()
-        };
         let start = frame.clock.minute(b.start).max(0);
         // Wall-clock minutes, but never shorter than the real session: across a clock change the
         // two differ, and the longer keeps every rule on the safe side.
         let end = frame.clock.minute(b.end).max(start + (b.end - b.start.max(frame.start)).num_minutes());
+        // A booking flagged displaced holds nothing. One of this month is affected: when its
+        // engineer cannot work it (time off, hours) it stays in its own room, affected through
+        // its engineer as version 2 says; otherwise (its room changed under it) the instance puts
+        // it in a room offline all month, and the plan reads it back to its real room. One of
+        // another month is left out.
+        let room = if b.displaced {
+            if !frame.flagged(&b) {
+                continue;
+            }
+            placed.flagged.insert(b.id.0.clone());
+            let engineer_out = b
+                .engineer
+                .as_ref()
+                .and_then(|e| engineers.get(e.as_str()))
+                .is_some_and(|g| !g.works_all_of(start, end));
+            if engineer_out {
+                b.room.0.clone()
+            } else {
+                let pseudo = displaced_room(&b.room);
+                if !placed.pseudo_rooms.contains(&pseudo) {
+                    placed.pseudo_rooms.push(pseudo.clone());
+                }
+                pseudo
+            }
+        } else {
+            b.room.0.clone()
+        };
         let lock = if b.start < frame.start {
             // A session that begins in the month before belongs to that month's plan: it stays put.
             Some(Pin::EarlierMonth)
@@ -232,62 +336,13 @@ fn instance_bookings(store: &Store, frame: &Frame, rooms: &[solver::Room], now: 
             engineer: b.engineer.as_ref().map(|e| e.0.clone()),
             party_size: b.party_size,
             requires: b.requires.clone(),
-            engineer_skills: Vec::new(),
+            engineer_skills: b.engineer_skills.clone(),
             series: b.series.as_ref().map(|s| s.0.clone()),
             movable: lock.is_none(),
         });
         placed.bookings.insert(b.id.clone(), b);
     }
     Ok(placed)
-}
-
-/// The instance's room of the fixed bookings that stand for engineers' time away: never open,
-/// never offline, so nothing is placed there and nothing there moves.
-const ENGINEER_AWAY_ROOM: &str = "engineer-away";
-
-/// An engineer's time off and the time outside their working hours, as fixed bookings of
-/// [`ENGINEER_AWAY_ROOM`] with that engineer (each with a client of its own, so that it blocks no
-/// one else): the version 1 contract's rule 5 then keeps every placement inside the engineer's
-/// time at work, so that the store, which checks each move again, never refuses a plan for it.
-/// Only engineers of movable bookings are read.
-fn engineers_away(store: &Store, frame: &Frame, bookings: &[solver::Booking]) -> Result<Vec<solver::Booking>, ReflowError> {
-    let mut engineers: Vec<&str> = bookings.iter().filter(|b| b.movable).filter_map(|b| b.engineer.as_deref()).collect();
-    engineers.sort_unstable();
-    engineers.dedup();
-    let tz = frame.clock.tz;
-    let mut away = Vec::new();
-    for engineer in engineers {
-        let id = crate::domain::EngineerId::new(engineer);
-        let mut spans: Vec<[i64; 2]> =
-            store.time_off(Some(&id), frame.start, frame.horizon_end)?.iter().filter_map(|t| frame.clip(t.from, t.to)).collect();
-        if let Some(hours) = store.person(crate::store::PersonKind::Engineer, engineer)?.and_then(|p| p.profile.hours) {
-            let first = frame.month.first_day();
-            let mut open: Vec<[i64; 2]> = hours
-                .openings(&tz, first - Duration::days(1), frame.month.next_first_day())
-                .into_iter()
-                .filter_map(|(o, c)| frame.clip(o, c))
-                .collect();
-            open.sort_unstable();
-            spans.extend(subtract(&[[0, frame.horizon]], &open));
-        }
-        for (n, [start, end]) in spans.into_iter().enumerate() {
-            let key = format!("away:{engineer}:{n}");
-            away.push(solver::Booking {
-                id: key.clone(),
-                room: ENGINEER_AWAY_ROOM.to_owned(),
-                start,
-                end,
-                client: key,
-                engineer: Some(engineer.to_owned()),
-                party_size: 1,
-                requires: Vec::new(),
-                engineer_skills: Vec::new(),
-                series: None,
-                movable: false,
-            });
-        }
-    }
-    Ok(away)
 }
 
 /// The instance's room for bookings flagged displaced out of `room`: never open, offline all month.
@@ -346,6 +401,20 @@ impl Export {
                 unresolved.push(Unplaced { booking: id, reason });
                 continue;
             }
+            // Version 2 names the engineer; a version 1 answer (none named) keeps the booking's own.
+            let to_engineer = match &a.engineer {
+                Some(g) => Some(EngineerId(g.clone())),
+                None => b.engineer.clone(),
+            };
+            // A deactivated engineer keeps the sessions they have, and is given no other.
+            if let Some(g) = &to_engineer
+                && to_engineer != b.engineer
+                && self.inactive.contains(g.as_str())
+            {
+                let reason = format!("the only places found give it to engineer {g}, who is deactivated: move it or re-staff it by hand");
+                unresolved.push(Unplaced { booking: id, reason });
+                continue;
+            }
             moves.push(Move {
                 booking: id,
                 from_room: b.room.clone(),
@@ -355,10 +424,14 @@ impl Export {
                 to_start: start,
                 // The real length is kept, even where the wall clock jumps.
                 to_end: start + b.duration(),
+                from_engineer: b.engineer.clone(),
+                to_engineer,
             });
         }
         for u in &solution.unresolved_bookings {
             let id = BookingId(u.booking.clone());
+            // A session that may not move says why, and whose absence affected it, if anyone's.
+            let absent = self.absent_engineer(&u.booking).map(|why| format!("; {why}")).unwrap_or_default();
             let reason = match self.locks.get(&id) {
                 Some(Pin::Lock(Lock::Pinned)) => "pinned by staff: unpin it or move it by hand".to_owned(),
                 Some(Pin::Lock(Lock::Started)) => "it has already started".to_owned(),
@@ -369,6 +442,7 @@ impl Export {
                 Some(Pin::LaterMonth) => "it starts in the month after: reflow that month".to_owned(),
                 None => u.reason.clone(),
             };
+            let reason = if self.locks.contains_key(&id) { format!("{reason}{absent}") } else { reason };
             unresolved.push(Unplaced { booking: id, reason });
         }
         ReflowPlan {
@@ -382,14 +456,28 @@ impl Export {
         }
     }
 
-    /// The bookings that sit in an offline room at an offline minute, as the instance sees them.
+    /// Why a booking's engineer cannot work it, in the instance's terms ("engineer eng-03 is away
+    /// then"), or `None` when they can (or it has none).
+    fn absent_engineer(&self, booking: &str) -> Option<String> {
+        let b = self.instance.bookings.iter().find(|b| b.id == booking)?;
+        let id = b.engineer.as_deref()?;
+        let g = self.instance.engineers.iter().find(|g| g.id == id)?;
+        if g.is_away_during(b.start, b.end) {
+            Some(format!("engineer {id} is away then"))
+        } else if !g.works_all_of(b.start, b.end) {
+            Some(format!("engineer {id} does not work then"))
+        } else {
+            None
+        }
+    }
+
+    /// The bookings the reflow moves, as the instance sees them: in an offline room at an offline
+    /// minute, or with an engineer who cannot work them.
     pub fn affected_bookings(&self) -> Vec<&Booking> {
-        let offline: HashMap<&str, &Vec<[i64; 2]>> =
-            self.instance.rooms.iter().map(|r| (r.id.as_str(), &r.offline)).collect();
         self.instance
             .bookings
             .iter()
-            .filter(|b| offline.get(b.room.as_str()).is_some_and(|w| w.iter().any(|&[s, e]| b.start < e && s < b.end)))
+            .filter(|b| self.instance.is_affected(b))
             .filter_map(|b| self.bookings.get(&BookingId(b.id.clone())))
             .collect()
     }

@@ -218,14 +218,20 @@ pub fn apply_recorded(w: &mut Writer<'_>, reflow_id: &str) -> Result<(), StoreEr
     w.mark_reflow_applied(reflow_id)
 }
 
-/// Checks that every booking is still where the plan found it, then moves them all.
+/// Checks that every booking is still where, and with whom, the plan found it, then moves them all.
 fn apply_moves_checked(w: &mut Writer<'_>, reflow_id: &str, moves: &[Move]) -> Result<(), StoreError> {
     let mut changed = Vec::new();
     for m in moves {
         let now = w.booking(&m.booking)?;
-        let unchanged = now
-            .as_ref()
-            .is_some_and(|b| b.is_active() && b.room == m.from_room && b.start == m.from_start && b.end == m.from_end);
+        // A move recorded before moves named engineers (both NULL) says nothing of the engineer.
+        let knows_engineer = m.from_engineer.is_some() || m.changes_engineer();
+        let unchanged = now.as_ref().is_some_and(|b| {
+            b.is_active()
+                && b.room == m.from_room
+                && b.start == m.from_start
+                && b.end == m.from_end
+                && (!knows_engineer || b.engineer == m.from_engineer)
+        });
         if !unchanged {
             changed.push(m.booking.clone());
         }
@@ -241,7 +247,7 @@ fn apply_moves_checked(w: &mut Writer<'_>, reflow_id: &str, moves: &[Move]) -> R
 /// (within 0.80 % of optimal)."; the task's final status message and the tool's text say the same.
 pub fn summary(record: &ReflowRecord) -> String {
     if record.affected == 0 {
-        return format!("No booking sits in an offline room in {}: nothing to move.", record.month);
+        return format!("No booking sits in an offline room in {}, and no engineer is away from one: nothing to move.", record.month);
     }
     let verb = if record.applied { "Moved" } else { "Would move" };
     let moved = record.moves.len();
@@ -249,12 +255,18 @@ pub fn summary(record: &ReflowRecord) -> String {
         Some(bound) => format!(" Cost {} ({}).", record.cost, solver::quality(record.cost, bound)),
         None => String::new(),
     };
+    // Said only when some session changes engineer, so a reflow of rooms alone reads as before.
+    let staffed = match record.moves.iter().filter(|m| m.moved.changes_engineer()).count() {
+        0 => String::new(),
+        1 => ", 1 with another engineer".to_owned(),
+        n => format!(", {n} with another engineer"),
+    };
     // Said only when there is one: a studio without prices reads as before.
     let absorbed = match record.absorbed {
         0 => String::new(),
         n => format!(" Price difference absorbed: {n} (minor units; each moved booking keeps its price)."),
     };
-    format!("{verb} {moved} {}; {} unresolved.{quality}{absorbed}", if moved == 1 { "booking" } else { "bookings" }, record.unresolved.len())
+    format!("{verb} {moved} {}{staffed}; {} unresolved.{quality}{absorbed}", if moved == 1 { "booking" } else { "bookings" }, record.unresolved.len())
 }
 
 impl ReflowPlan {

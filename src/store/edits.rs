@@ -19,6 +19,8 @@ pub struct BookingEdit {
     pub engineer: Option<Option<EngineerId>>,
     pub party_size: Option<u32>,
     pub requires: Option<Vec<String>>,
+    /// What any engineer of the session must be able to do (replaces the old list).
+    pub engineer_skills: Option<Vec<String>>,
     /// `Some(None)` clears the notes.
     pub notes: Option<Option<String>>,
     /// Confirmed or tentative; cancelling is `cancel_booking`'s.
@@ -72,6 +74,7 @@ impl Writer<'_> {
             check_people("party_size", party)?;
         }
         let requires = edit.requires.as_deref().map(|r| clean_list("requires", TextKind::Tag, r)).transpose()?;
+        let engineer_skills = edit.engineer_skills.as_deref().map(|r| clean_list("engineer_skills", TextKind::Tag, r)).transpose()?;
         let notes = match &edit.notes {
             Some(n) => Some(rules::clean_notes(n.as_deref())?),
             None => None,
@@ -85,6 +88,7 @@ impl Writer<'_> {
                 engineer: edit.engineer.clone().unwrap_or_else(|| before.engineer.clone()),
                 party_size: edit.party_size.unwrap_or(before.party_size),
                 requires: normalize_features(requires.clone().unwrap_or_else(|| before.requires.clone())),
+                engineer_skills: normalize_features(engineer_skills.clone().unwrap_or_else(|| before.engineer_skills.clone())),
                 status: edit.status.unwrap_or(before.status),
                 pinned: edit.pinned.unwrap_or(before.pinned),
                 ..before.session.clone()
@@ -101,10 +105,13 @@ impl Writer<'_> {
                 rules::check(&self.tx, &tz, &session, Some(&target))?;
             } else if let Some(engineer) = &session.engineer {
                 rules::check_engineer(&self.tx, engineer, Some(&before))?;
+                if before.engineer.as_ref() != Some(engineer) || before.engineer_skills != session.engineer_skills {
+                    rules::check_engineer_skills(&self.tx, engineer, &session.engineer_skills)?;
+                }
             }
             self.tx.execute(
                 "UPDATE bookings SET engineer_id = ?, party_size = ?, requires = ?, status = ?, pinned = ?, notes = ?, hold_until = ?, \
-                 updated_at = ? WHERE id = ?",
+                 updated_at = ?, engineer_skills = ? WHERE id = ?",
                 params![
                     session.engineer.as_ref().map(|e| e.as_str()),
                     session.party_size,
@@ -114,6 +121,7 @@ impl Writer<'_> {
                     notes.clone().unwrap_or_else(|| before.notes.clone()),
                     hold_until.map(|t| t.timestamp()),
                     Utc::now().timestamp(),
+                    to_json_list(&session.engineer_skills),
                     target.as_str()
                 ],
             )?;
@@ -215,10 +223,10 @@ impl Writer<'_> {
     /// A reflow's moves, each with whether its booking was flagged displaced before it.
     fn undo_moves(&self, reflow_id: &str) -> Result<Vec<(Move, bool)>> {
         let mut stmt = self.tx.prepare_cached(
-            "SELECT booking_id, from_room, from_start, from_end, to_room, to_start, to_end, was_displaced \
+            "SELECT booking_id, from_room, from_start, from_end, to_room, to_start, to_end, from_engineer, to_engineer, was_displaced \
              FROM reflow_moves WHERE reflow_id = ? ORDER BY booking_id",
         )?;
-        let rows = stmt.query_map([reflow_id], |row| Ok((move_at(row, 0)?, row.get(7)?)))?;
+        let rows = stmt.query_map([reflow_id], |row| Ok((move_at(row, 0)?, row.get(9)?)))?;
         Ok(rows.collect::<db::Result<_>>()?)
     }
 
@@ -229,7 +237,16 @@ impl Writer<'_> {
         let mut changed = Vec::new();
         for (m, _) in moves {
             match read::booking(&self.tx, &m.booking)? {
-                Some(b) if b.is_active() && b.room == m.to_room && b.start == m.to_start && b.end == m.to_end && !b.displaced => before.push(b),
+                Some(b)
+                    if b.is_active()
+                        && b.room == m.to_room
+                        && b.start == m.to_start
+                        && b.end == m.to_end
+                        && !b.displaced
+                        && (!m.changes_engineer() || b.engineer == m.to_engineer) =>
+                {
+                    before.push(b)
+                }
                 _ => changed.push(m.booking.clone()),
             }
         }
@@ -244,6 +261,9 @@ impl Writer<'_> {
     fn put_back(&mut self, reflow_id: &str, moves: &[(Move, bool)]) -> Result<()> {
         for (m, was_displaced) in moves {
             self.set_place(&m.booking, &m.from_room, m.from_start, m.from_end)?;
+            if m.changes_engineer() {
+                self.set_engineer(&m.booking, m.from_engineer.as_ref())?;
+            }
             if *was_displaced {
                 self.tx.execute("UPDATE bookings SET displaced = 1 WHERE id = ?", [m.booking.as_str()])?;
             }
@@ -285,7 +305,7 @@ impl Writer<'_> {
         let still_displaced = self.keep_displaced(&window)?;
         let candidates: Vec<Move> = {
             let mut stmt = self.tx.prepare_cached(
-                "SELECT m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end \
+                "SELECT m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, m.from_engineer, m.to_engineer \
                  FROM reflow_moves m JOIN reflows r ON r.id = m.reflow_id \
                  WHERE r.applied = 1 AND r.undone_at IS NULL AND m.from_room = ? AND m.from_start < ? AND m.from_end > ? \
                  ORDER BY m.from_start, m.booking_id",

@@ -233,6 +233,7 @@ pub fn booking_fields(tz: &StudioTz, b: &Booking) -> Map<String, Json> {
         ("end", json!(tz.format(b.end))),
         ("party_size", json!(b.party_size)),
         ("requires", json!(b.requires)),
+        ("engineer_skills", json!(b.engineer_skills)),
         ("status", json!(b.status.as_str())),
         ("pinned", json!(b.pinned)),
         ("notes", json!(b.notes)),

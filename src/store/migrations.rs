@@ -531,6 +531,14 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX waitlist_span ON waitlist (to_at, id);
     "#,
+    // 18: reflow around people (issue 26): what any engineer of a session must be able to do, and the
+    // engineer each reflow move took a session from and gave it to (NULL in moves recorded before
+    // this: their engineer never changed).
+    r#"
+    ALTER TABLE bookings ADD COLUMN engineer_skills TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE reflow_moves ADD COLUMN from_engineer TEXT;
+    ALTER TABLE reflow_moves ADD COLUMN to_engineer TEXT;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -478,3 +478,8 @@ CREATE TABLE waitlist (
     CHECK (to_at > from_at)
 );
 CREATE INDEX waitlist_span ON waitlist (to_at, id);
+
+-- ===== 18: reflow around people: bookings' engineer skills, and each reflow move's engineers
+ALTER TABLE bookings ADD COLUMN engineer_skills TEXT COLLATE "C" NOT NULL DEFAULT '[]';
+ALTER TABLE reflow_moves ADD COLUMN from_engineer TEXT COLLATE "C";
+ALTER TABLE reflow_moves ADD COLUMN to_engineer TEXT COLLATE "C";

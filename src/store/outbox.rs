@@ -222,14 +222,15 @@ pub(super) fn enqueue(conn: &Connection, tz: Option<&StudioTz>, event: Recorded<
 /// A reflow's moves and unresolved bookings, as `reflow.applied` and `reflow.undone` tell them.
 fn reflow_data(conn: &Connection, tz: &StudioTz, reflow: &str) -> Result<Json> {
     let mut stmt = conn.prepare_cached(
-        "SELECT booking_id, from_room, from_start, from_end, to_room, to_start, to_end FROM reflow_moves WHERE reflow_id = ? ORDER BY booking_id",
+        "SELECT booking_id, from_room, from_start, from_end, to_room, to_start, to_end, from_engineer, to_engineer \
+         FROM reflow_moves WHERE reflow_id = ? ORDER BY booking_id",
     )?;
     let rows = stmt.query_map([reflow], |row| {
         let at = |i| super::instant_at(row, i);
         Ok(json!({
             "booking": row.get::<_, String>(0)?,
-            "from": { "room": row.get::<_, String>(1)?, "start": tz.format(at(2)?), "end": tz.format(at(3)?) },
-            "to": { "room": row.get::<_, String>(4)?, "start": tz.format(at(5)?), "end": tz.format(at(6)?) },
+            "from": { "room": row.get::<_, String>(1)?, "start": tz.format(at(2)?), "end": tz.format(at(3)?), "engineer": row.get::<_, Option<String>>(7)? },
+            "to": { "room": row.get::<_, String>(4)?, "start": tz.format(at(5)?), "end": tz.format(at(6)?), "engineer": row.get::<_, Option<String>>(8)? },
         }))
     })?;
     let moved = rows.collect::<db::Result<Vec<_>>>()?;

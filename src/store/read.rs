@@ -20,7 +20,7 @@ pub(super) const HOLDS_ITS_PLACE: &str = "b.status != 'cancelled' AND b.displace
                      AND w.from_at < b.end_at AND w.to_at > b.start_at)";
 
 pub(super) const BOOKING_COLUMNS: &str = "id, room_id, client_id, engineer_id, start_at, end_at, party_size, \
-     requires, series_id, status, pinned, seq, notes, hold_until, displaced, price, deposit_due, paid";
+     requires, series_id, status, pinned, seq, notes, hold_until, displaced, price, deposit_due, paid, engineer_skills";
 
 /// A booking row and its sequence number (the tie-breaker of the keyset order).
 pub(super) fn booking_from_row(row: &Row<'_>) -> db::Result<(Booking, i64)> {
@@ -28,6 +28,7 @@ pub(super) fn booking_from_row(row: &Row<'_>) -> db::Result<(Booking, i64)> {
         db::Error::column(column, what)
     }
     let requires: String = row.get(7)?;
+    let engineer_skills: String = row.get(18)?;
     let status: String = row.get(9)?;
     let booking = Booking {
         id: BookingId(row.get(0)?),
@@ -40,6 +41,8 @@ pub(super) fn booking_from_row(row: &Row<'_>) -> db::Result<(Booking, i64)> {
             end: instant_at(row, 5)?,
             party_size: row.get(6)?,
             requires: serde_json::from_str(&requires).map_err(|e| bad(7, format!("requires {requires:?}: {e}")))?,
+            engineer_skills: serde_json::from_str(&engineer_skills)
+                .map_err(|e| bad(18, format!("engineer_skills {engineer_skills:?}: {e}")))?,
             status: Status::parse(&status).ok_or_else(|| bad(9, format!("status {status:?}")))?,
             pinned: row.get(10)?,
         },

@@ -3,7 +3,7 @@
 
 use super::{instant, instant_at, Result, Store, StoreError, Writer};
 use super::read;
-use crate::domain::{BookingId, Move, RoomId, Session};
+use crate::domain::{BookingId, EngineerId, Move, RoomId, Session};
 use chrono::{DateTime, Utc};
 use super::db::{self, params, Connection, OptionalExtension};
 
@@ -42,14 +42,15 @@ pub struct MoveRecord {
 }
 
 const MOVE_COLUMNS: &str =
-    "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, r.applied, m.price_difference";
+    "m.reflow_id, m.booking_id, m.from_room, m.from_start, m.from_end, m.to_room, m.to_start, m.to_end, m.from_engineer, m.to_engineer, r.applied, m.price_difference";
 
 fn move_from_row(row: &db::Row<'_>) -> db::Result<MoveRecord> {
-    Ok(MoveRecord { reflow: row.get(0)?, applied: row.get(8)?, moved: move_at(row, 1)?, price_difference: row.get(9)? })
+    Ok(MoveRecord { reflow: row.get(0)?, applied: row.get(10)?, moved: move_at(row, 1)?, price_difference: row.get(11)? })
 }
 
-/// A move stored as seven columns from `first`: booking, from room, start and end, to room, start
-/// and end; the one way every query of reflow moves reads them.
+/// A move stored as nine columns from `first`: booking, from room, start and end, to room, start
+/// and end, from and to engineer; the one way every query of reflow moves reads them. A move
+/// recorded before engineers were (both NULL) reads as one that changed no engineer.
 pub(super) fn move_at(row: &db::Row<'_>, first: usize) -> db::Result<Move> {
     Ok(Move {
         booking: BookingId(row.get(first)?),
@@ -59,6 +60,8 @@ pub(super) fn move_at(row: &db::Row<'_>, first: usize) -> db::Result<Move> {
         to_room: RoomId(row.get(first + 4)?),
         to_start: instant_at(row, first + 5)?,
         to_end: instant_at(row, first + 6)?,
+        from_engineer: row.get::<_, Option<String>>(first + 7)?.map(EngineerId),
+        to_engineer: row.get::<_, Option<String>>(first + 8)?.map(EngineerId),
     })
 }
 
@@ -192,7 +195,7 @@ impl Writer<'_> {
             let difference = match read::booking(conn, &m.booking)? {
                 Some(b) => match b.money.price {
                     Some(kept) => {
-                        let there = Session { room: m.to_room.clone(), start: m.to_start, end: m.to_end, ..b.session.clone() };
+                        let there = Session { room: m.to_room.clone(), start: m.to_start, end: m.to_end, engineer: m.to_engineer.clone(), ..b.session.clone() };
                         prices.price(&tz, &there)? - kept
                     }
                     // Booked before prices were kept: no price to keep, nothing absorbed.
@@ -220,8 +223,8 @@ impl Writer<'_> {
             ],
         )?;
         let mut insert_move = conn.prepare_cached(
-            "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end, price_difference) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO reflow_moves (reflow_id, booking_id, from_room, from_start, from_end, to_room, to_start, to_end, \
+             from_engineer, to_engineer, price_difference) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )?;
         for (m, difference) in reflow.moves.iter().zip(&differences) {
             insert_move.execute(params![
@@ -233,6 +236,8 @@ impl Writer<'_> {
                 m.to_room.as_str(),
                 m.to_start.timestamp(),
                 m.to_end.timestamp(),
+                m.from_engineer.as_ref().map(|e| e.as_str()),
+                m.to_engineer.as_ref().map(|e| e.as_str()),
                 difference
             ])?;
         }

@@ -167,6 +167,12 @@ pub(super) fn check(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Opt
     check_client(conn, &new.client, current.as_ref())?;
     if let Some(engineer) = &new.engineer {
         check_engineer(conn, engineer, current.as_ref())?;
+        // Skills are checked when the engineer or the skills asked for are new to the booking: an
+        // engineer whose skills were edited since keeps the sessions they already run.
+        let same = current.as_ref().is_some_and(|b| b.engineer.as_ref() == Some(engineer) && b.engineer_skills == new.engineer_skills);
+        if !same {
+            check_engineer_skills(conn, engineer, &new.engineer_skills)?;
+        }
     }
     check_room_fits(&room, tz, new)?;
     if let Some(engineer) = &new.engineer {
@@ -177,6 +183,24 @@ pub(super) fn check(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Opt
         return Err(Refusal::Offline { room: room.id, from, to, reason: window.reason }.into());
     }
     check_clashes(conn, tz, &room, new, ignore)
+}
+
+/// The engineer has every skill of `needed` (an unknown engineer is refused before this).
+pub(super) fn check_engineer_skills(conn: &Connection, engineer: &EngineerId, needed: &[String]) -> Result<()> {
+    if needed.is_empty() {
+        return Ok(());
+    }
+    let json: Option<String> =
+        conn.prepare_cached("SELECT skills FROM engineers WHERE id = ?")?.query_row([engineer.as_str()], |row| row.get(0)).optional()?;
+    let has: Vec<String> = match json {
+        Some(j) => serde_json::from_str(&j).map_err(|e| StoreError::Corrupt(format!("skills of {engineer}: {e}")))?,
+        None => Vec::new(),
+    };
+    let missing: Vec<String> = needed.iter().filter(|s| !has.contains(s)).cloned().collect();
+    if !missing.is_empty() {
+        return Err(Refusal::EngineerLacksSkills { engineer: engineer.clone(), missing }.into());
+    }
+    Ok(())
 }
 
 /// Working hours as stored (JSON lines that [`WeeklyHours::to_lines`] wrote) of engineer `id`.

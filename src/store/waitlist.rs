@@ -294,6 +294,8 @@ impl Writer<'_> {
                         end: start + length,
                         party_size: 1,
                         requires: entry.requires.clone(),
+                        // A waiting client asks for a time and a room, not for skills.
+                        engineer_skills: Vec::new(),
                         status: Status::Tentative,
                         pinned: false,
                     };

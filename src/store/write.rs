@@ -12,7 +12,7 @@ use super::rules::{self, CancelScope, RulesFor, ScopeFor};
 use super::waitlist::Freed;
 use super::{check_people, clean_list, clean_text, instant, to_json_list, Result, StoreError};
 use crate::domain::{
-    expand_series, is_slug, normalize_features, Actor, Booking, BookingId, Client, Engineer, Move, OfflineWindow, Refusal, Room,
+    expand_series, is_slug, normalize_features, Actor, Booking, BookingId, Client, Engineer, EngineerId, Move, OfflineWindow, Refusal, Room,
     RoomId, Series, SeriesId, Session, Status, Studio, StudioTz, TextKind, MAX_HORIZON_DAYS, MAX_LIST,
 };
 use chrono::{DateTime, Duration, Utc};
@@ -383,9 +383,20 @@ impl<'c> Writer<'c> {
                 _ => return Err(StoreError::UnknownBooking(m.booking.clone())),
             }
             self.set_place(&m.booking, &m.to_room, m.to_start, m.to_end)?;
+            if m.changes_engineer() {
+                self.set_engineer(&m.booking, m.to_engineer.as_ref())?;
+            }
         }
-        for m in moves {
+        for (m, b) in moves.iter().zip(&before) {
             let booking = read::booking(&self.tx, &m.booking)?.ok_or_else(|| StoreError::UnknownBooking(m.booking.clone()))?;
+            // A new engineer is checked against the booking as it was: they must be bookable
+            // (active) and have the session's skills, as if a person had put them on it.
+            if m.changes_engineer()
+                && let Some(engineer) = &booking.engineer
+            {
+                rules::check_engineer(&self.tx, engineer, Some(b))?;
+                rules::check_engineer_skills(&self.tx, engineer, &booking.engineer_skills)?;
+            }
             self.check_room_rules(&booking.session, RulesFor::Reflow)?;
             self.check(&booking.session, Some(&m.booking))?;
         }
@@ -400,6 +411,15 @@ impl<'c> Writer<'c> {
         self.tx.execute(
             "UPDATE bookings SET room_id = ?, start_at = ?, end_at = ?, displaced = 0, updated_at = ? WHERE id = ?",
             params![room.as_str(), start.timestamp(), end.timestamp(), Utc::now().timestamp(), id.as_str()],
+        )?;
+        Ok(())
+    }
+
+    /// Gives a booking another engineer (a reflow's move, or its undo); the caller checks the rules.
+    pub(super) fn set_engineer(&mut self, id: &BookingId, engineer: Option<&EngineerId>) -> Result<()> {
+        self.tx.execute(
+            "UPDATE bookings SET engineer_id = ?, updated_at = ? WHERE id = ?",
+            params![engineer.map(|e| e.as_str()), Utc::now().timestamp(), id.as_str()],
         )?;
         Ok(())
     }
@@ -539,7 +559,8 @@ impl<'c> Writer<'c> {
 fn normalized(new: &Session) -> Result<Session> {
     check_people("party_size", new.party_size)?;
     let requires = clean_list("requires", TextKind::Tag, &new.requires)?;
-    Ok(Session { requires: normalize_features(requires), ..new.clone() })
+    let engineer_skills = clean_list("engineer_skills", TextKind::Tag, &new.engineer_skills)?;
+    Ok(Session { requires: normalize_features(requires), engineer_skills: normalize_features(engineer_skills), ..new.clone() })
 }
 
 fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {
@@ -548,7 +569,7 @@ fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result
     let now = Utc::now().timestamp();
     conn.prepare_cached(
         "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, \
-         series_id, status, pinned, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         series_id, status, pinned, created_at, updated_at, engineer_skills) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?
     .execute(params![
         seq,
@@ -564,7 +585,8 @@ fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result
         new.status.as_str(),
         new.pinned,
         now,
-        now
+        now,
+        to_json_list(&new.engineer_skills)
     ])?;
     Ok(Booking { id, series: series.cloned(), session: new.clone(), notes: None, hold_until: None, displaced: false, money: Default::default() })
 }

@@ -94,6 +94,7 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
                 ("engineer", Id, false),
                 ("party_size", U32, false),
                 ("requires", Tags, false),
+                ("engineer_skills", Tags, false),
                 ("recurrence", Line, false),
                 ("status", Choice, false),
                 ("hold_until", Time, false),
@@ -116,7 +117,7 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
         (
             "reflow_month",
             json!({"month": "2026-09", "offline_rooms": ["studio-b"], "dry_run": true}),
-            vec![("month", Month, true), ("offline_rooms", Ids, true), ("max_shift_minutes", I64, false), ("dry_run", StrictFlag, false), ("require_approval", StrictFlag, false)],
+            vec![("month", Month, true), ("offline_rooms", Ids, false), ("max_shift_minutes", I64, false), ("dry_run", StrictFlag, false), ("require_approval", StrictFlag, false)],
         ),
         ("get_reflow", json!({"reflow_id": "rf_9999"}), vec![("reflow_id", Id, true)]),
         (
@@ -127,6 +128,7 @@ fn tools() -> Vec<(&'static str, Value, Vec<(&'static str, Arg, bool)>)> {
                 ("engineer", Id, false),
                 ("party_size", U32, false),
                 ("requires", Tags, false),
+                ("engineer_skills", Tags, false),
                 ("notes", Notes, false),
                 ("status", Choice, false),
                 ("pinned", Flag, false),
@@ -513,6 +515,10 @@ fn cases() -> Vec<Case> {
         add("create_booking", with(&c, "party_size", json!(party)), refused("party_size must be 1 to 1000"), "number out of range");
     }
     add("create_booking", with(&c, "party_size", json!(5)), refused("holds 4 people"), "value inconsistent with the studio");
+    // Issue 26: a session's engineer must have the skills it asks for (only eng-02 does live sound).
+    let c_eng = with(&c, "engineer", json!("eng-01"));
+    add("create_booking", with(&c_eng, "engineer_skills", json!(["live-sound"])), refused("engineer eng-01 lacks the skills live-sound"), "value inconsistent with the studio");
+    add("create_booking", with(&c_eng, "engineer_skills", json!(["mixing", "stage-diving"])), refused("engineer eng-01 lacks the skills stage-diving"), "value inconsistent with the studio");
     let r = base("reflow_month");
     for shift in [-1, 721, 100_000, i64::MIN] {
         add("reflow_month", with(&r, "max_shift_minutes", json!(shift)), refused("0 to 720"), "number out of range");
@@ -605,6 +611,9 @@ fn cases() -> Vec<Case> {
         add("reflow_month", with(&r, "month", json!(month)), refused("month"), "month or reflow request");
     }
     add("reflow_month", with(&r, "offline_rooms", json!([])), refused("offline_rooms: name at least one room"), "month or reflow request");
+    // Issue 26: with no room named, a month where no session is displaced and every engineer can
+    // work their sessions says there is nothing to reflow.
+    add("reflow_month", json!({"month": "2026-09", "dry_run": true}), refused("nothing else in 2026-09 needs a reflow"), "month or reflow request");
     add("reflow_month", json!({"month": "2026-10", "offline_rooms": ["studio-b"]}), refused("studio-b has no offline window in 2026-10"), "month or reflow request");
     // An approval without the Tasks extension is an input-required round trip (approval_rounds.rs);
     // its request is checked before anything is solved.

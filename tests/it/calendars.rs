@@ -35,6 +35,8 @@ on_both! {
             to_room: RoomId::new("live"),
             to_start: at("2026-09-10T12:00"),
             to_end: at("2026-09-10T13:00"),
+            from_engineer: None,
+            to_engineer: None,
         };
         store.write_with(|w| w.apply_moves(std::slice::from_ref(&moved))).unwrap();
         assert_eq!(revision(&store), 2, "a reflow's move");

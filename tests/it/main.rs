@@ -22,6 +22,7 @@ mod outbox;
 mod pg_faults;
 mod readme;
 mod reflow;
+mod reflow_people;
 mod running_the_studio;
 mod sdk_oauth;
 mod sdk_python;

@@ -375,6 +375,9 @@ fn issue_24_the_demo_reflow_reaches_a_standard_webhooks_receiver_verified() {
     let a_move = &data["moved"][0];
     assert_eq!(a_move["from"]["room"], "studio-b");
     assert!(a_move["to"]["start"].as_str().unwrap().starts_with("2026-09"), "{a_move}");
+    // Issue 26: each move names its engineer before and after (the same here: rooms only).
+    let answered = reflow["moves"].as_array().unwrap().iter().find(|m| m["booking"] == a_move["booking"]).unwrap();
+    assert_eq!((a_move["from"]["engineer"].clone(), a_move["to"]["engineer"].clone()), (answered["from_engineer"].clone(), answered["to_engineer"].clone()));
     let done = settled(&mut s, "delivered", Duration::from_secs(10));
     assert_eq!(done.len(), 1);
     assert_eq!(done[0]["attempts"], 2);

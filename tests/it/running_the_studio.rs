@@ -13,7 +13,7 @@ use studioflow::store::{EventQuery, PersonKind, Store};
 
 /// Every booking of every status, every page, as the tools show them: the studio's calendar, to
 /// compare byte for byte.
-fn dump(s: &mut StdioServer) -> String {
+pub(crate) fn dump(s: &mut StdioServer) -> String {
     let mut out = Vec::new();
     for status in ["confirmed", "tentative", "cancelled"] {
         let mut cursor = Value::Null;

@@ -449,6 +449,8 @@ on_both! {
             to_room: RoomId::new(to),
             to_start: from.start,
             to_end: from.end,
+            from_engineer: from.engineer.clone(),
+            to_engineer: from.engineer.clone(),
         };
         let plan = ReflowPlan {
             request: ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 120 },

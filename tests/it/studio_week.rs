@@ -216,27 +216,127 @@ on_both! {
         }
     }
 
+    /// Issue 26: a reflow re-staffs a session whose engineer is out only with an engineer who has
+    /// its skills and is free; with nobody, the session stays unresolved, and the reason names the
+    /// engineer and the skill. Applied, the engineers change with the places; undone, they go back.
     fn a_reflow_never_places_a_session_where_its_engineer_is_away(db) {
         let mut store = small_studio(db);
-        // e1 works until 14:00 on weekdays; a session at 12:00 in live, which goes offline.
-        let edit = PersonEdit { hours: Some(Some(WeeklyHours::parse(&["mon-fri 10:00-14:00"]).unwrap())), ..PersonEdit::default() };
+        // e1 mixes and works until 14:00 on weekdays; a mixing session at 12:00 in live, which goes offline.
+        let edit = PersonEdit {
+            hours: Some(Some(WeeklyHours::parse(&["mon-fri 10:00-14:00"]).unwrap())),
+            skills: Some(vec!["mixing".into()]),
+            ..PersonEdit::default()
+        };
         store.write_with(|w| w.update_person(PersonKind::Engineer, "e1", &edit)).unwrap();
-        let moved = store.write_with(|w| w.create_booking(&with_engineer(session("live", "c1", "2026-09-08T12:00", 120), "e1"))).unwrap();
+        let mixing = |s: Session| Session { engineer_skills: vec!["mixing".into()], ..with_engineer(s, "e1") };
+        let moved = store.write_with(|w| w.create_booking(&mixing(session("live", "c1", "2026-09-08T12:00", 120)))).unwrap();
         // The hall is taken 10:00-14:00 and the booth 09:00-15:00, so what is left that day is outside e1's hours.
         store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-08T10:00", 240))).unwrap();
         store.write_with(|w| w.create_booking(&session("booth", "c3", "2026-09-08T09:00", 360))).unwrap();
-        let away = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c3", "2026-09-22T12:00", 60), "e1"))).unwrap();
+        let away = store.write_with(|w| w.create_booking(&mixing(session("hall", "c3", "2026-09-22T12:00", 60)))).unwrap();
         store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-08T00:00"), at("2026-09-09T00:00"), "flood")).unwrap();
         store.write_with(|w| w.add_time_off(&e1(), at("2026-09-22T00:00"), at("2026-09-23T00:00"), "ill")).unwrap();
         let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![RoomId::new("live")], max_shift_minutes: 360 };
         let options = studioflow_solver::Options { threads: 2, ..studioflow_solver::Options::default() };
+        // e2 cannot mix: nobody can take either session.
         let plan = plan_reflow(&store, &request, &options).unwrap();
         assert!(plan.moves.is_empty(), "{:?}", plan.moves);
         let unresolved: std::collections::BTreeSet<&BookingId> = plan.unresolved.iter().map(|u| &u.booking).collect();
         assert_eq!(unresolved, [&moved.id, &away.id].into_iter().collect());
+        let why = &plan.unresolved.iter().find(|u| u.booking == away.id).unwrap().reason;
+        assert!(why.contains("engineer e1 is away") && why.contains("no other engineer has the skills [mixing]"), "{why}");
         // The plan applies (nothing in it breaks a rule), and the unresolved stay where they were.
         apply_plan(&mut store, &plan, false).unwrap();
         assert_eq!(store.booking(&moved.id).unwrap().unwrap().start, at("2026-09-08T12:00"));
+
+        // e2 learns to mix: both sessions go to e2, the offline one to the hall after 14:00.
+        let edit = PersonEdit { skills: Some(vec!["mixing".into()]), ..PersonEdit::default() };
+        store.write_with(|w| w.update_person(PersonKind::Engineer, "e2", &edit)).unwrap();
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert!(plan.unresolved.is_empty(), "{:?}", plan.unresolved);
+        assert_eq!(plan.moves.len(), 2);
+        for m in &plan.moves {
+            assert_eq!((m.from_engineer.clone(), m.to_engineer.clone()), (Some(e1()), Some(EngineerId::new("e2"))), "{m:?}");
+        }
+        let before: Vec<_> = [&moved.id, &away.id].iter().map(|id| store.booking(id).unwrap().unwrap()).collect();
+        let id = apply_plan(&mut store, &plan, false).unwrap();
+        for b in &before {
+            let now = store.booking(&b.id).unwrap().unwrap();
+            assert_eq!(now.engineer, Some(EngineerId::new("e2")));
+            assert!(!now.displaced);
+        }
+        assert_eq!(store.booking(&away.id).unwrap().unwrap().start, at("2026-09-22T12:00"), "same room, same time, another engineer");
+        // The flood is over; undone, every session is back with e1, where and as it was (the one
+        // e1's time off displaced is flagged again).
+        let window = store.offline_windows(Some(&RoomId::new("live")), at("2026-09-08T00:00"), at("2026-09-09T00:00")).unwrap()[0].id;
+        store.write_with(|w| w.remove_offline_window(window)).unwrap();
+        store.write_with(|w| w.undo_reflow(&id)).unwrap();
+        for b in &before {
+            assert_eq!(&store.booking(&b.id).unwrap().unwrap(), b);
+        }
+    }
+
+    /// Issue 26: a session whose engineer is away but that may not move (inside the notice
+    /// period) says both; a deactivated engineer is given nobody's session, and a month with
+    /// nothing to move and no room named is refused, saying so.
+    fn issue_26_reasons_name_the_absent_engineer_and_nobody_takes_a_deactivated_ones_place(db) {
+        let mut store = small_studio(db);
+        let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![], max_shift_minutes: 120 };
+        let options = studioflow_solver::Options { threads: 1, ..studioflow_solver::Options::default() };
+        let soon = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-01T12:00", 60), "e1"))).unwrap();
+        let later = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c2", "2026-09-10T12:00", 60), "e1"))).unwrap();
+        let refused = plan_reflow(&store, &request, &options).unwrap_err().to_string();
+        assert!(refused.contains("offline_rooms: name at least one room") && refused.contains("nothing else in 2026-09 needs a reflow"), "{refused}");
+        let edit = PersonEdit { active: Some(false), ..PersonEdit::default() };
+        store.write_with(|w| w.update_person(PersonKind::Engineer, "e2", &edit)).unwrap();
+        store.write_with(|w| w.add_time_off(&e1(), at("2026-09-01T00:00"), at("2026-09-11T00:00"), "ill")).unwrap();
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert!(plan.moves.is_empty(), "{:?}", plan.moves);
+        let reason = |id: &BookingId| plan.unresolved.iter().find(|u| &u.booking == id).unwrap().reason.clone();
+        let why = reason(&soon.id);
+        assert!(why.starts_with("it starts within the 48-hour notice period") && why.ends_with("; engineer e1 is away then"), "{why}");
+        let why = reason(&later.id);
+        assert_eq!(why, "engineer e1 is away and there is no other engineer");
+        // e2 back at work: the later session is theirs; the one in the notice period still stays.
+        let edit = PersonEdit { active: Some(true), ..PersonEdit::default() };
+        store.write_with(|w| w.update_person(PersonKind::Engineer, "e2", &edit)).unwrap();
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert_eq!(plan.moves.len(), 1);
+        assert_eq!((plan.moves[0].booking.clone(), plan.moves[0].to_engineer.clone()), (later.id.clone(), Some(EngineerId::new("e2"))));
+        assert_eq!(plan.cost, 1000 + 10, "one unresolved, one engineer change");
+        // The session's engineer changed since the plan: the plan is stale, and nothing moves.
+        let edit = BookingEdit { engineer: Some(None), ..BookingEdit::default() };
+        store.write_with(|w| w.update_booking(&later.id, &edit, CancelScope::Occurrence)).unwrap();
+        let stale = apply_plan(&mut store, &plan, false).unwrap_err().to_string();
+        assert!(stale.contains("the month changed since this plan was made") && stale.contains(later.id.as_str()), "{stale}");
+        assert_eq!(store.booking(&later.id).unwrap().unwrap().engineer, None);
+    }
+
+    /// Issue 26: a session under way when its engineer's time off began keeps its place and its
+    /// engineer (the store still holds it): the reflow neither reports it nor gives its minutes
+    /// of theirs to anyone, and re-staffs only the session that time off displaced.
+    fn issue_26_a_session_under_way_keeps_its_engineer_through_their_time_off(db) {
+        let mut store = small_studio(db);
+        let under_way = store.write_with(|w| w.create_booking(&with_engineer(session("hall", "c1", "2026-09-10T11:00", 120), "e1"))).unwrap();
+        let later = store.write_with(|w| w.create_booking(&with_engineer(session("live", "c2", "2026-09-10T16:00", 60), "e1"))).unwrap();
+        // The studio's clock moves to noon that day; e1 goes home ill from 12:00 to the next day.
+        let mut studio = store.studio().unwrap().clone();
+        studio.clock = Some(at("2026-09-10T12:00"));
+        studio.notice = Duration::hours(1);
+        store.write_with(|w| w.set_studio(&studio)).unwrap();
+        let off = store.write_with(|w| w.add_time_off(&e1(), at("2026-09-10T12:00"), at("2026-09-11T00:00"), "ill")).unwrap();
+        assert_eq!(off.displaced.iter().map(|b| &b.id).collect::<Vec<_>>(), [&later.id], "a session under way is not displaced");
+        let request = ReflowRequest { month: Month::parse("2026-09").unwrap(), offline_rooms: vec![], max_shift_minutes: 120 };
+        let options = studioflow_solver::Options { threads: 1, ..studioflow_solver::Options::default() };
+        let plan = plan_reflow(&store, &request, &options).unwrap();
+        assert_eq!(plan.affected, 1, "only the displaced session: {plan:?}");
+        assert!(plan.unresolved.is_empty(), "{:?}", plan.unresolved);
+        assert_eq!((plan.moves[0].booking.clone(), plan.moves[0].to_engineer.clone()), (later.id.clone(), Some(EngineerId::new("e2"))));
+        apply_plan(&mut store, &plan, false).unwrap();
+        assert_eq!(store.booking(&under_way.id).unwrap().unwrap(), under_way, "the session under way is as it was");
+        // Nothing else is left to reflow.
+        let refused = plan_reflow(&store, &request, &options).unwrap_err().to_string();
+        assert!(refused.contains("nothing else in 2026-09 needs a reflow"), "{refused}");
     }
 
     /// The manager's week over MCP (the part issue 25 has so far): an engineer's hours, a week off

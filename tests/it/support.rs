@@ -442,6 +442,7 @@ pub fn session(room: &str, client: &str, start: &str, minutes: i64) -> Session {
         end: start + Duration::minutes(minutes),
         party_size: 1,
         requires: Vec::new(),
+        engineer_skills: Vec::new(),
         status: Status::Confirmed,
         pinned: false,
     }

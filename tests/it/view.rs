@@ -438,6 +438,36 @@ fn the_page_shows_the_month_in_figures_above_the_timeline() {
     assert_eq!(text_until(&dom, deposits_at + dom[deposits_at..].find('>').unwrap() + 1, "p"), "Deposits: €0.00 due, €0.00 paid; €0.00 received in all.");
 }
 
+/// Issue 26: the review of a reflow that re-staffed an engineer's week off counts the sessions
+/// with a new engineer, and each move's row names the engineer before and after.
+#[test]
+#[ignore = "needs chromium"]
+fn issue_26_the_review_counts_new_engineers_and_names_both_on_each_move() {
+    let exe = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("studio.db");
+    let out = studioflow(&["init", "--db", db.to_str().unwrap(), "--demo"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut server = stdio(&db, &[]);
+    server.ok("add_time_off", json!({"engineer": "eng-04", "from": "2026-09-21T00:00", "to": "2026-09-28T00:00", "reason": "holiday"}));
+    let reflow = server.ok("reflow_month", json!({"month": "2026-09"}));
+    server.close();
+    let changes = reflow["engineer_changes"].as_u64().unwrap();
+    assert!(changes > 0, "{reflow}");
+    let page = dir.path().join("review.html");
+    let out = studioflow(&["report", "--db", db.to_str().unwrap(), "--reflow", reflow["reflow_id"].as_str().unwrap(), "--out", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dom = dump_dom(&exe, &page);
+    assert!(dom.contains(&format!("data-count=\"engineers\">{changes}</dd>")), "the count of new engineers");
+    let rows: Vec<&str> = dom.split("<tr data-move=").skip(1).map(|r| r.split("</tr>").next().unwrap()).collect();
+    for m in reflow["moves"].as_array().unwrap() {
+        let row = rows.iter().find(|r| r.contains(m["booking"].as_str().unwrap())).unwrap();
+        let to = m["to_engineer"].as_str().unwrap();
+        assert!(row.contains(", engineer eng-04</td>") && row.contains(&format!(", engineer {to}</td>")), "{row}");
+        assert!(row.contains(&format!("engineer eng-04 → {to}")), "{row}");
+    }
+}
+
 #[test]
 #[ignore = "needs chromium"]
 fn issue_22_the_month_and_reflow_views_at_1400_px_show_no_fragment_no_buried_offline_label_no_sideways_scroll() {
@@ -816,6 +846,7 @@ fn a_month_of_1600_bookings_draws_in_chromium() {
                     end: at(start + 90),
                     party_size: 2,
                     requires: vec![],
+                    engineer_skills: vec![],
                     series: None,
                     status: "confirmed".into(),
                     pinned: false,

@@ -148,6 +148,7 @@ pub fn create_booking(ctx: &Call<'_>, a: CreateBookingArgs) -> Result<(CreatedOu
             end,
             party_size: a.party_size.unwrap_or(1),
             requires: a.requires.strings(),
+            engineer_skills: a.engineer_skills.strings(),
             status: a.status.map_or(Status::Confirmed, status),
             pinned: false,
         };
@@ -211,13 +212,14 @@ pub fn update_booking(ctx: &Call<'_>, a: UpdateBookingArgs) -> Result<(UpdatedOu
     let nothing = a.engineer.is_none()
         && a.party_size.is_none()
         && a.requires.is_none()
+        && a.engineer_skills.is_none()
         && a.notes.is_none()
         && a.status.is_none()
         && a.pinned.is_none()
         && a.hold_until.is_none();
     if nothing {
         return Err(ToolError::Fix(
-            "give at least one field to change: engineer, party_size, requires, notes, status, pinned or hold_until".into(),
+            "give at least one field to change: engineer, party_size, requires, engineer_skills, notes, status, pinned or hold_until".into(),
         ));
     }
     ctx.with(|store| {
@@ -227,6 +229,7 @@ pub fn update_booking(ctx: &Call<'_>, a: UpdateBookingArgs) -> Result<(UpdatedOu
             engineer: a.engineer.as_ref().map(|e| e.as_deref().map(EngineerId::new)),
             party_size: a.party_size,
             requires: a.requires.as_ref().map(List::strings),
+            engineer_skills: a.engineer_skills.as_ref().map(List::strings),
             notes: a.notes.as_deref().map(|n| (!n.is_empty()).then(|| n.to_owned())),
             status: a.status.map(status),
             pinned: a.pinned,

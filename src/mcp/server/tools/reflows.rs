@@ -100,8 +100,12 @@ pub fn get_reflow(ctx: &Call<'_>, a: GetReflowArgs) -> Result<(StoredReflowOut, 
         let record = store
             .reflow(a.reflow_id.trim())?
             .ok_or_else(|| StoreError::UnknownReflow(a.reflow_id.to_string()))?;
+        let staffed = match record.moves.iter().filter(|m| m.moved.changes_engineer()).count() {
+            0 => String::new(),
+            n => format!(" ({n} with another engineer)"),
+        };
         let summary = format!(
-            "Reflow {} of {}: {} moves, {} unresolved, {}.",
+            "Reflow {} of {}: {} moves{staffed}, {} unresolved, {}.",
             record.id, record.month, record.moves.len(), record.unresolved.len(), if record.applied { "applied" } else { "not applied" }
         );
         let summary = if record.undone { summary.replace(", applied.", ", applied and then undone.") } else { summary };

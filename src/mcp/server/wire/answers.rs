@@ -50,6 +50,9 @@ pub struct HistoryOut {
     pub from_start: String,
     pub to_room: String,
     pub to_start: String,
+    /// The engineer before and after the move (they differ when the reflow re-staffed it).
+    pub from_engineer: Option<String>,
+    pub to_engineer: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -122,6 +125,8 @@ pub fn history(tz: &StudioTz, record: &MoveRecord) -> HistoryOut {
         from_start: tz.format(m.from_start),
         to_room: m.to_room.0.clone(),
         to_start: tz.format(m.to_start),
+        from_engineer: m.from_engineer.as_ref().map(|e| e.0.clone()),
+        to_engineer: m.to_engineer.as_ref().map(|e| e.0.clone()),
     }
 }
 

@@ -97,6 +97,10 @@ pub struct CreateBookingArgs {
     /// Features the session needs, e.g. ["drums"]; the room must have them all.
     #[serde(default)]
     pub requires: List<Tag>,
+    /// Skills any engineer of the session must have, e.g. ["mixing"]; the engineer, if given,
+    /// must have them all, and a reflow re-staffs the session only with an engineer who does.
+    #[serde(default)]
+    pub engineer_skills: List<Tag>,
     /// An RFC 5545 RRULE for a recurring series, e.g. "FREQ=WEEKLY;COUNT=8". It needs COUNT or
     /// UNTIL; every session is booked, or none is. Every session must start within the booking
     /// horizon, and a COUNT is booked exactly or refused.
@@ -175,7 +179,9 @@ pub struct ReflowMonthArgs {
     #[schemars(pattern(r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
     pub month: String,
     /// The rooms whose bookings must move: their offline windows in the month are used, and a room
-    /// with none is treated as offline the whole month.
+    /// with none is treated as offline the whole month. It may be empty (or left out) when
+    /// engineers are away from sessions or sessions are flagged displaced: those move too.
+    #[serde(default)]
     pub offline_rooms: List<Id>,
     /// How far a booking's start may shift within its day, 0 to 720 minutes (default 120).
     pub max_shift_minutes: Option<i64>,
@@ -398,6 +404,8 @@ pub struct UpdateBookingArgs {
     pub party_size: Option<u32>,
     /// What the session needs (replaces the old list).
     pub requires: Option<List<Tag>>,
+    /// Skills any engineer of the session must have (replaces the old list; [] clears it).
+    pub engineer_skills: Option<List<Tag>>,
     /// Staff notes; "" clears them.
     pub notes: Option<Notes>,
     /// "confirmed" (which ends a hold) or "tentative"; cancel with cancel_booking.
