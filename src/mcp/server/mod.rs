@@ -9,6 +9,7 @@
 
 pub(super) mod apps;
 mod approval;
+pub(in crate::mcp) mod mid_call;
 pub(super) mod progress;
 mod prompts;
 mod resources;
