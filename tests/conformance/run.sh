@@ -52,8 +52,6 @@ fi
 EXCLUDED=(
   tools-call-sampling                  # sampling: deprecated by 2026-07-28 (SEP-2577); the studio asks no model
   input-required-result-basic-sampling # the same, as an input request
-  resources-subscribe                  # 2025 subscriptions need a session to send updates on; stateless HTTP has none
-  resources-unsubscribe                # the same
   http-custom-header-server-validation # needs a tool with x-mcp-header parameters; studioflow has none yet
 )
 if [[ $# -gt 0 ]]; then

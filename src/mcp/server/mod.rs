@@ -60,6 +60,8 @@ pub struct StudioServer {
     log_level: SessionLevel,
     /// The keys of `requestState`, for a reflow approved without the Tasks extension.
     states: Arc<RequestStates>,
+    /// The calendars this session subscribed to with the legacy `resources/subscribe`.
+    subscriptions: watch::SessionSubscriptions,
 }
 
 /// What the fronts serve: an MCP handler over the studio. The studio server itself, or (in test
@@ -79,7 +81,7 @@ impl Served for StudioServer {
     }
 
     fn for_one_request(&self) -> StudioServer {
-        StudioServer { log_level: SessionLevel::default(), ..self.clone() }
+        StudioServer { log_level: SessionLevel::default(), subscriptions: watch::SessionSubscriptions::default(), ..self.clone() }
     }
 }
 
@@ -96,7 +98,13 @@ impl StudioServer {
         for spec in tools.iter_mut().filter(|spec| spec.drawn) {
             apps::point_at_view(&mut spec.tool);
         }
-        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools), log_level: SessionLevel::default(), states: Arc::new(states) }
+        StudioServer {
+            ctx: Arc::new(ctx),
+            tools: Arc::new(tools),
+            log_level: SessionLevel::default(),
+            states: Arc::new(states),
+            subscriptions: watch::SessionSubscriptions::default(),
+        }
     }
 
     /// The database and task runner, for the HTTP routes beside `/mcp` (the calendar feeds).
@@ -266,6 +274,25 @@ impl ServerHandler for StudioServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(resources::templates())
+    }
+
+    /// The legacy `resources/subscribe` (2025-11-25; 2026-07-28 clients use `subscriptions/listen`):
+    /// a calendar's updates, sent on the session, which this needs.
+    #[allow(deprecated)]
+    async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        if context.peer.peer_info().is_none() {
+            return Err(McpError::invalid_request(
+                "resources/subscribe needs a session to send updates on: initialize first (over HTTP, send back the Mcp-Session-Id it answers with), or use subscriptions/listen (2026-07-28)",
+                None,
+            ));
+        }
+        self.subscriptions.subscribe(self.ctx.clone(), &request.uri, context.peer.clone())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
     }
 
     async fn read_resource(
