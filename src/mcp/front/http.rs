@@ -156,7 +156,8 @@ pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: Canc
     let mut session_config = sdk_config.clone().with_legacy_session_mode(true);
     session_config.sse_keep_alive = Some(SESSION_KEEP_ALIVE);
     let session_server = server.clone();
-    let sessions = StreamableHttpService::new(move || Ok(session_server.for_one_request()), Arc::new(LocalSessionManager::default()), session_config);
+    let held = Arc::new(LocalSessionManager::default());
+    let sessions = StreamableHttpService::new(move || Ok(session_server.for_one_request()), held.clone(), session_config);
     let sessions: SessionDoor = Arc::new(move |request| {
         let sessions = sessions.clone();
         Box::pin(async move { sessions.handle(request).await.map(Body::new) })
@@ -172,6 +173,7 @@ pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: Canc
         gate: gate.clone(),
         oauth,
         sessions,
+        held,
     });
     let mut router = axum::Router::new()
         .route_service(ENDPOINT, service)
@@ -218,12 +220,21 @@ const SESSION_ID: &str = "mcp-session-id";
 type SessionDoor = Arc<dyn Fn(Request<Body>) -> Pin<Box<dyn Future<Output = Response> + Send>> + Send + Sync>;
 
 /// Whether a message goes to a legacy session: a legacy `initialize` (which opens one), or a
-/// legacy message that names one. A 2026-07-28 message has no session, and ignores the header.
-fn to_session(message: &serde_json::Value, headers: &axum::http::HeaderMap) -> bool {
+/// legacy message that names one this server holds. A 2026-07-28 message has no session, and
+/// ignores the header; a message naming another server's session is served statelessly, as every
+/// legacy message was before sessions (what needs the session, it cannot have here).
+async fn to_session(message: &serde_json::Value, headers: &axum::http::HeaderMap, held: &LocalSessionManager) -> bool {
+    use rmcp::transport::streamable_http_server::session::SessionManager;
     if message.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").is_some() {
         return false;
     }
-    message.get("method").and_then(serde_json::Value::as_str) == Some("initialize") || headers.contains_key(SESSION_ID)
+    if message.get("method").and_then(serde_json::Value::as_str) == Some("initialize") {
+        return true;
+    }
+    match headers.get(SESSION_ID).and_then(|v| v.to_str().ok()) {
+        Some(id) => held.has_session(&id.to_owned().into()).await.unwrap_or(false),
+        None => false,
+    }
 }
 
 /// The checks a request passes before the SDK sees it.
@@ -238,6 +249,8 @@ struct Front {
     oauth: bool,
     /// Legacy sessions: `initialize`, and what names an `Mcp-Session-Id` (a GET stream, a DELETE).
     sessions: SessionDoor,
+    /// The sessions this server holds, to tell a session of its own from another server's.
+    held: Arc<LocalSessionManager>,
 }
 
 impl Front {
@@ -342,7 +355,7 @@ impl Front {
             return ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response();
         }
         let request = Request::from_parts(parts, Body::from(bytes));
-        let response = if to_session(&message, request.headers()) { (self.sessions)(request).await } else { next.run(request).await };
+        let response = if to_session(&message, request.headers(), &self.held).await { (self.sessions)(request).await } else { next.run(request).await };
         let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.as_bytes().to_vec()).unwrap_or_default();
         let is_json = content_type.starts_with(b"application/json");
         let is_stream = content_type.starts_with(b"text/event-stream");

@@ -2,6 +2,9 @@
 //! types (`deny_unknown_fields`, doc comments as the schema's text). Every text is one of the
 //! project's validated text types (`domain::text`), so a value that breaks its rule is refused
 //! while it is read, naming the argument.
+//! The arguments that route a call (a reflow's month, the one room a call is about) are mirrored
+//! into `Mcp-Param-Month` and `Mcp-Param-Room` headers (`x-mcp-header`, 2026-07-28): only required
+//! string arguments, since a client mirrors only a property whose type is a single primitive.
 
 use super::nullable;
 use crate::domain::{Email, Id, Line, List, Name, Notes, Tag};
@@ -81,6 +84,7 @@ pub struct FindFreeSlotsArgs {
 #[serde(deny_unknown_fields)]
 pub struct CreateBookingArgs {
     /// The room's id.
+    #[schemars(extend("x-mcp-header" = "Room"))]
     pub room: Id,
     /// The client's id.
     pub client: Id,
@@ -147,6 +151,7 @@ pub struct MoveBookingArgs {
 #[serde(deny_unknown_fields)]
 pub struct SetRoomOfflineArgs {
     /// The room's id.
+    #[schemars(extend("x-mcp-header" = "Room"))]
     pub room: Id,
     /// When it goes out of use: RFC 3339 with an offset, or local studio time.
     pub from: Line,
@@ -173,6 +178,7 @@ pub struct ListOfflineWindowsArgs {
 pub struct ReflowMonthArgs {
     /// The month, YYYY-MM (four-digit year from 2000 to 2199, month 01 to 12).
     #[schemars(pattern(r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
+    #[schemars(extend("x-mcp-header" = "Month"))]
     pub month: String,
     /// The rooms whose bookings must move: their offline windows in the month are used, and a room
     /// with none is treated as offline the whole month.
@@ -332,6 +338,7 @@ pub struct RateArg {
 #[serde(deny_unknown_fields)]
 pub struct UpdateRoomArgs {
     /// The room's id.
+    #[schemars(extend("x-mcp-header" = "Room"))]
     pub id: Id,
     pub name: Option<Name>,
     #[schemars(range(min = 1, max = 1000))]
@@ -472,6 +479,7 @@ pub struct UpdateStudioArgs {
 #[serde(deny_unknown_fields)]
 pub struct QuoteArgs {
     /// The room's id.
+    #[schemars(extend("x-mcp-header" = "Room"))]
     pub room: Id,
     /// The start: RFC 3339 with an offset, or local studio time.
     pub start: Line,
