@@ -52,7 +52,6 @@ fi
 EXCLUDED=(
   tools-call-sampling                  # sampling: deprecated by 2026-07-28 (SEP-2577); the studio asks no model
   input-required-result-basic-sampling # the same, as an input request
-  http-custom-header-server-validation # needs a tool with x-mcp-header parameters; studioflow has none yet
 )
 if [[ $# -gt 0 ]]; then
   SCENARIOS=("$@")

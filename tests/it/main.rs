@@ -13,6 +13,7 @@ mod cors;
 mod front;
 mod input_bounds;
 mod jwt;
+mod legacy_sessions;
 mod mcp;
 mod mcp_beyond_tools;
 mod mcp_client;

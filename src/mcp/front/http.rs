@@ -354,8 +354,13 @@ impl Front {
             let answer = legacy.answer(message).await;
             return ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response();
         }
+        let session = to_session(&message, &parts.headers, &self.held).await;
+        if !session {
+            // Served statelessly: the handlers must not take it for a session's request.
+            parts.headers.remove(SESSION_ID);
+        }
         let request = Request::from_parts(parts, Body::from(bytes));
-        let response = if to_session(&message, request.headers(), &self.held).await { (self.sessions)(request).await } else { next.run(request).await };
+        let response = if session { (self.sessions)(request).await } else { next.run(request).await };
         let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.as_bytes().to_vec()).unwrap_or_default();
         let is_json = content_type.starts_with(b"application/json");
         let is_stream = content_type.starts_with(b"text/event-stream");

@@ -15,10 +15,23 @@ use rmcp::ErrorData as McpError;
 pub const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
 /// Whether the caller can be asked mid-call: a legacy client (its request's `_meta` names no
-/// protocol version) whose session has an `initialize` behind it. Stateless legacy HTTP has no
-/// peer to ask.
+/// protocol version) in a session.
 pub fn can_ask(context: &RequestContext<RoleServer>) -> bool {
-    context.meta.protocol_version().is_none() && context.peer.peer_info().is_some()
+    context.meta.protocol_version().is_none() && in_session(context)
+}
+
+/// Whether the request came in a legacy session, which lasts and can carry the server's own
+/// messages: stdio's (no HTTP request behind it), or an HTTP session of rmcp's session mode, whose
+/// requests name it (the front passes the `Mcp-Session-Id` header on to the session's requests
+/// only). Stateless HTTP has an `initialize`-shaped peer for each request, and no session.
+pub fn in_session(context: &RequestContext<RoleServer>) -> bool {
+    if context.peer.peer_info().is_none() {
+        return false;
+    }
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => parts.headers.contains_key("mcp-session-id"),
+        None => true,
+    }
 }
 
 /// Asks the client each question, in key order, and gives its answers by the same keys. A

@@ -280,7 +280,7 @@ impl ServerHandler for StudioServer {
     /// a calendar's updates, sent on the session, which this needs.
     #[allow(deprecated)]
     async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
-        if context.peer.peer_info().is_none() {
+        if !mid_call::in_session(&context) {
             return Err(McpError::invalid_request(
                 "resources/subscribe needs a session to send updates on: initialize first (over HTTP, send back the Mcp-Session-Id it answers with), or use subscriptions/listen (2026-07-28)",
                 None,
