@@ -156,8 +156,7 @@ pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: Canc
     let mut session_config = sdk_config.clone().with_legacy_session_mode(true);
     session_config.sse_keep_alive = Some(SESSION_KEEP_ALIVE);
     let session_server = server.clone();
-    let held = Arc::new(LocalSessionManager::default());
-    let sessions = StreamableHttpService::new(move || Ok(session_server.for_one_request()), held.clone(), session_config);
+    let sessions = StreamableHttpService::new(move || Ok(session_server.for_one_request()), Arc::new(LocalSessionManager::default()), session_config);
     let sessions: SessionDoor = Arc::new(move |request| {
         let sessions = sessions.clone();
         Box::pin(async move { sessions.handle(request).await.map(Body::new) })
@@ -173,7 +172,6 @@ pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: Canc
         gate: gate.clone(),
         oauth,
         sessions,
-        held,
     });
     let mut router = axum::Router::new()
         .route_service(ENDPOINT, service)
@@ -220,21 +218,14 @@ const SESSION_ID: &str = "mcp-session-id";
 type SessionDoor = Arc<dyn Fn(Request<Body>) -> Pin<Box<dyn Future<Output = Response> + Send>> + Send + Sync>;
 
 /// Whether a message goes to a legacy session: a legacy `initialize` (which opens one), or a
-/// legacy message that names one this server holds. A 2026-07-28 message has no session, and
-/// ignores the header; a message naming another server's session is served statelessly, as every
-/// legacy message was before sessions (what needs the session, it cannot have here).
-async fn to_session(message: &serde_json::Value, headers: &axum::http::HeaderMap, held: &LocalSessionManager) -> bool {
-    use rmcp::transport::streamable_http_server::session::SessionManager;
+/// legacy message that names one (a session this server does not hold is answered 404, as
+/// 2025-11-25 asks, and the client starts a new one). A 2026-07-28 message has no session, and
+/// ignores the header.
+fn to_session(message: &serde_json::Value, headers: &axum::http::HeaderMap) -> bool {
     if message.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").is_some() {
         return false;
     }
-    if message.get("method").and_then(serde_json::Value::as_str) == Some("initialize") {
-        return true;
-    }
-    match headers.get(SESSION_ID).and_then(|v| v.to_str().ok()) {
-        Some(id) => held.has_session(&id.to_owned().into()).await.unwrap_or(false),
-        None => false,
-    }
+    message.get("method").and_then(serde_json::Value::as_str) == Some("initialize") || headers.contains_key(SESSION_ID)
 }
 
 /// The checks a request passes before the SDK sees it.
@@ -249,8 +240,6 @@ struct Front {
     oauth: bool,
     /// Legacy sessions: `initialize`, and what names an `Mcp-Session-Id` (a GET stream, a DELETE).
     sessions: SessionDoor,
-    /// The sessions this server holds, to tell a session of its own from another server's.
-    held: Arc<LocalSessionManager>,
 }
 
 impl Front {
@@ -354,7 +343,7 @@ impl Front {
             let answer = legacy.answer(message).await;
             return ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response();
         }
-        let session = to_session(&message, &parts.headers, &self.held).await;
+        let session = to_session(&message, &parts.headers);
         if !session {
             // Served statelessly: the handlers must not take it for a session's request.
             parts.headers.remove(SESSION_ID);
