@@ -56,6 +56,36 @@ fn over_stdio_a_legacy_client_is_asked_mid_call_with_a_real_elicitation() {
     assert_eq!(answer["result"]["content"][0]["text"], "Ada likes teal.", "{answer}");
 }
 
+/// A legacy call of `reflow_month {require_approval: true}` on stdio: the approval question, then
+/// the answer to `action`; the call's final answer.
+fn reflow_with_approval(s: &mut StdioServer, id: u64, action: &str) -> (Value, Value) {
+    s.notify(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "reflow_month",
+        "arguments": {"month": "2026-09", "offline_rooms": ["studio-b"], "require_approval": true}}}));
+    let asked = s.raw_read();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    s.notify(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": action, "content": {}}}));
+    let answer = s.raw_read();
+    assert_eq!(answer["id"], id, "{answer}");
+    (asked, answer)
+}
+
+#[test]
+fn issue_29_a_legacy_client_in_a_session_approves_a_reflow_through_a_real_elicitation() {
+    let db = temp_db();
+    let mut s = legacy_stdio(&db.path, &["--demo"], json!({"elicitation": {}}));
+    let (asked, declined) = reflow_with_approval(&mut s, 2, "decline");
+    assert!(asked["params"]["message"].as_str().unwrap().contains("124"), "the question names the plan: {asked}");
+    assert_eq!(declined["result"]["structuredContent"]["applied"], false, "{declined}");
+    assert!(declined["result"]["content"][0]["text"].as_str().unwrap().starts_with("Declined: nothing was moved"), "{declined}");
+    let (_, applied) = reflow_with_approval(&mut s, 3, "accept");
+    assert_eq!(applied["result"]["structuredContent"]["applied"], true, "{applied}");
+    assert!(applied["result"]["content"][0]["text"].as_str().unwrap().starts_with("Moved 124 bookings"), "{applied}");
+    // The moves are in the calendar: studio-b holds no booking in its offline fortnight any more.
+    let mut other = stdio(&db.path, &[]);
+    let left = other.ok("query_bookings", json!({"room": "studio-b", "from": "2026-09-08T00:00", "to": "2026-09-19T00:00", "limit": 500}));
+    assert!(left["bookings"].as_array().unwrap().len() <= 17, "{left}");
+}
+
 #[test]
 fn a_legacy_client_that_did_not_declare_elicitation_is_not_asked() {
     let db = temp_db();

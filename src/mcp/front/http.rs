@@ -1,11 +1,13 @@
-//! Streamable HTTP: one endpoint, `/mcp`, POST only and without sessions, on axum and hyper.
+//! Streamable HTTP: one endpoint, `/mcp`, on axum and hyper: POST only and without sessions for
+//! 2026-07-28, and rmcp's legacy session mode for a 2025-11-25 client's `initialize` and what names
+//! the session it opens (its requests, its GET stream, its DELETE).
 //! Before the SDK's service sees a request, a front checks, in this order: `Host` and `Origin`
 //! (strictly, before any of the body is read: 400 or 403); a browser's CORS preflight is then
 //! answered (`cors.rs`), and every answer to an allowed origin names it; with authentication on, the bearer
 //! credential and the caller's rates (401, 429: `auth.rs`); the body's size (413) and the time it
 //! takes to arrive (408); the body as a JSON-RPC message (its error, as on stdio); and the scope
 //! the message needs (403). The principal travels on the request to the handlers. The SDK
-//! answers GET and DELETE with 405. With `--oauth-server`, the authorization server's routes
+//! answers GET and DELETE without a session with 405. With `--oauth-server`, the authorization server's routes
 //! (`crate::oauth`) sit beside `/mcp`, behind the same Host and Origin checks; its metadata,
 //! token, registration and revocation endpoints are public, as the resource metadata is.
 //! Connections are served by our own accept loop, with header,

@@ -3,7 +3,9 @@
 //! turns the answer into a `CallToolResult` with structured content and a one-line summary.
 //! Resources, prompts and completions are answered from `resources.rs` and `prompts.rs`; a
 //! synchronous reflow that asked for progress or log messages goes through `progress.rs`;
-//! `subscriptions/listen` on calendars is `watch.rs`.
+//! `subscriptions/listen` on calendars is `watch.rs`, which also serves a legacy session's
+//! `resources/subscribe`; `mid_call.rs` asks a legacy client in a session the questions that a
+//! 2026-07-28 client gets as an input-required result.
 //! The fronts serve any [`Served`] handler: this one, or the conformance suite's wrapper around
 //! it (`mcp/testing`), which alone knows of fixtures.
 
@@ -133,6 +135,29 @@ impl StudioServer {
             }
             Err(e) => call_tool_result(Err(tools::reflow_refusal(e, Follow::Task))).map(CallToolResponse::Complete),
         }
+    }
+
+    /// A reflow's approval asked of a legacy client in a session: the input-required rounds of
+    /// `approval.rs`, each question sent as a real `elicitation/create` ([`mid_call`]).
+    async fn approve_mid_call(
+        &self,
+        job: tools::JobOf,
+        name: &str,
+        arguments: rmcp::model::JsonObject,
+        caller: Caller,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let (mut responses, mut state) = (None, None);
+        for _ in 0..mid_call::MAX_ROUNDS {
+            match approval::round(self, job, name, arguments.clone(), responses.take(), state.take(), caller.clone()).await? {
+                CallToolResponse::InputRequired(asked) => {
+                    responses = Some(mid_call::ask(context, asked.input_requests.unwrap_or_default()).await?);
+                    state = asked.request_state;
+                }
+                done => return Ok(done),
+            }
+        }
+        Err(McpError::internal_error(format!("{name} asked more than {} rounds of questions", mid_call::MAX_ROUNDS), None))
     }
 
     /// Runs `f` on the durable task store, off the async threads, with the task id and the
@@ -371,6 +396,12 @@ impl ServerHandler for StudioServer {
             if speaks_2026 && approval::asked(&arguments, request.request_state.as_deref()) {
                 let name = self.tools[index].name();
                 return approval::round(self, job, name, arguments, request.input_responses, request.request_state, caller).await;
+            }
+            // A legacy client in a session that can answer an elicitation is asked the same
+            // question mid-call, through the same rounds.
+            let elicits = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+            if !speaks_2026 && elicits && mid_call::can_ask(&context) && approval::asked(&arguments, None) {
+                return self.approve_mid_call(job, self.tools[index].name(), arguments, caller, &context).await;
             }
             let listener = Listener::for_request(&context, &self.log_level);
             return self.run_tool(index, arguments, caller, listener).await.map(CallToolResponse::Complete);

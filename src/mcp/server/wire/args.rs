@@ -188,8 +188,10 @@ pub struct ReflowMonthArgs {
     /// Plan and record the reflow without moving anything (default false).
     #[serde(default)]
     pub dry_run: bool,
-    /// Solve, then ask before moving anything (needs a client that declares the tasks extension;
-    /// the question comes as an elicitation in the task's inputRequests). Default false.
+    /// Solve, then ask before moving anything: as an elicitation in the task's inputRequests (a
+    /// client that declares the tasks extension), in an input-required result (2026-07-28), or
+    /// as an elicitation/create mid-call (a 2025-11-25 client in a session that declared
+    /// elicitation). Default false.
     #[serde(default)]
     pub require_approval: bool,
 }
