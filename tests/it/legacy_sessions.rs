@@ -266,6 +266,9 @@ fn over_http_a_legacy_session_subscribes_and_hears_updates_on_its_get_stream() {
     let heard = next_event(&mut events);
     assert_eq!(heard["method"], "notifications/resources/updated", "{heard}");
     assert_eq!(heard["params"]["uri"], STUDIO_B);
+    // The session's stream is still open: SIGTERM ends it, and the server stops all the same.
+    assert!(h.terminate(Duration::from_secs(10)), "an open session stream held the graceful stop");
+    drop(events);
 }
 
 // ---- HTTP: Mcp-Param-* headers ----------------------------------------------------------------

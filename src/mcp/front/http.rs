@@ -126,12 +126,16 @@ pub async fn serve_http(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
-    let app = app(server, &config, cancel.child_token())?;
+    // Legacy sessions end as soon as the stop begins: a session's GET stream stays open as long as
+    // its client likes, and would otherwise hold the graceful stop for ever.
+    let sessions = CancellationToken::new();
+    let app = app(server, &config, cancel.child_token(), sessions.clone())?;
     tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP at /mcp");
     let stopping = CancellationToken::new();
     let stopped = stopping.clone();
     tokio::spawn(async move {
         shutdown.await;
+        sessions.cancel();
         stopping.cancel();
     });
     connections::serve(listener, app, config.limits, stopped).await;
@@ -139,8 +143,9 @@ pub async fn serve_http(
     Ok(())
 }
 
-/// `/mcp`: the SDK's service behind the front's checks. `cancel` stops the SDK's work.
-pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: CancellationToken) -> anyhow::Result<axum::Router> {
+/// `/mcp`: the SDK's service behind the front's checks. `cancel` stops the SDK's work;
+/// `sessions` ends the legacy sessions and their streams.
+pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: CancellationToken, sessions: CancellationToken) -> anyhow::Result<axum::Router> {
     let guard = Guard::new(&config.allowed_hosts, &config.allowed_origins)
         .map_err(|e| anyhow::anyhow!("--allow-host or --allow-origin: {e}"))?;
     let mut sdk_config = StreamableHttpServerConfig::default()
@@ -155,7 +160,7 @@ pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: Canc
     let ctx = studio.ctx();
     // Legacy sessions (2025-11-25 clients, from their `initialize`): the same checks, with rmcp's
     // session mode, so that a mid-call question and a subscription's updates can reach the client.
-    let mut session_config = sdk_config.clone().with_legacy_session_mode(true);
+    let mut session_config = sdk_config.clone().with_legacy_session_mode(true).with_cancellation_token(sessions);
     session_config.sse_keep_alive = Some(SESSION_KEEP_ALIVE);
     let session_server = server.clone();
     let sessions = StreamableHttpService::new(move || Ok(session_server.for_one_request()), Arc::new(LocalSessionManager::default()), session_config);
