@@ -327,3 +327,29 @@ fn issue_29_the_routing_headers_must_match_the_body() {
     assert_eq!(answer.status, 200, "{}", answer.body);
     assert!(answer.body.contains("\"isError\":false"), "{}", answer.body);
 }
+
+/// A `subscriptions/listen` stream (2026-07-28) stays open as long as its client likes; SIGTERM
+/// ends it and the server stops, as it does with a legacy session's stream. (Before, the stop
+/// waited for the stream, for ever when its client had gone without the server noticing.)
+#[test]
+fn issue_29_sigterm_ends_an_open_listen_stream_and_the_server_stops() {
+    let db = temp_db();
+    let h = http(&db.path, &["--demo"]);
+    let listen = json!({"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen",
+        "params": {"notifications": {"resourceSubscriptions": [STUDIO_B]}, "_meta": meta(json!({}))}});
+    let body = listen.to_string();
+    let mut stream = TcpStream::connect(h.address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {VERSION}\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
+        h.address,
+        body.len()
+    )
+    .unwrap();
+    let mut events = BufReader::new(stream);
+    let ack = next_event(&mut events);
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert!(h.terminate(Duration::from_secs(10)), "an open listen stream held the graceful stop");
+    drop(events);
+}

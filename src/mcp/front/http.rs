@@ -126,9 +126,11 @@ pub async fn serve_http(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
-    // Legacy sessions end as soon as the stop begins: a session's GET stream stays open as long as
-    // its client likes, and would otherwise hold the graceful stop for ever.
+    // Legacy sessions and the streams that last (`subscriptions/listen`) end as soon as the stop
+    // begins: they stay open as long as their client likes (or, gone unnoticed, for ever), and
+    // would otherwise hold the graceful stop.
     let sessions = CancellationToken::new();
+    let streams = server.studio().stopping();
     let app = app(server, &config, cancel.child_token(), sessions.clone())?;
     tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP at /mcp");
     let stopping = CancellationToken::new();
@@ -136,6 +138,7 @@ pub async fn serve_http(
     tokio::spawn(async move {
         shutdown.await;
         sessions.cancel();
+        streams.cancel();
         stopping.cancel();
     });
     connections::serve(listener, app, config.limits, stopped).await;

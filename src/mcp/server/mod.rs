@@ -64,6 +64,9 @@ pub struct StudioServer {
     states: Arc<RequestStates>,
     /// The calendars this session subscribed to with the legacy `resources/subscribe`.
     subscriptions: watch::SessionSubscriptions,
+    /// Cancelled when the server begins to stop: the streams that last (`subscriptions/listen`,
+    /// a legacy session's updates) end then, rather than hold the graceful stop for ever.
+    stopping: tokio_util::sync::CancellationToken,
 }
 
 /// What the fronts serve: an MCP handler over the studio. The studio server itself, or (in test
@@ -106,7 +109,13 @@ impl StudioServer {
             log_level: SessionLevel::default(),
             states: Arc::new(states),
             subscriptions: watch::SessionSubscriptions::default(),
+            stopping: tokio_util::sync::CancellationToken::new(),
         }
+    }
+
+    /// What ends the lasting streams when the server begins to stop (see the field).
+    pub(in crate::mcp) fn stopping(&self) -> tokio_util::sync::CancellationToken {
+        self.stopping.clone()
     }
 
     /// The database and task runner, for the HTTP routes beside `/mcp` (the calendar feeds).
@@ -290,7 +299,7 @@ impl ServerHandler for StudioServer {
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
-        watch::listen(self.ctx.clone(), context).await
+        watch::listen(self.ctx.clone(), context, self.stopping.clone()).await
     }
 
     async fn list_resource_templates(
@@ -311,7 +320,7 @@ impl ServerHandler for StudioServer {
                 None,
             ));
         }
-        self.subscriptions.subscribe(self.ctx.clone(), &request.uri, context.peer.clone())
+        self.subscriptions.subscribe(self.ctx.clone(), &request.uri, context.peer.clone(), self.stopping.clone())
     }
 
     #[allow(deprecated)]

@@ -15,6 +15,7 @@ use rmcp::ErrorData as McpError;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// How often the history is read for new changes.
 const POLL: Duration = Duration::from_millis(300);
@@ -114,17 +115,22 @@ impl Changes {
     }
 }
 
-/// Runs one subscription until the client cancels it or the connection goes.
-pub async fn listen(ctx: Arc<Ctx>, subscription: SubscriptionContext) -> Result<(), McpError> {
+/// Runs one subscription until the client cancels it, the connection goes, or the server begins
+/// to stop (`stopping`).
+pub async fn listen(ctx: Arc<Ctx>, subscription: SubscriptionContext, stopping: CancellationToken) -> Result<(), McpError> {
     let wanted: HashSet<String> = subscription.accepted().resource_subscriptions.iter().flatten().cloned().collect();
     if wanted.is_empty() {
-        subscription.cancelled().await;
+        tokio::select! {
+            () = subscription.cancelled() => {}
+            () = stopping.cancelled() => {}
+        }
         return Ok(());
     }
     let mut changes = Changes::start(&ctx).await?;
     loop {
         tokio::select! {
             () = subscription.cancelled() => return Ok(()),
+            () = stopping.cancelled() => return Ok(()),
             () = tokio::time::sleep(POLL) => {}
         }
         let Some(uris) = changes.read(&ctx).await else { return Ok(()) };
@@ -156,7 +162,7 @@ impl SessionSubscriptions {
     }
 
     /// Subscribes the session to a calendar's URI; the error says what to change.
-    pub fn subscribe(&self, ctx: Arc<Ctx>, uri: &str, peer: Peer<RoleServer>) -> Result<(), McpError> {
+    pub fn subscribe(&self, ctx: Arc<Ctx>, uri: &str, peer: Peer<RoleServer>, stopping: CancellationToken) -> Result<(), McpError> {
         if !is_calendar(uri) {
             return Err(McpError::invalid_params(
                 format!("uri {uri:?} cannot be subscribed to: only calendars change, studioflow://calendars/(rooms|clients|engineers)/ID.ics (resources/templates/list)"),
@@ -170,7 +176,7 @@ impl SessionSubscriptions {
         subscribed.uris.insert(uri.to_owned());
         if !subscribed.watching {
             subscribed.watching = true;
-            tokio::spawn(watch_session(ctx, self.clone(), peer));
+            tokio::spawn(watch_session(ctx, self.clone(), peer, stopping));
         }
         Ok(())
     }
@@ -183,11 +189,11 @@ impl SessionSubscriptions {
 
 /// A legacy session's watcher: reads the history as `listen` does, and tells the session of each
 /// change to a calendar it is subscribed to, until the session ends.
-async fn watch_session(ctx: Arc<Ctx>, subscriptions: SessionSubscriptions, peer: Peer<RoleServer>) {
+async fn watch_session(ctx: Arc<Ctx>, subscriptions: SessionSubscriptions, peer: Peer<RoleServer>, stopping: CancellationToken) {
     if let Ok(mut changes) = Changes::start(&ctx).await {
         'session: loop {
             tokio::time::sleep(POLL).await;
-            if peer.is_transport_closed() {
+            if peer.is_transport_closed() || stopping.is_cancelled() {
                 break;
             }
             let Some(uris) = changes.read(&ctx).await else { break };
