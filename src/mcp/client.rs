@@ -218,6 +218,9 @@ impl Session {
         arguments.insert("dry_run".into(), json!(call.dry_run));
         arguments.insert("require_approval".into(), json!(call.require_approval));
         let params = CallToolRequestParams::new(REFLOW_TOOL).with_arguments(arguments);
+        // The tool's schema, listed first, tells the transport to mirror `month` into the
+        // `Mcp-Param-Month` header, which the server requires of a 2026-07-28 call over HTTP.
+        timed(self.service.peer().list_tools(None)).await?;
         match timed(self.service.peer().call_tool_once(params)).await? {
             CallToolResponse::Task(created) => Ok(Started::Task(TaskView {
                 id: created.task.task_id.clone(),

@@ -52,12 +52,6 @@ fi
 EXCLUDED=(
   tools-call-sampling                  # sampling: deprecated by 2026-07-28 (SEP-2577); the studio asks no model
   input-required-result-basic-sampling # the same, as an input request
-  tools-call-elicitation               # the suite's client for these three negotiates 2025-11-25 (initialize), so the
-  elicitation-sep1034-defaults         #   question must be a server-to-client elicitation/create inside a session;
-  elicitation-sep1330-enums            #   the fixtures answer 2026-07-28 clients through input-required results
-  resources-subscribe                  # 2025 subscriptions need a session to send updates on; stateless HTTP has none
-  resources-unsubscribe                # the same
-  http-custom-header-server-validation # needs a tool with x-mcp-header parameters; studioflow has none yet
 )
 if [[ $# -gt 0 ]]; then
   SCENARIOS=("$@")

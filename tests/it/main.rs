@@ -13,6 +13,7 @@ mod cors;
 mod front;
 mod input_bounds;
 mod jwt;
+mod legacy_sessions;
 mod mail;
 mod mcp;
 mod mcp_beyond_tools;

@@ -309,6 +309,12 @@ impl HttpServer {
         if !name.is_empty() {
             headers.push(("Mcp-Name", name.as_str()));
         }
+        let mirrored = if method == "tools/call" { param_headers(&name, &params["arguments"]) } else { Vec::new() };
+        for (header, value) in &mirrored {
+            if !extra.iter().any(|(name, _)| name.eq_ignore_ascii_case(header)) {
+                headers.push((header.as_str(), value.as_str()));
+            }
+        }
         let authorization = self.bearer.as_ref().map(|token| format!("Bearer {token}"));
         if let Some(authorization) = &authorization
             && !extra.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
@@ -318,6 +324,68 @@ impl HttpServer {
         headers.extend_from_slice(extra);
         self.raw("POST", &headers, &message.to_string())
     }
+}
+
+/// The `Mcp-Param-*` headers a conforming client sends with a `tools/call` over HTTP (2026-07-28):
+/// each argument whose property the tool marks with `x-mcp-header` in the public contract (the
+/// tools/list snapshot), as text, Base64-wrapped when it cannot travel as a plain header value.
+pub fn param_headers(tool: &str, arguments: &Value) -> Vec<(String, String)> {
+    static MARKED: std::sync::OnceLock<std::collections::HashMap<String, Vec<(String, String)>>> = std::sync::OnceLock::new();
+    let marked = MARKED.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots/tools_list.json");
+        let listed: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let tools = listed.get("tools").unwrap_or(&listed).as_array().cloned().unwrap_or_default();
+        tools
+            .iter()
+            .map(|tool| {
+                let properties = tool["inputSchema"]["properties"].as_object().cloned().unwrap_or_default();
+                let pairs = properties
+                    .iter()
+                    .filter_map(|(name, schema)| Some((name.clone(), schema.get("x-mcp-header")?.as_str()?.to_owned())))
+                    .collect();
+                (tool["name"].as_str().unwrap_or_default().to_owned(), pairs)
+            })
+            .collect()
+    });
+    let Some(pairs) = marked.get(tool) else { return Vec::new() };
+    pairs
+        .iter()
+        .filter_map(|(property, header)| {
+            let text = match arguments.get(property)? {
+                Value::String(text) => text.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                _ => return None,
+            };
+            Some((format!("Mcp-Param-{header}"), header_value(&text)))
+        })
+        .collect()
+}
+
+/// A value as a header carries it: as it is, or `=?base64?…?=` when it has characters outside
+/// visible ASCII and space, spaces at an end, or looks like the wrapper itself.
+pub fn header_value(text: &str) -> String {
+    let plain = text.chars().all(|c| (' '..='~').contains(&c))
+        && !text.starts_with([' ', '\t'])
+        && !text.ends_with([' ', '\t'])
+        && !(text.starts_with("=?base64?") && text.ends_with("?="));
+    if plain { text.to_owned() } else { format!("=?base64?{}?=", base64(text.as_bytes())) }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 impl Mcp for HttpServer {

@@ -1,11 +1,13 @@
-//! Streamable HTTP: one endpoint, `/mcp`, POST only and without sessions, on axum and hyper.
+//! Streamable HTTP: one endpoint, `/mcp`, on axum and hyper: POST only and without sessions for
+//! 2026-07-28, and rmcp's legacy session mode for a 2025-11-25 client's `initialize` and what names
+//! the session it opens (its requests, its GET stream, its DELETE).
 //! Before the SDK's service sees a request, a front checks, in this order: `Host` and `Origin`
 //! (strictly, before any of the body is read: 400 or 403); a browser's CORS preflight is then
 //! answered (`cors.rs`), and every answer to an allowed origin names it; with authentication on, the bearer
 //! credential and the caller's rates (401, 429: `auth.rs`); the body's size (413) and the time it
 //! takes to arrive (408); the body as a JSON-RPC message (its error, as on stdio); and the scope
 //! the message needs (403). The principal travels on the request to the handlers. The SDK
-//! answers GET and DELETE with 405. With `--oauth-server`, the authorization server's routes
+//! answers GET and DELETE without a session with 405. With `--oauth-server`, the authorization server's routes
 //! (`crate::oauth`) sit beside `/mcp`, behind the same Host and Origin checks; its metadata,
 //! token, registration and revocation endpoints are public, as the resource metadata is.
 //! Connections are served by our own accept loop, with header,
@@ -31,9 +33,11 @@ use axum::http::{header, request::Parts, Request, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::{
-    session::never::NeverSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    session::local::LocalSessionManager, session::never::NeverSessionManager, StreamableHttpServerConfig,
+    StreamableHttpService,
 };
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -122,12 +126,19 @@ pub async fn serve_http(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
-    let app = app(server, &config, cancel.child_token())?;
+    // Legacy sessions and the streams that last (`subscriptions/listen`) end as soon as the stop
+    // begins: they stay open as long as their client likes (or, gone unnoticed, for ever), and
+    // would otherwise hold the graceful stop.
+    let sessions = CancellationToken::new();
+    let streams = server.studio().stopping();
+    let app = app(server, &config, cancel.child_token(), sessions.clone())?;
     tracing::info!(address = %listener.local_addr()?, "serving MCP over HTTP at /mcp");
     let stopping = CancellationToken::new();
     let stopped = stopping.clone();
     tokio::spawn(async move {
         shutdown.await;
+        sessions.cancel();
+        streams.cancel();
         stopping.cancel();
     });
     connections::serve(listener, app, config.limits, stopped).await;
@@ -135,8 +146,9 @@ pub async fn serve_http(
     Ok(())
 }
 
-/// `/mcp`: the SDK's service behind the front's checks. `cancel` stops the SDK's work.
-pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: CancellationToken) -> anyhow::Result<axum::Router> {
+/// `/mcp`: the SDK's service behind the front's checks. `cancel` stops the SDK's work;
+/// `sessions` ends the legacy sessions and their streams.
+pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: CancellationToken, sessions: CancellationToken) -> anyhow::Result<axum::Router> {
     let guard = Guard::new(&config.allowed_hosts, &config.allowed_origins)
         .map_err(|e| anyhow::anyhow!("--allow-host or --allow-origin: {e}"))?;
     let mut sdk_config = StreamableHttpServerConfig::default()
@@ -149,10 +161,28 @@ pub(in crate::mcp) fn app(server: impl Served, config: &HttpConfig, cancel: Canc
     sdk_config.sse_keep_alive = None;
     let studio = server.studio().clone();
     let ctx = studio.ctx();
+    // Legacy sessions (2025-11-25 clients, from their `initialize`): the same checks, with rmcp's
+    // session mode, so that a mid-call question and a subscription's updates can reach the client.
+    let mut session_config = sdk_config.clone().with_legacy_session_mode(true).with_cancellation_token(sessions);
+    session_config.sse_keep_alive = Some(SESSION_KEEP_ALIVE);
+    let session_server = server.clone();
+    let sessions = StreamableHttpService::new(move || Ok(session_server.for_one_request()), Arc::new(LocalSessionManager::default()), session_config);
+    let sessions: SessionDoor = Arc::new(move |request| {
+        let sessions = sessions.clone();
+        Box::pin(async move { sessions.handle(request).await.map(Body::new) })
+    });
     let service = StreamableHttpService::new(move || Ok(server.for_one_request()), Arc::new(NeverSessionManager::default()), sdk_config);
     let gate = config.auth.clone();
     let oauth = config.oauth.is_some();
-    let front = Arc::new(Front { guard, max_body_bytes: config.max_body_bytes, body_timeout: config.limits.body_timeout, server: studio, gate: gate.clone(), oauth });
+    let front = Arc::new(Front {
+        guard,
+        max_body_bytes: config.max_body_bytes,
+        body_timeout: config.limits.body_timeout,
+        server: studio,
+        gate: gate.clone(),
+        oauth,
+        sessions,
+    });
     let mut router = axum::Router::new()
         .route_service(ENDPOINT, service)
         // The calendar feeds (not MCP), behind the same Host and Origin checks; their URLs hold their own secrets.
@@ -184,6 +214,30 @@ where
 /// The MCP endpoint's path.
 const ENDPOINT: &str = "/mcp";
 
+/// How often a legacy session's open streams get an SSE comment, so that idle ones stay open.
+const SESSION_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// How long the front waits for the whole of a legacy session's answer that it rewrites
+/// (`initialize`, `tools/list`: their streams end with the answer).
+const REWRITE_WAIT: Duration = Duration::from_secs(30);
+
+/// The header that names a legacy session.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// rmcp's service in legacy session mode, behind the front's checks: a request in, its answer out.
+type SessionDoor = Arc<dyn Fn(Request<Body>) -> Pin<Box<dyn Future<Output = Response> + Send>> + Send + Sync>;
+
+/// Whether a message goes to a legacy session: a legacy `initialize` (which opens one), or a
+/// legacy message that names one (a session this server does not hold is answered 404, as
+/// 2025-11-25 asks, and the client starts a new one). A 2026-07-28 message has no session, and
+/// ignores the header.
+fn to_session(message: &serde_json::Value, headers: &axum::http::HeaderMap) -> bool {
+    if message.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").is_some() {
+        return false;
+    }
+    message.get("method").and_then(serde_json::Value::as_str) == Some("initialize") || headers.contains_key(SESSION_ID)
+}
+
 /// The checks a request passes before the SDK sees it.
 struct Front {
     guard: Guard,
@@ -194,6 +248,8 @@ struct Front {
     gate: Option<Arc<Gate>>,
     /// Whether the authorization server's routes are mounted (some of them are public).
     oauth: bool,
+    /// Legacy sessions: `initialize`, and what names an `Mcp-Session-Id` (a GET stream, a DELETE).
+    sessions: SessionDoor,
 }
 
 impl Front {
@@ -228,7 +284,7 @@ impl Front {
     }
 
     /// Everything after Host, Origin and CORS: who is calling, the body, the message.
-    async fn admit(&self, request: Request<Body>, next: Next) -> Response {
+    async fn admit(&self, mut request: Request<Body>, next: Next) -> Response {
         // Then who is calling, for the MCP endpoint (the metadata is open; a feed's URL is its secret).
         let principal = match (&self.gate, request.uri().path() == ENDPOINT) {
             (Some(gate), true) => {
@@ -240,8 +296,16 @@ impl Front {
             }
             _ => None,
         };
-        // Only a POST to the endpoint carries a message; anything else is the router's (405, 404, a feed).
+        // Only a POST to the endpoint carries a message; anything else is the router's (405, 404, a
+        // feed), but a GET or DELETE that names a legacy session, which is the session's (its
+        // stream of server messages, its end).
         if request.method() != axum::http::Method::POST || request.uri().path() != ENDPOINT {
+            if request.uri().path() == ENDPOINT && request.headers().contains_key(SESSION_ID) {
+                if let Some(principal) = principal {
+                    request.extensions_mut().insert(principal);
+                }
+                return (self.sessions)(request).await;
+            }
             return next.run(request).await;
         }
         let (parts, body) = request.into_parts();
@@ -289,25 +353,57 @@ impl Front {
             let answer = legacy.answer(message).await;
             return ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response();
         }
-        let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
-        let is_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-        if !is_json || !legacy.has_pending() {
+        let session = to_session(&message, &parts.headers);
+        if !session {
+            // Served statelessly: the handlers must not take it for a session's request.
+            parts.headers.remove(SESSION_ID);
+        }
+        let request = Request::from_parts(parts, Body::from(bytes));
+        let response = if session { (self.sessions)(request).await } else { next.run(request).await };
+        let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.as_bytes().to_vec()).unwrap_or_default();
+        let is_json = content_type.starts_with(b"application/json");
+        let is_stream = content_type.starts_with(b"text/event-stream");
+        if !(is_json || is_stream) || !legacy.has_pending() {
             return response;
         }
         let (mut parts, body) = response.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        let Ok(Ok(bytes)) = tokio::time::timeout(REWRITE_WAIT, axum::body::to_bytes(body, usize::MAX)).await else {
             return (StatusCode::INTERNAL_SERVER_ERROR, "the answer could not be read").into_response();
         };
-        let body = match serde_json::from_slice::<serde_json::Value>(&bytes) {
-            Ok(mut answer) => {
-                legacy.rewrite_answer(&mut answer);
-                Bytes::from(answer.to_string())
+        let body = if is_stream {
+            Bytes::from(rewrite_events(&bytes, &legacy))
+        } else {
+            match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                Ok(mut answer) => {
+                    legacy.rewrite_answer(&mut answer);
+                    Bytes::from(answer.to_string())
+                }
+                Err(_) => bytes,
             }
-            Err(_) => bytes,
         };
         parts.headers.remove(header::CONTENT_LENGTH);
         Response::from_parts(parts, Body::from(body))
     }
+}
+
+/// A legacy session's answer, as server-sent events, with each JSON-RPC answer in it rewritten
+/// for a 2025-11-25 client (see [`Legacy::rewrite_answer`]); other lines are kept as they are.
+fn rewrite_events(bytes: &[u8], legacy: &Legacy) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<String> = text
+        .split('\n')
+        .map(|line| {
+            let Some(data) = line.strip_prefix("data:") else { return line.to_owned() };
+            match serde_json::from_str::<serde_json::Value>(data.trim()) {
+                Ok(mut answer) if answer.get("id").is_some() => {
+                    legacy.rewrite_answer(&mut answer);
+                    format!("data: {answer}")
+                }
+                _ => line.to_owned(),
+            }
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// An answer after which the connection closes: the rest of its body is not worth reading.

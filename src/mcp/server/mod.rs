@@ -3,12 +3,15 @@
 //! turns the answer into a `CallToolResult` with structured content and a one-line summary.
 //! Resources, prompts and completions are answered from `resources.rs` and `prompts.rs`; a
 //! synchronous reflow that asked for progress or log messages goes through `progress.rs`;
-//! `subscriptions/listen` on calendars is `watch.rs`.
+//! `subscriptions/listen` on calendars is `watch.rs`, which also serves a legacy session's
+//! `resources/subscribe`; `mid_call.rs` asks a legacy client in a session the questions that a
+//! 2026-07-28 client gets as an input-required result.
 //! The fronts serve any [`Served`] handler: this one, or the conformance suite's wrapper around
 //! it (`mcp/testing`), which alone knows of fixtures.
 
 pub(super) mod apps;
 mod approval;
+pub(in crate::mcp) mod mid_call;
 pub(super) mod progress;
 mod prompts;
 mod resources;
@@ -59,6 +62,11 @@ pub struct StudioServer {
     log_level: SessionLevel,
     /// The keys of `requestState`, for a reflow approved without the Tasks extension.
     states: Arc<RequestStates>,
+    /// The calendars this session subscribed to with the legacy `resources/subscribe`.
+    subscriptions: watch::SessionSubscriptions,
+    /// Cancelled when the server begins to stop: the streams that last (`subscriptions/listen`,
+    /// a legacy session's updates) end then, rather than hold the graceful stop for ever.
+    stopping: tokio_util::sync::CancellationToken,
 }
 
 /// What the fronts serve: an MCP handler over the studio. The studio server itself, or (in test
@@ -78,7 +86,7 @@ impl Served for StudioServer {
     }
 
     fn for_one_request(&self) -> StudioServer {
-        StudioServer { log_level: SessionLevel::default(), ..self.clone() }
+        StudioServer { log_level: SessionLevel::default(), subscriptions: watch::SessionSubscriptions::default(), ..self.clone() }
     }
 }
 
@@ -95,7 +103,19 @@ impl StudioServer {
         for spec in tools.iter_mut().filter(|spec| spec.drawn) {
             apps::point_at_view(&mut spec.tool);
         }
-        StudioServer { ctx: Arc::new(ctx), tools: Arc::new(tools), log_level: SessionLevel::default(), states: Arc::new(states) }
+        StudioServer {
+            ctx: Arc::new(ctx),
+            tools: Arc::new(tools),
+            log_level: SessionLevel::default(),
+            states: Arc::new(states),
+            subscriptions: watch::SessionSubscriptions::default(),
+            stopping: tokio_util::sync::CancellationToken::new(),
+        }
+    }
+
+    /// What ends the lasting streams when the server begins to stop (see the field).
+    pub(in crate::mcp) fn stopping(&self) -> tokio_util::sync::CancellationToken {
+        self.stopping.clone()
     }
 
     /// The database and task runner, for the HTTP routes beside `/mcp` (the calendar feeds).
@@ -124,6 +144,29 @@ impl StudioServer {
             }
             Err(e) => call_tool_result(Err(tools::reflow_refusal(e, Follow::Task))).map(CallToolResponse::Complete),
         }
+    }
+
+    /// A reflow's approval asked of a legacy client in a session: the input-required rounds of
+    /// `approval.rs`, each question sent as a real `elicitation/create` ([`mid_call`]).
+    async fn approve_mid_call(
+        &self,
+        job: tools::JobOf,
+        name: &str,
+        arguments: rmcp::model::JsonObject,
+        caller: Caller,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let (mut responses, mut state) = (None, None);
+        for _ in 0..mid_call::MAX_ROUNDS {
+            match approval::round(self, job, name, arguments.clone(), responses.take(), state.take(), caller.clone()).await? {
+                CallToolResponse::InputRequired(asked) => {
+                    responses = Some(mid_call::ask(context, asked.input_requests.unwrap_or_default()).await?);
+                    state = asked.request_state;
+                }
+                done => return Ok(done),
+            }
+        }
+        Err(McpError::internal_error(format!("{name} asked more than {} rounds of questions", mid_call::MAX_ROUNDS), None))
     }
 
     /// Runs `f` on the durable task store, off the async threads, with the task id and the
@@ -256,7 +299,7 @@ impl ServerHandler for StudioServer {
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
-        watch::listen(self.ctx.clone(), context).await
+        watch::listen(self.ctx.clone(), context, self.stopping.clone()).await
     }
 
     async fn list_resource_templates(
@@ -265,6 +308,25 @@ impl ServerHandler for StudioServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(resources::templates())
+    }
+
+    /// The legacy `resources/subscribe` (2025-11-25; 2026-07-28 clients use `subscriptions/listen`):
+    /// a calendar's updates, sent on the session, which this needs.
+    #[allow(deprecated)]
+    async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        if !mid_call::in_session(&context) {
+            return Err(McpError::invalid_request(
+                "resources/subscribe needs a session to send updates on: initialize first (over HTTP, send back the Mcp-Session-Id it answers with), or use subscriptions/listen (2026-07-28)",
+                None,
+            ));
+        }
+        self.subscriptions.subscribe(self.ctx.clone(), &request.uri, context.peer.clone(), self.stopping.clone())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
     }
 
     async fn read_resource(
@@ -343,6 +405,12 @@ impl ServerHandler for StudioServer {
             if speaks_2026 && approval::asked(&arguments, request.request_state.as_deref()) {
                 let name = self.tools[index].name();
                 return approval::round(self, job, name, arguments, request.input_responses, request.request_state, caller).await;
+            }
+            // A legacy client in a session that can answer an elicitation is asked the same
+            // question mid-call, through the same rounds.
+            let elicits = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+            if !speaks_2026 && elicits && mid_call::can_ask(&context) && approval::asked(&arguments, None) {
+                return self.approve_mid_call(job, self.tools[index].name(), arguments, caller, &context).await;
             }
             let listener = Listener::for_request(&context, &self.log_level);
             return self.run_tool(index, arguments, caller, listener).await.map(CallToolResponse::Complete);

@@ -111,7 +111,7 @@ pub fn http_request(bytes: &[u8]) {
         },
         ..HttpConfig::default()
     };
-    let app = or_crash(crate::mcp::front::http::app(scratch.server.clone(), &config, tokio_util::sync::CancellationToken::new()), "the default config");
+    let app = or_crash(crate::mcp::front::http::app(scratch.server.clone(), &config, tokio_util::sync::CancellationToken::new(), tokio_util::sync::CancellationToken::new()), "the default config");
     scratch.runtime.block_on(async {
         let (client, server) = tokio::io::duplex(1 << 16);
         let serving = tokio::spawn(crate::mcp::front::http::serve_one(server, app, config.limits));

@@ -6,7 +6,7 @@
 use super::fixture_content;
 use super::fixture_rounds::Rounds;
 use super::fixtures::Fixtures;
-use crate::mcp::server::{Served, StudioServer};
+use crate::mcp::server::{mid_call, Served, StudioServer};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
     GetPromptResponse, GetTaskParams, GetTaskResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -34,6 +34,30 @@ impl FixtureServer {
     /// Whether an id is one of the fixtures' in-memory tasks (UUIDs, never a durable `tsk_` id).
     fn holds(&self, task_id: &str) -> bool {
         self.fixtures.get_task(task_id).is_ok()
+    }
+
+    /// An input-required fixture for a legacy client in a session: each round's questions are
+    /// asked as real requests ([`mid_call`]) and the fixture runs again with their answers, until
+    /// it completes. Any other client gets the round's result as it is.
+    async fn rounds_mid_call(
+        &self,
+        mut request: CallToolRequestParams,
+        mut result: Result<CallToolResponse, McpError>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if !mid_call::can_ask(context) {
+            return result;
+        }
+        for _ in 0..mid_call::MAX_ROUNDS {
+            let asked = match result? {
+                CallToolResponse::InputRequired(asked) => asked,
+                done => return Ok(done),
+            };
+            request.input_responses = Some(mid_call::ask(context, asked.input_requests.unwrap_or_default()).await?);
+            request.request_state = asked.request_state;
+            result = self.rounds.call(&request, context).unwrap_or_else(|| Err(McpError::internal_error("the fixture went away", None)));
+        }
+        Err(McpError::internal_error(format!("{} asked more than {} rounds of questions", request.name, mid_call::MAX_ROUNDS), None))
     }
 }
 
@@ -116,6 +140,23 @@ impl ServerHandler for FixtureServer {
         }
     }
 
+    /// The fixtures' resources never change: a subscription to one is accepted, and sends nothing.
+    #[allow(deprecated)]
+    async fn subscribe(&self, request: rmcp::model::SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        if request.uri.starts_with("test://") {
+            return Ok(());
+        }
+        self.studio.subscribe(request, context).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(&self, request: rmcp::model::UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        if request.uri.starts_with("test://") {
+            return Ok(());
+        }
+        self.studio.unsubscribe(request, context).await
+    }
+
     #[allow(deprecated)]
     async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
         self.studio.set_level(request, context).await
@@ -140,7 +181,7 @@ impl ServerHandler for FixtureServer {
             return result;
         }
         if let Some(result) = self.rounds.call(&request, &context) {
-            return result;
+            return self.rounds_mid_call(request, result, &context).await;
         }
         let wants_task = context.client_capabilities().is_some_and(|c| c.supports_tasks());
         self.fixtures.call(request, wants_task).await

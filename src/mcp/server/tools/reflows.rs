@@ -66,8 +66,9 @@ pub fn reflow_month(ctx: &Call<'_>, a: ReflowMonthArgs) -> Result<(ReflowOut, St
     let job = reflow_job(&a, ctx.actor(), ctx.caller.owner.clone())?;
     if job.require_approval {
         return Err(ToolError::Fix(format!(
-            "require_approval needs a client that declares the io.modelcontextprotocol/tasks extension; \
-             without it, run {} with dry_run: true, review the moves, then apply the plan with {}",
+            "require_approval needs a client that can be asked: one of protocol 2026-07-28, or a 2025-11-25 client \
+             in a session that declared elicitation; otherwise run {} with dry_run: true, review the moves, then \
+             apply the plan with {}",
             names::REFLOW_MONTH,
             names::APPLY_REFLOW
         )));

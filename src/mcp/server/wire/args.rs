@@ -2,6 +2,9 @@
 //! types (`deny_unknown_fields`, doc comments as the schema's text). Every text is one of the
 //! project's validated text types (`domain::text`), so a value that breaks its rule is refused
 //! while it is read, naming the argument.
+//! The arguments that route a call (a reflow's month, the one room a call is about) are mirrored
+//! into `Mcp-Param-Month` and `Mcp-Param-Room` headers (`x-mcp-header`, 2026-07-28): only required
+//! string arguments, since a client mirrors only a property whose type is a single primitive.
 
 use super::nullable;
 use crate::domain::{Email, Id, Line, List, Name, Notes, Tag};
@@ -81,6 +84,7 @@ pub struct FindFreeSlotsArgs {
 #[serde(deny_unknown_fields)]
 pub struct CreateBookingArgs {
     /// The room's id.
+    #[schemars(extend("x-mcp-header" = "Room"))]
     pub room: Id,
     /// The client's id.
     pub client: Id,
@@ -151,6 +155,7 @@ pub struct MoveBookingArgs {
 #[serde(deny_unknown_fields)]
 pub struct SetRoomOfflineArgs {
     /// The room's id.
+    #[schemars(extend("x-mcp-header" = "Room"))]
     pub room: Id,
     /// When it goes out of use: RFC 3339 with an offset, or local studio time.
     pub from: Line,
@@ -177,6 +182,7 @@ pub struct ListOfflineWindowsArgs {
 pub struct ReflowMonthArgs {
     /// The month, YYYY-MM (four-digit year from 2000 to 2199, month 01 to 12).
     #[schemars(pattern(r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
+    #[schemars(extend("x-mcp-header" = "Month"))]
     pub month: String,
     /// The rooms whose bookings must move: their offline windows in the month are used, and a room
     /// with none is treated as offline the whole month. It may be empty (or left out) when
@@ -188,8 +194,10 @@ pub struct ReflowMonthArgs {
     /// Plan and record the reflow without moving anything (default false).
     #[serde(default)]
     pub dry_run: bool,
-    /// Solve, then ask before moving anything (needs a client that declares the tasks extension;
-    /// the question comes as an elicitation in the task's inputRequests). Default false.
+    /// Solve, then ask before moving anything: as an elicitation in the task's inputRequests (a
+    /// client that declares the tasks extension), in an input-required result (2026-07-28), or
+    /// as an elicitation/create mid-call (a 2025-11-25 client in a session that declared
+    /// elicitation). Default false.
     #[serde(default)]
     pub require_approval: bool,
 }
@@ -348,6 +356,7 @@ pub struct RateArg {
 #[serde(deny_unknown_fields)]
 pub struct UpdateRoomArgs {
     /// The room's id.
+    #[schemars(extend("x-mcp-header" = "Room"))]
     pub id: Id,
     pub name: Option<Name>,
     #[schemars(range(min = 1, max = 1000))]
@@ -490,6 +499,7 @@ pub struct UpdateStudioArgs {
 #[serde(deny_unknown_fields)]
 pub struct QuoteArgs {
     /// The room's id.
+    #[schemars(extend("x-mcp-header" = "Room"))]
     pub room: Id,
     /// The start: RFC 3339 with an offset, or local studio time.
     pub start: Line,
