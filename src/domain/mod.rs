@@ -1,6 +1,7 @@
 //! The studio's vocabulary: rooms, people, bookings, series and offline windows, and the rules that
 //! say when two bookings clash. Pure: nothing here reads a clock, a file or a database.
 
+mod booking_out;
 mod booking_rules;
 mod calendars;
 mod hours;
@@ -12,6 +13,7 @@ mod slots;
 mod text;
 mod time;
 
+pub use booking_out::{booking_out, BookingOut};
 pub use booking_rules::{BookingRules, BookingRulesEdit, MAX_ADVANCE_DAYS, MAX_LEAD_MINUTES};
 pub use calendars::CalendarOf;
 pub use hours::{DaySpan, WeeklyHours};

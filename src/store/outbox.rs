@@ -8,7 +8,7 @@
 //! writes). It sends nothing itself, and imports no store module that writes.
 
 use super::db::{self, params, Connection, OptionalExtension, Row, Value};
-use super::events::{self, Action, Entity};
+use super::events::{Action, Entity};
 use super::{Result, Store};
 use crate::domain::StudioTz;
 use chrono::{DateTime, Utc};
@@ -192,13 +192,7 @@ pub(super) fn enqueue(conn: &Connection, tz: Option<&StudioTz>, event: Recorded<
     let mut data = match (entity, tz) {
         (Entity::Reflow, Some(tz)) => reflow_data(conn, tz, id)?,
         (Entity::Booking, Some(tz)) => match super::read::booking(conn, &crate::domain::BookingId::new(id))? {
-            Some(b) => {
-                let mut fields = events::booking_fields(tz, &b);
-                fields.insert("id".into(), json!(id));
-                let revision: i64 = conn.query_row("SELECT revision FROM bookings WHERE id = ?", [id], |row| row.get(0))?;
-                fields.insert("sequence".into(), json!(revision));
-                json!({ "booking": Json::Object(fields) })
-            }
+            Some(b) => json!({ "booking": booking_data(conn, tz, &b)? }),
             None => json!({ "booking": { "id": id } }),
         },
         (Entity::OfflineWindow, _) => json!({ "window": id }),
@@ -217,6 +211,16 @@ pub(super) fn enqueue(conn: &Connection, tz: Option<&StudioTz>, event: Recorded<
         conn.prepare_cached(&sql)?.execute(params![message, event_seq, kind, id, target, payload.clone()])?;
     }
     Ok(())
+}
+
+/// A booking as a webhook tells it: exactly the tools' booking (`get_booking`'s `booking`, through
+/// the one [`crate::domain::booking_out`]), plus `sequence`, its revision (the iMIP SEQUENCE its
+/// e-mail carries), so a receiver can drop a stale delivery.
+pub(super) fn booking_data(conn: &Connection, tz: &StudioTz, b: &crate::domain::Booking) -> Result<Json> {
+    let mut data = serde_json::to_value(crate::domain::booking_out(tz, b)).map_err(|e| super::StoreError::Corrupt(format!("booking {}: {e}", b.id)))?;
+    let revision: i64 = conn.query_row("SELECT revision FROM bookings WHERE id = ?", [b.id.as_str()], |row| row.get(0))?;
+    data["sequence"] = json!(revision);
+    Ok(data)
 }
 
 /// A reflow's moves and unresolved bookings, as `reflow.applied` and `reflow.undone` tell them.

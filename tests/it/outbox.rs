@@ -212,6 +212,47 @@ on_both! {
         s.kill();
     }
 
+    /// Issue 24's "`data` uses the same shapes as the tools' structured answers": the booking of
+    /// `booking.created` and `booking.moved` is `get_booking`'s `booking` at that moment, key for
+    /// key (a series, an engineer, a hold, notes and money included), plus `sequence`, which a
+    /// move raises.
+    fn issue_24_a_webhooks_booking_is_the_tools_booking_plus_its_sequence(db) {
+        small_studio(db.target());
+        let rx = Receiver::start(vec![Reply::ok()]);
+        let mut s = stdio(db.db_arg(), &["--webhooks-to-private"]);
+        s.ok("create_webhook", json!({"url": rx.url(), "events": ["booking.created", "booking.moved"]}));
+        let booked = s.ok("create_booking", json!({
+            "room": "hall", "client": "c1", "engineer": "e1", "start": "2026-09-03T10:00", "end": "2026-09-03T11:00",
+            "recurrence": "FREQ=WEEKLY;COUNT=2", "status": "tentative", "hold_until": "2026-09-02T10:00", "notes": "bring the tapes",
+        }));
+        let ids: Vec<String> = booked["bookings"].as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(ids.len(), 2, "{booked}");
+        let tools: Vec<Value> = ids.iter().map(|id| s.ok("get_booking", json!({"id": id}))["booking"].clone()).collect();
+        let created = rx.wait_for(2, Duration::from_secs(30));
+        let mut sequences = HashMap::new();
+        for (r, n) in created.iter().zip(1..) {
+            let body: Value = serde_json::from_slice(&r.body).unwrap();
+            assert_eq!(body["type"], "booking.created", "{body}");
+            let mut told = body["data"]["booking"].as_object().unwrap().clone();
+            let sequence = told.remove("sequence").unwrap_or_else(|| panic!("delivery {n} has no sequence: {body}"));
+            let tool = tools.iter().find(|t| t["id"] == told["id"]).unwrap_or_else(|| panic!("delivery {n} is of no booking made: {body}"));
+            assert_eq!(&Value::Object(told.clone()), tool, "delivery {n}'s booking is not get_booking's");
+            assert!(tool["series"].is_string() && tool["engineer"] == "e1" && tool["hold_until"].is_string(), "{tool}");
+            sequences.insert(tool["id"].as_str().unwrap().to_owned(), sequence.as_i64().unwrap());
+        }
+        s.ok("move_booking", json!({"id": ids[0], "room": "live", "start": "2026-09-03T12:00"}));
+        let tool = s.ok("get_booking", json!({"id": ids[0]}))["booking"].clone();
+        let moved = rx.wait_for(3, Duration::from_secs(30));
+        let body: Value = serde_json::from_slice(&moved[2].body).unwrap();
+        assert_eq!(body["type"], "booking.moved", "{body}");
+        let mut told = body["data"]["booking"].as_object().unwrap().clone();
+        let sequence = told.remove("sequence").and_then(|v| v.as_i64()).unwrap();
+        assert_eq!(Value::Object(told), tool, "the move's booking is not get_booking's");
+        assert_eq!((tool["room"].as_str(), tool["start"].as_str().and_then(|t| t.get(..16))), (Some("live"), Some("2026-09-03T12:00")));
+        assert!(sequence > sequences[&ids[0]], "a move raises the sequence: {sequence} after {}", sequences[&ids[0]]);
+        s.kill();
+    }
+
     /// A 410 disables the endpoint (recorded in the history); nothing more is written for it.
     fn issue_24_a_410_disables_the_endpoint(db) {
         small_studio(db.target());
