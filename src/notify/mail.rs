@@ -277,11 +277,21 @@ fn session_line(tz: &StudioTz, s: &Json) -> Result<String, String> {
     let (start, end) = (instant(&s["start"])?, instant(&s["end"])?);
     let room = text(&s["room"], "name");
     let now = format!("{room}, {}", span(tz, start, end));
-    let with = match s["engineer"].as_str() {
-        Some(e) => format!(" (client {}, engineer {e})", text(s, "client")),
-        None => format!(" (client {})", text(s, "client")),
-    };
-    Ok(if s["cancel"].as_bool() == Some(true) {
+    let mut with = format!(" (client {}", text(s, "client"));
+    if let Some(e) = s["engineer"].as_str() {
+        let _ = write!(with, ", engineer {e}");
+    }
+    // A re-staffed session names the engineer it had, or says it had none.
+    let restaffed = s["engineer_before"].is_object();
+    if restaffed {
+        let _ = write!(with, ", before engineer {}", s["engineer_before"]["name"].as_str().unwrap_or("none"));
+    }
+    with.push(')');
+    let cancel = s["cancel"].as_bool() == Some(true);
+    Ok(if cancel && text(s, "status") != "cancelled" {
+        // Taken off this person's calendar (an engineer swapped), not cancelled for the others.
+        format!("Taken off your calendar: {now}{with}")
+    } else if cancel {
         format!("Cancelled: {now}{with}")
     } else if s["before"].is_object() {
         let b = &s["before"];
@@ -289,6 +299,8 @@ fn session_line(tz: &StudioTz, s: &Json) -> Result<String, String> {
         format!("Moved: {was} → {now}{with}")
     } else if text(s, "change") == "created" {
         format!("Booked: {now}{with}")
+    } else if restaffed {
+        format!("Engineer changed: {now}{with}")
     } else {
         format!("Changed: {now}{with} ({})", text(s, "status"))
     })
@@ -300,8 +312,11 @@ fn person(facts: &Json, studio: &str, tz: &StudioTz, organizer: &str, now: DateT
     let lines = sessions.iter().map(|s| session_line(tz, s)).collect::<Result<Vec<_>, _>>()?;
     let all_cancelled = sessions.iter().all(|s| s["cancel"].as_bool() == Some(true));
     let moved = sessions.iter().filter(|s| s["before"].is_object() && s["cancel"].as_bool() != Some(true)).count();
+    let taken_off = sessions.iter().all(|s| s["cancel"].as_bool() == Some(true) && text(s, "status") != "cancelled");
     let subject = match (facts["reflow"].as_str(), sessions.len()) {
-        (Some(_), n) => format!("{studio}: {n} of your sessions {} moved", if n == 1 { "was" } else { "were" }).replace(": 1 of your sessions was", ": your session was"),
+        (Some(_), n) if moved == n => format!("{studio}: {n} of your sessions {} moved", if n == 1 { "was" } else { "were" }).replace(": 1 of your sessions was", ": your session was"),
+        (Some(_), n) => format!("{studio}: {n} of your sessions changed").replace(": 1 of your sessions changed", ": your session changed"),
+        (None, 1) if taken_off => format!("{studio}: a session was taken off your calendar"),
         (None, 1) if all_cancelled => format!("{studio}: your session was cancelled"),
         (None, 1) if moved == 1 => format!("{studio}: your session was moved"),
         (None, 1) if text(&sessions[0], "change") == "created" => format!("{studio}: your session is booked"),

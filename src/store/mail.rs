@@ -69,15 +69,24 @@ type Sessions = BTreeMap<String, (Option<Booking>, Booking, Action, bool)>;
 /// whether it is off their calendar (`cancel`).
 fn session_json(conn: &Connection, before: Option<&Booking>, after: &Booking, action: Action, cancel: bool) -> Result<Json> {
     let sequence: i64 = conn.query_row("SELECT revision FROM bookings WHERE id = ?", [after.id.as_str()], |row| row.get(0))?;
+    let engineer_name = |e: Option<&crate::domain::EngineerId>| -> Result<Json> {
+        Ok(match e {
+            Some(e) => Json::from(name_of(conn, "engineers", e.as_str())?),
+            None => Json::Null,
+        })
+    };
+    let engineer = engineer_name(after.engineer.as_ref())?;
+    // Re-staffed (by a person or a reflow): whom the session had, so the old and the new engineer
+    // (and the client) read who hands it to whom.
+    let engineer_before = match before {
+        Some(b) if b.engineer != after.engineer => json!({ "name": engineer_name(b.engineer.as_ref())? }),
+        _ => Json::Null,
+    };
     let before = match before {
         Some(b) if b.room != after.room || b.start != after.start || b.end != after.end => {
             json!({ "room": room_json(conn, b.room.as_str())?, "start": utc(b.start), "end": utc(b.end) })
         }
         _ => Json::Null,
-    };
-    let engineer = match &after.engineer {
-        Some(e) => Json::from(name_of(conn, "engineers", e.as_str())?),
-        None => Json::Null,
     };
     Ok(json!({
         "booking": after.id.as_str(),
@@ -90,6 +99,7 @@ fn session_json(conn: &Connection, before: Option<&Booking>, after: &Booking, ac
         "end": utc(after.end),
         "client": name_of(conn, "clients", after.client.as_str())?,
         "engineer": engineer,
+        "engineer_before": engineer_before,
         "before": before,
     }))
 }

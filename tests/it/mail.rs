@@ -474,3 +474,122 @@ fn issue_24_three_servers_under_a_booking_storm_send_every_email_once() {
     let sent = store.notifications(&studioflow::store::NotificationQuery { limit: 1000, ..Default::default() }).unwrap();
     assert!(sent.len() == BOOKINGS && sent.iter().all(|n| n.channel == "email" && n.status == "delivered" && n.attempts == 1), "{sent:?}");
 }
+
+/// The messages of one change set: one per recipient (a second to anyone fails), until none
+/// comes for 3 s, by recipient.
+fn one_each(sink: &Sink) -> BTreeMap<String, Value> {
+    let mut got = vec![sink.next(Duration::from_secs(60))];
+    got.extend(sink.drain(Duration::from_secs(3)));
+    let mut by = BTreeMap::new();
+    for g in got {
+        let to = g["rcpt"][0].as_str().unwrap().to_owned();
+        assert!(by.insert(to.clone(), g).is_none(), "{to} got two messages");
+    }
+    by
+}
+
+/// A message's calendar: its METHOD, and each event's STATUS and SEQUENCE by UID.
+fn calendar_of(g: &Value) -> (String, BTreeMap<String, (String, i64)>) {
+    let calendar = &g["message"]["calendar"];
+    assert_eq!(calendar["method"], calendar["part_method"], "the part's content type names its method: {calendar}");
+    let events = calendar["events"].as_array().unwrap().iter().map(|e| (e["uid"].as_str().unwrap().to_owned(), (e["status"].as_str().unwrap().to_owned(), e["sequence"].as_i64().unwrap())));
+    (calendar["method"].as_str().unwrap().to_owned(), events.collect())
+}
+
+on_both! {
+    /// Issue 26's "notifications tell the old and the new engineer": eng-04's week off in
+    /// September on the demo, reflowed with no room offline (as in `reflow_people.rs`), re-staffs
+    /// their sessions. In the one message per person of that reflow, eng-04 gets every session
+    /// taken from them as a CANCEL, each new engineer the sessions given to them as a REQUEST, each
+    /// client their sessions as a REQUEST, all under the feeds' UIDs with one raised SEQUENCE; and
+    /// the messages name both engineers. The undo tells the same people the other way round.
+    fn issue_26_a_reflow_that_restaffs_tells_the_old_engineer_and_the_new(db) {
+        let sink = Sink::start(json!(["250 OK"]), json!({}));
+        let mut s = serve_mail(db.db_arg(), &sink, &["--demo"]);
+        s.ok("update_engineer", json!({"id": "eng-01", "skills": ["live-sound"]}));
+        s.ok("update_engineer", json!({"id": "eng-03", "skills": ["podcast"]}));
+        db.exec("UPDATE clients SET email = id || '@clients.example'");
+        db.exec("UPDATE engineers SET email = id || '@engineers.example'");
+        s.ok("add_time_off", json!({"engineer": "eng-04", "from": "2026-09-21T00:00", "to": "2026-09-28T00:00", "reason": "holiday"}));
+        let before_reflow = sink.drain(Duration::from_secs(2));
+        eprintln!("the time off itself: {} messages", before_reflow.len());
+
+        let reflow = s.ok("reflow_month", json!({"month": "2026-09"}));
+        let moves = reflow["moves"].as_array().unwrap().clone();
+        assert!(!moves.is_empty(), "{reflow}");
+        let domain: String = db.text("SELECT name FROM studio").unwrap().to_lowercase().replace(' ', "-").chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+        let uid = |m: &Value| format!("{}@{domain}.studioflow", m["booking"].as_str().unwrap());
+        // Who should hear what: the old engineer loses every session, the new ones and the clients have theirs.
+        let mut lost: BTreeSet<String> = BTreeSet::new();
+        let mut kept: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for m in &moves {
+            assert_eq!(m["from_engineer"], "eng-04", "{m}");
+            let to = m["to_engineer"].as_str().unwrap();
+            assert_ne!(to, "eng-04");
+            lost.insert(uid(m));
+            kept.entry(format!("{to}@engineers.example")).or_default().insert(uid(m));
+            let client = s.ok("get_booking", json!({"id": m["booking"]}))["booking"]["client"].as_str().unwrap().to_owned();
+            kept.entry(format!("{client}@clients.example")).or_default().insert(uid(m));
+        }
+        let got = one_each(&sink);
+        let mut want: BTreeSet<&str> = kept.keys().map(String::as_str).collect();
+        want.insert("eng-04@engineers.example");
+        assert_eq!(got.keys().map(String::as_str).collect::<BTreeSet<_>>(), want, "one message per person concerned");
+        let (method, events) = calendar_of(&got["eng-04@engineers.example"]);
+        assert_eq!(method, "CANCEL", "the old engineer: {}", got["eng-04@engineers.example"]);
+        assert_eq!(events.keys().cloned().collect::<BTreeSet<_>>(), lost, "the old engineer's part holds every session taken from them");
+        let mut sequences: BTreeMap<String, i64> = BTreeMap::new();
+        for (u, (status, sequence)) in &events {
+            assert_eq!(status, "CANCELLED", "{u}");
+            sequences.insert(u.clone(), *sequence);
+        }
+        let names: BTreeMap<String, String> = s.ok("list_engineers", json!({"limit": 100}))["engineers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["id"].as_str().unwrap().to_owned(), e["name"].as_str().unwrap().to_owned()))
+            .collect();
+        let away = format!("before engineer {})", names["eng-04"]);
+        let message = &got["eng-04@engineers.example"]["message"];
+        assert!(!message["subject"].as_str().unwrap().contains("moved"), "{message}");
+        let text = message["text"].as_str().unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("- ")).collect();
+        assert_eq!(lines.len(), moves.len(), "{text}");
+        for m in &moves {
+            let line = format!("engineer {}, {away}", names[m["to_engineer"].as_str().unwrap()]);
+            assert!(lines.iter().any(|l| l.starts_with("- Taken off your calendar: ") && l.ends_with(&line)), "the old engineer reads who took over: {line} in {text}");
+        }
+        for (to, uids) in &kept {
+            let (method, events) = calendar_of(&got[to]);
+            assert_eq!(method, "REQUEST", "{to}: {}", got[to]);
+            assert_eq!(&events.keys().cloned().collect::<BTreeSet<_>>(), uids, "{to}: exactly their re-staffed sessions");
+            for (u, (status, sequence)) in &events {
+                assert_eq!(status, "CONFIRMED", "{to}: {u}");
+                assert_eq!(sequences[u], *sequence, "{to}: one SEQUENCE for {u} in every message");
+            }
+            let text = got[to]["message"]["text"].as_str().unwrap();
+            let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("- ")).collect();
+            assert_eq!(lines.len(), uids.len(), "{text}");
+            for line in lines {
+                assert!(line.starts_with("- Engineer changed: ") || line.starts_with("- Moved: "), "{to}: {line}");
+                assert!(line.ends_with(&away), "{to} reads whose session it was: {line}");
+            }
+        }
+
+        // The undo: the same people, the other way round, each SEQUENCE raised again.
+        s.ok("undo_reflow", json!({"reflow_id": reflow["reflow_id"]}));
+        let got = one_each(&sink);
+        assert_eq!(got.keys().map(String::as_str).collect::<BTreeSet<_>>(), want, "the undo tells the same people once each");
+        let (method, events) = calendar_of(&got["eng-04@engineers.example"]);
+        assert_eq!((method.as_str(), events.keys().cloned().collect::<BTreeSet<_>>()), ("REQUEST", lost.clone()), "eng-04 has them back");
+        for (u, (_, sequence)) in &events {
+            assert!(*sequence > sequences[u], "the undo raises {u}'s SEQUENCE");
+        }
+        for (to, uids) in &kept {
+            let (method, events) = calendar_of(&got[to]);
+            let expected = if to.ends_with("@engineers.example") { "CANCEL" } else { "REQUEST" };
+            assert_eq!((method.as_str(), &events.keys().cloned().collect::<BTreeSet<_>>()), (expected, uids), "{to} after the undo");
+        }
+        s.kill();
+    }
+}
