@@ -495,6 +495,30 @@ mod tests {
     }
 
     #[test]
+    fn a_restaffed_session_names_both_engineers_to_each() {
+        // Issue 26: the engineer taken off reads who took over, in a CANCEL; the one put on reads
+        // whose it was, in a REQUEST; neither is told the session is cancelled or moved.
+        let now = DateTime::parse_from_rfc3339("2026-08-31T09:00:00Z").unwrap().with_timezone(&Utc);
+        let mut f = facts();
+        f["to"] = json!({"email": "marco@example.com", "name": "Marco", "role": "engineer", "id": "eng-04"});
+        f["sessions"][0]["before"] = Json::Null;
+        f["sessions"][0]["engineer"] = json!("Tom");
+        f["sessions"][0]["engineer_before"] = json!({"name": "Marco"});
+        f["sessions"][0]["cancel"] = json!(true);
+        let off = render(&f, "bookings@example.com", now).unwrap();
+        assert_eq!(off.subject, "Northside Studios: your session changed");
+        assert!(off.text.contains("- Taken off your calendar: Studio A, Tue 8 Sep 2026, 14:00–16:00 BST (client Amara, engineer Tom, before engineer Marco)\n"), "{}", off.text);
+        let (method, ics) = off.calendar.unwrap();
+        assert_eq!(method, "CANCEL");
+        assert!(ics.contains("STATUS:CANCELLED\r\n"));
+        f["to"] = json!({"email": "tom@example.com", "name": "Tom", "role": "engineer", "id": "eng-02"});
+        f["sessions"][0]["cancel"] = json!(false);
+        let on = render(&f, "bookings@example.com", now).unwrap();
+        assert!(on.text.contains("- Engineer changed: Studio A, Tue 8 Sep 2026, 14:00–16:00 BST (client Amara, engineer Tom, before engineer Marco)\n"), "{}", on.text);
+        assert_eq!(on.calendar.unwrap().0, "REQUEST");
+    }
+
+    #[test]
     fn a_cancellation_is_a_cancel() {
         let mut f = facts();
         f["reflow"] = Json::Null;
