@@ -142,9 +142,15 @@ impl Connection {
             },
         }})
         .to_string();
+        // `create_booking` mirrors its room into a routing header (x-mcp-header), as a conforming
+        // client sends it; the rooms here are plain ASCII ids.
+        let routing = match (tool, body_room(&body)) {
+            ("create_booking", Some(room)) => format!("Mcp-Param-Room: {room}\r\n"),
+            _ => String::new(),
+        };
         let request = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\r\n{body}",
+             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n{routing}Content-Length: {}\r\n\r\n{body}",
             self.address,
             body.len()
         );
@@ -337,4 +343,10 @@ fn main() {
         );
     }
     println!("\nOne writer per studio at a time (SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory lock): bookings/s is bound by one transaction at a time (its statements and its commit), whatever the number of servers.");
+}
+
+/// The `room` argument of a `tools/call` body, if it has one.
+fn body_room(body: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(body).ok()?;
+    value["params"]["arguments"]["room"].as_str().map(str::to_owned)
 }

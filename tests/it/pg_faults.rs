@@ -256,9 +256,11 @@ fn call_and_lose_the_answer(server: &HttpServer, tool: &str, arguments: Value, d
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments, "_meta": crate::mcp_client::meta(json!({}))}})
     .to_string();
+    // The routing headers a conforming client sends (`Mcp-Param-Room` for a booking's room).
+    let routing: String = crate::mcp_client::param_headers(tool, &arguments).iter().map(|(name, value)| format!("{name}: {value}\r\n")).collect();
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         MCP-Protocol-Version: {}\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\r\n{body}",
+         MCP-Protocol-Version: {}\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n{routing}Content-Length: {}\r\n\r\n{body}",
         server.address,
         crate::mcp_client::VERSION,
         body.len()
