@@ -25,6 +25,7 @@
 //! - [`tls`]: the TLS of the HTTPS clients (rustls with ring), installed once per process.
 //! - [`net`]: the addresses that requests made on a caller's word (webhooks, client metadata
 //!   documents) may not reach unless the operator allows it.
+//! - [`html`]: text made safe for HTML (the sign-in pages, the e-mail's HTML body).
 //! - [`demo`]: the demo studio, loaded from the text files in `data/demo`.
 //! - [`view`]: the studio's view (timeline and reflow review), one HTML page, and its data.
 //! - [`mcp`]: the MCP edge: tools, tasks on the wire, stdio and HTTP, and the client side that
@@ -48,6 +49,7 @@ pub mod notify;
 pub mod auth;
 pub mod error;
 pub mod tls;
+pub mod html;
 pub mod net;
 pub mod demo;
 pub mod view;

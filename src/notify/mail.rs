@@ -244,21 +244,6 @@ fn span(tz: &StudioTz, start: DateTime<Utc>, end: DateTime<Utc>) -> String {
     format!("{}–{end_text} {}", s.format("%a %-d %b %Y, %H:%M"), s.format("%Z"))
 }
 
-fn html_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// The message a notification's facts make, sent from `organizer` (the ORGANIZER of the calendar
 /// part) at `now` (its DTSTAMP).
 pub fn render(facts: &Json, organizer: &str, now: DateTime<Utc>) -> Result<Email, String> {
@@ -336,11 +321,11 @@ fn person(facts: &Json, studio: &str, tz: &StudioTz, organizer: &str, now: DateT
         let _ = writeln!(plain, "- {line}");
     }
     let _ = write!(plain, "\nYour calendar updates itself from the invitation attached.\n{contact}\n\n{studio}\n");
-    let mut html = format!("<p>Hello {},</p>\n<p>{}</p>\n<ul>\n", html_escape(name), html_escape(&lead));
+    let mut html = format!("<p>Hello {},</p>\n<p>{}</p>\n<ul>\n", crate::html::escape(name), crate::html::escape(&lead));
     for line in &lines {
-        let _ = writeln!(html, "<li>{}</li>", html_escape(line));
+        let _ = writeln!(html, "<li>{}</li>", crate::html::escape(line));
     }
-    let _ = write!(html, "</ul>\n<p>Your calendar updates itself from the invitation attached.<br>{}</p>\n<p>{}</p>\n", html_escape(&contact), html_escape(studio));
+    let _ = write!(html, "</ul>\n<p>Your calendar updates itself from the invitation attached.<br>{}</p>\n<p>{}</p>\n", crate::html::escape(&contact), crate::html::escape(studio));
     let method = if all_cancelled { "CANCEL" } else { "REQUEST" };
     let calendar = imip(facts, studio, method, organizer, now)?;
     Ok(Email {
@@ -421,9 +406,9 @@ fn digest(facts: &Json, studio: &str, tz: &StudioTz) -> Result<Email, String> {
     for line in &lines {
         let _ = writeln!(plain, "- {line}");
     }
-    let mut html = format!("<p>{}</p>\n<ul>\n", html_escape(&counts));
+    let mut html = format!("<p>{}</p>\n<ul>\n", crate::html::escape(&counts));
     for line in &lines {
-        let _ = writeln!(html, "<li>{}</li>", html_escape(line));
+        let _ = writeln!(html, "<li>{}</li>", crate::html::escape(line));
     }
     html.push_str("</ul>\n");
     Ok(Email { to: text(&facts["to"], "email").to_owned(), to_name: None, subject, text: plain, html, calendar: None })

@@ -11,21 +11,7 @@ pub const CSRF_COOKIE: &str = "sf_csrf";
 /// The cookie of a signed-in session.
 pub const SESSION_COOKIE: &str = "sf_session";
 
-/// Text made safe for HTML, in content and in quoted attributes.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::html::escape;
 
 /// A whole page: `title`, then `body` (already HTML).
 pub fn page(status: StatusCode, title: &str, body: &str) -> Response {
