@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::process::Command;
-use server::Server;
+use server::{quantile, Server};
 use std::time::{Duration, Instant};
 
 /// The budget the issue sets for what the check adds to a query's p99, in milliseconds.
@@ -79,12 +79,6 @@ impl Series {
         }
         body
     }
-}
-
-/// Nearest rank: the smallest sample with at least `q` of the samples at or below it.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 fn option(args: &[String], name: &str) -> Option<usize> {

@@ -20,7 +20,7 @@
 mod server;
 
 use serde_json::json;
-use server::Server;
+use server::{quantile, Server};
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -105,15 +105,6 @@ fn load(address: SocketAddr, request: &[u8], connections: usize, warm_up: Durati
     let mut ms: Vec<f64> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
     ms.sort_by(f64::total_cmp);
     Measured { requests: ms.len(), seconds: elapsed, ms }
-}
-
-/// Nearest rank: the smallest sample with at least `q` of the samples at or below it.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 fn option(args: &[String], name: &str) -> Option<f64> {

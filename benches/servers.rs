@@ -17,7 +17,7 @@ use chrono::Duration;
 use serde_json::{json, Value};
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
-use server::Server;
+use server::{quantile, Server};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use studioflow::domain::{ClientId, Person, Room, RoomId, Studio, StudioTz, WeeklyHours};
@@ -175,15 +175,6 @@ fn query_args(rng: &mut Rng, days: usize) -> Value {
         args["room"] = json!(format!("room-{:02}", rng.below(ROOMS)));
     }
     args
-}
-
-/// Nearest rank: the smallest sample with at least `q` of the samples at or below it.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 fn sorted(mut ms: Vec<f64>) -> Vec<f64> {

@@ -1,6 +1,6 @@
 //! `studioflow serve --http 127.0.0.1:0` for the benches: started on a database (a file or a
 //! PostgreSQL URL) with extra flags, its address read from its first line, killed when dropped;
-//! and the reading of one HTTP/1.1 answer on a keep-alive connection.
+//! the reading of one HTTP/1.1 answer on a keep-alive connection; and the quantile every bench prints.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
@@ -67,4 +67,14 @@ pub fn read_answer(reader: &mut impl BufRead) -> (String, Vec<u8>) {
     let mut body = vec![0; length.unwrap_or_else(|| panic!("an answer without Content-Length: {status}"))];
     reader.read_exact(&mut body).unwrap();
     (status, body)
+}
+
+/// Nearest rank: the smallest sample with at least `q` of the samples at or below it (NaN when
+/// there is none).
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
 }
