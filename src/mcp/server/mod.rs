@@ -209,23 +209,30 @@ impl StudioServer {
 
     /// Runs a tool by name and shapes its answer. With `listener` (a task-capable tool whose
     /// caller asked for progress or log messages) the notifications go out before the answer.
+    /// The handler blocks (SQLite, the solver), so it never runs as an ordinary async task: on a
+    /// `Hop::ToPool` it runs on the blocking pool, on `Hop::None` in place (see [`Hop`]).
     async fn run_tool(
         &self,
         index: usize,
         arguments: rmcp::model::JsonObject,
         caller: Caller,
         listener: Option<Listener>,
+        hop: Hop,
     ) -> Result<CallToolResult, McpError> {
         let this = self.clone();
-        let name = self.tools[index].name().to_owned();
+        let name = self.tools[index].name();
         let progress = listener.as_ref().map(Listener::hook);
-        let outcome = tokio::task::spawn_blocking(move || {
+        let work = move || {
             let spec = &this.tools[index];
             let call = tools::Call { ctx: &this.ctx, caller: &caller, tool: spec.name(), progress };
             (spec.run)(&call, arguments)
-        })
-        .await
-        .map_err(|e| McpError::internal_error(format!("the {name} handler stopped: {e}"), None))?;
+        };
+        let stopped = |why: String| McpError::internal_error(format!("the {name} handler stopped: {why}"), None);
+        let outcome = match hop {
+            Hop::ToPool => tokio::task::spawn_blocking(work).await.map_err(|e| stopped(e.to_string()))?,
+            Hop::None => tokio::task::block_in_place(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)))
+                .map_err(|panic| stopped(panic_message(panic.as_ref())))?,
+        };
         if let Some(listener) = listener {
             let (last, failed) = match &outcome {
                 Ok(reply) => (reply.summary.clone(), false),
@@ -233,9 +240,38 @@ impl StudioServer {
             };
             listener.finish(last, failed).await;
         }
-        log_failure(&name, &outcome);
+        log_failure(name, &outcome);
         call_tool_result(outcome)
     }
+}
+
+/// How a tool's handler, which blocks, gets off the async task that received the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hop {
+    /// Onto the blocking pool (`spawn_blocking`), and back: two thread switches per call, which
+    /// keep an async worker free for the other requests an HTTP server is serving meanwhile.
+    ToPool,
+    /// None: the handler runs on the worker that received the call, after `block_in_place` has
+    /// handed that worker's other tasks to another thread. For stdio, where one client waits on
+    /// its answer and each thread switch is a wake-up the scheduler may delay on a busy machine.
+    None,
+}
+
+impl Hop {
+    /// The hop for a call that came in with `context`: none on stdio (no HTTP request parts on
+    /// it) when the runtime has the worker threads that `block_in_place` needs, else the pool.
+    fn for_call(context: &RequestContext<RoleServer>) -> Hop {
+        let over_http = context.extensions.get::<axum::http::request::Parts>().is_some();
+        let threaded = tokio::runtime::Handle::try_current()
+            .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if !over_http && threaded { Hop::None } else { Hop::ToPool }
+    }
+}
+
+/// What a panic said, as `JoinError` would tell it.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let said = panic.downcast_ref::<&str>().copied().or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+    format!("it panicked: {}", said.unwrap_or("(no message)"))
 }
 
 /// Logs a tool's failure of ours: an error, or a warning for a lost database connection (the
@@ -413,9 +449,9 @@ impl ServerHandler for StudioServer {
                 return self.approve_mid_call(job, self.tools[index].name(), arguments, caller, &context).await;
             }
             let listener = Listener::for_request(&context, &self.log_level);
-            return self.run_tool(index, arguments, caller, listener).await.map(CallToolResponse::Complete);
+            return self.run_tool(index, arguments, caller, listener, Hop::for_call(&context)).await.map(CallToolResponse::Complete);
         }
-        let result = self.run_tool(index, arguments, caller, None).await?;
+        let result = self.run_tool(index, arguments, caller, None, Hop::for_call(&context)).await?;
         Ok(CallToolResponse::Complete(result))
     }
 
