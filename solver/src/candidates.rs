@@ -224,11 +224,8 @@ impl Problem {
             .enumerate()
             .map(|(i, a)| {
                 let mut own = Vec::new();
-                // Its handovers at its own start alone would fill the cap: capped for sure.
-                let crew = generator.crew_of[i].map_or(0, |c| generator.crews[c as usize].len());
-                let surely_capped = crew > 0 && generator.compatible(i as u32).len() * crew > cap;
-                let mut floor = if surely_capped { Some(0) } else { generator.cheapest(i as u32, a, cap, None, &mut own) };
-                if floor.is_some() && crew > 0 {
+                let mut floor = generator.cheapest(i as u32, a, cap, None, &mut own);
+                if floor.is_some() && generator.crew_of[i].is_some() {
                     // Capped among interchangeable engineers, its list would hold its few cheapest
                     // rooms and starts, each with every engineer free then, and nowhere else to go
                     // when those engineers are taken: keep a few engineers per room and start,
