@@ -224,14 +224,17 @@ impl Problem {
             .enumerate()
             .map(|(i, a)| {
                 let mut own = Vec::new();
-                let mut floor = generator.cheapest(i as u32, a, cap, None, &mut own);
+                let floor = generator.cheapest(i as u32, a, cap, None, &mut own);
                 if floor.is_some() && generator.crew_of[i].is_some() {
-                    // Capped among interchangeable engineers, its list would hold its few cheapest
+                    // Capped among interchangeable engineers, its list holds its few cheapest
                     // rooms and starts, each with every engineer free then, and nowhere else to go
-                    // when those engineers are taken: keep a few engineers per room and start,
-                    // and a share of the cap per level of cost, so that it reaches over the day.
-                    own.clear();
-                    floor = generator.cheapest(i as u32, a, cap, Some(ENGINEERS_PER_PLACE), &mut own);
+                    // when those engineers are taken. Half as many again, with a few engineers
+                    // per room and start and a share per level of cost, reach over the day. The
+                    // floor stays: every placement left out of both costs at least that much.
+                    let mut spread = Vec::new();
+                    generator.cheapest(i as u32, a, cap / 2, Some(ENGINEERS_PER_PLACE), &mut spread);
+                    let listed: std::collections::HashSet<(u32, Minute, Option<u32>)> = own.iter().map(|c| (c.room, c.start, c.engineer)).collect();
+                    own.extend(spread.into_iter().filter(|c| !listed.contains(&(c.room, c.start, c.engineer))));
                 }
                 let blocked = if own.is_empty() { generator.candidates(i as u32, a, &mut own) } else { None };
                 // Cheapest first; among equal costs the generation order (rooms rotated per booking).
