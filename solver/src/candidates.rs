@@ -8,6 +8,12 @@
 //! placements (rooms of equal cost in an order that differs per booking, so that bookings do not
 //! all crowd into the first rooms), and records the least cost of any placement it dropped
 //! ([`Affected::floor`]): lower bounds count a dropped placement at that cost, so they stay valid.
+//!
+//! Version 2 multiplies placements by engineers. Other engineers cost the same, so at a room and
+//! start a booking keeps only as many as there are bookings that could hold one then (exact: see
+//! [`Generator::handovers`]). A capped booking that may change engineer also keeps a second list
+//! that reaches over its starts with a few engineers each, so that it still has somewhere to go
+//! when the engineers of its cheapest placements are taken.
 
 use std::collections::HashMap;
 use std::ops::Range;
