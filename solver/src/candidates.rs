@@ -8,6 +8,12 @@
 //! placements (rooms of equal cost in an order that differs per booking, so that bookings do not
 //! all crowd into the first rooms), and records the least cost of any placement it dropped
 //! ([`Affected::floor`]): lower bounds count a dropped placement at that cost, so they stay valid.
+//!
+//! Version 2 multiplies placements by engineers. Other engineers cost the same, so at a room and
+//! start a booking keeps only as many as there are bookings that could hold one then (exact: see
+//! [`Generator::handovers`]). A capped booking that may change engineer also keeps a second list
+//! that reaches over its starts with a few engineers each, so that it still has somewhere to go
+//! when the engineers of its cheapest placements are taken.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -15,6 +21,9 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::instance::{DAY, Instance, Minute, Room, Weights};
+
+/// Other engineers kept per room and start for a booking whose placements are capped.
+const ENGINEERS_PER_PLACE: usize = 2;
 
 /// Something a placement occupies: rule 4 for rooms, rule 5 for people.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -183,6 +192,24 @@ impl Problem {
             });
             crew_of.push(Some(crew));
         }
+        // The time each affected booking with an engineer could take one: its window of starts
+        // on its day, to its end.
+        let day_window = |b: &crate::instance::Booking| {
+            let day = b.day();
+            let from = (b.start - instance.max_shift_minutes).max(day * DAY);
+            let to = (b.start + instance.max_shift_minutes).min(day * DAY + DAY - 1) + (b.end - b.start);
+            (from, to)
+        };
+        let windows: Vec<(Minute, Minute)> = affected
+            .iter()
+            .map(|a| &instance.bookings[a.booking])
+            .filter(|b| b.engineer.is_some() && b.movable)
+            .map(day_window)
+            .collect();
+        let mut window_starts: Vec<Minute> = windows.iter().map(|w| w.0).collect();
+        let mut window_ends: Vec<Minute> = windows.iter().map(|w| w.1).collect();
+        window_starts.sort_unstable();
+        window_ends.sort_unstable();
         let generator = Generator {
             instance,
             fixed: &fixed,
@@ -192,6 +219,8 @@ impl Problem {
             list_of: &list_of,
             crews: &crews,
             crew_of: &crew_of,
+            window_starts: &window_starts,
+            window_ends: &window_ends,
         };
         // Bookings are independent here, so they are generated in parallel (on the caller's
         // rayon pool) and concatenated in instance order.
@@ -201,7 +230,18 @@ impl Problem {
             .enumerate()
             .map(|(i, a)| {
                 let mut own = Vec::new();
-                let floor = generator.cheapest(i as u32, a, cap, &mut own);
+                let floor = generator.cheapest(i as u32, a, cap, None, &mut own);
+                if floor.is_some() && generator.crew_of[i].is_some() {
+                    // Capped among interchangeable engineers, its list holds its few cheapest
+                    // rooms and starts, each with every engineer free then, and nowhere else to go
+                    // when those engineers are taken. Half as many again, with a few engineers
+                    // per room and start and a share per level of cost, reach over the day. The
+                    // floor stays: every placement left out of both costs at least that much.
+                    let mut spread = Vec::new();
+                    generator.cheapest(i as u32, a, cap / 2, Some(ENGINEERS_PER_PLACE), &mut spread);
+                    let listed: std::collections::HashSet<(u32, Minute, Option<u32>)> = own.iter().map(|c| (c.room, c.start, c.engineer)).collect();
+                    own.extend(spread.into_iter().filter(|c| !listed.contains(&(c.room, c.start, c.engineer))));
+                }
                 let blocked = if own.is_empty() { generator.candidates(i as u32, a, &mut own) } else { None };
                 // Cheapest first; among equal costs the generation order (rooms rotated per booking).
                 own.sort_by_key(|c| c.cost);
@@ -339,6 +379,10 @@ struct Generator<'a> {
     /// booking may hand over to (`None`: it keeps its own engineer, or has none).
     crews: &'a [Vec<u32>],
     crew_of: &'a [Option<u32>],
+    /// When the affected bookings that may hold an engineer could run, sorted: their windows'
+    /// starts and, apart, their ends (see [`Generator::rivals`]).
+    window_starts: &'a [Minute],
+    window_ends: &'a [Minute],
 }
 
 impl Generator<'_> {
@@ -355,6 +399,24 @@ impl Generator<'_> {
         }
     }
 
+    /// How many affected bookings with an engineer could hold one at some minute of `[s, e)`,
+    /// the booking asking included: one more than the engineers the others can take then.
+    fn rivals(&self, s: Minute, e: Minute) -> usize {
+        let started = self.window_starts.partition_point(|&w| w < e);
+        let ended = self.window_ends.partition_point(|&w| w <= s);
+        started.saturating_sub(ended)
+    }
+
+    /// The engineers of `crew` who may run a booking at `[s, e)` (rule 8 and fixed bookings), at
+    /// most [`Generator::rivals`] of them: in any plan the other bookings hold at most one fewer
+    /// of them then, so one kept is always free, and taking it instead costs the same (every
+    /// other engineer costs one engineer change). Dropping the rest loses no optimum.
+    /// `most` caps them further (then some may be lost: see [`Generator::cheapest`]).
+    fn handovers(&self, crew: &[Option<u32>], s: Minute, e: Minute, most: usize) -> Vec<Option<u32>> {
+        let keep = self.rivals(s, e).max(1).min(most);
+        crew.iter().copied().filter(|&g| self.engineer_free(g, s, e)).take(keep).collect()
+    }
+
     /// Whether engineer `g` (or no engineer) may run `[s, e)`: rule 8, and rule 5 against fixed bookings.
     fn engineer_free(&self, g: Option<u32>, s: Minute, e: Minute) -> bool {
         let Some(g) = g else { return true };
@@ -366,7 +428,11 @@ impl Generator<'_> {
     /// and returns the least cost a placement it did not look at could have (`None` when it looked
     /// at them all). Among rooms of equal cost the order starts at a room that depends on the
     /// booking, so that a cap spreads the bookings over the rooms.
-    fn cheapest(&self, index: u32, a: &Affected, cap: usize, out: &mut Vec<Candidate>) -> Option<i64> {
+    ///
+    /// With `per_place`, each room and start keeps at most that many other engineers (turned per
+    /// start), and each level of cost in other rooms at most its share of the cap; the least cost
+    /// of a placement so dropped also bounds the returned floor.
+    fn cheapest(&self, index: u32, a: &Affected, cap: usize, per_place: Option<usize>, out: &mut Vec<Candidate>) -> Option<i64> {
         let inst = self.instance;
         let b = &inst.bookings[a.booking];
         if !b.movable {
@@ -411,21 +477,36 @@ impl Generator<'_> {
         let client_timeline = timeline(Resource::Client(a.client));
         let own_engineer = [a.engineer];
         let crew: Vec<Option<u32>> = crew.into_iter().map(Some).collect();
+        // The least cost of a placement `per_place` dropped.
+        let mut thinned: Option<i64> = None;
+        // The engineers who may take it over at each start, found once per start (with
+        // `per_place`, a few more than a room and start keeps, to turn among).
+        let mut handovers: HashMap<Minute, Vec<Option<u32>>> = HashMap::new();
+        let most = per_place.map_or(usize::MAX, |limit| 4 * limit);
+        let per_level = per_place.map(|_| (cap / levels.iter().filter(|l| l.2).count().max(1)).max(8));
         for &(cost, k, other, handed) in &levels {
+            let mut kept = 0;
             let starts: Vec<Minute> = if k == 0 { vec![b.start] } else { vec![b.start - k * inst.grid_minutes, b.start + k * inst.grid_minutes] };
             let engineers: &[Option<u32>] = if handed { &crew } else { &own_engineer };
             // Each start with the engineers of this level who may run it there.
             let free: Vec<(Minute, Vec<Option<u32>>)> = starts
                 .into_iter()
                 .filter(|s| s.div_euclid(DAY) == b.day() && !busy(client_timeline, *s, s + duration, 0))
-                .map(|s| (s, engineers.iter().copied().filter(|&g| self.engineer_free(g, s, s + duration)).collect::<Vec<_>>()))
+                .map(|s| {
+                    let gs = if handed {
+                        handovers.entry(s).or_insert_with(|| self.handovers(engineers, s, s + duration, most)).clone()
+                    } else {
+                        engineers.iter().copied().filter(|&g| self.engineer_free(g, s, s + duration)).collect::<Vec<_>>()
+                    };
+                    (s, gs)
+                })
                 .filter(|(_, gs)| !gs.is_empty())
                 .collect();
             if free.is_empty() {
                 continue;
             }
             let rooms: Box<dyn Iterator<Item = u32> + '_> = if other { Box::new(others()) } else { Box::new(own.iter().copied()) };
-            for r in rooms {
+            'rooms: for r in rooms {
                 let room = &inst.rooms[r as usize];
                 let room_timeline = timeline(Resource::Room(r));
                 for (s, gs) in &free {
@@ -434,18 +515,32 @@ impl Generator<'_> {
                         && !room.is_offline_during(s, e)
                         && !busy(room_timeline, s, e, inst.buffer_minutes)
                     {
-                        for &g in gs {
+                        let gs = match per_place {
+                            Some(limit) if handed && gs.len() > limit => {
+                                thinned.get_or_insert(cost);
+                                // Turned per start, so that the engineers kept differ over the day.
+                                let turn = (s.div_euclid(inst.grid_minutes.max(1)) as usize) % gs.len();
+                                (0..limit).map(|j| gs[(turn + j) % gs.len()]).collect()
+                            }
+                            _ => gs.clone(),
+                        };
+                        for g in gs {
                             if out.len() == cap {
                                 // Everything not looked at is at this level or a later, dearer one.
-                                return Some(cost);
+                                return Some(thinned.map_or(cost, |t| t.min(cost)));
+                            }
+                            if per_level.is_some_and(|limit| kept == limit) {
+                                thinned.get_or_insert(cost);
+                                break 'rooms;
                             }
                             out.push(Candidate { affected: index, room: r, engineer: g, start: s, end: e, cost });
+                            kept += 1;
                         }
                     }
                 }
             }
         }
-        None
+        thinned
     }
 
     /// Pushes the candidates of one affected booking, or returns why it has none.
@@ -470,12 +565,15 @@ impl Generator<'_> {
         let timeline = |r: Resource| self.fixed.get(&r);
         let busy = |t: Option<&Timeline>, s, e, pad| t.is_some_and(|t| t.clashes(s, e, pad));
         let client_timeline = timeline(Resource::Client(a.client));
-        let engineers: Vec<Option<u32>> = std::iter::once(a.engineer).chain(self.others(index, a).into_iter().map(Some)).collect();
+        let others: Vec<Option<u32>> = self.others(index, a).into_iter().map(Some).collect();
         let own_room_cost = |r: u32| inst.weights.room_change * i64::from(own_room != Some(r));
         // Who may run it at each start does not depend on the room: found once per start.
         let free_at: Vec<Vec<Option<u32>>> = starts
             .iter()
-            .map(|&(_, s)| engineers.iter().copied().filter(|&g| self.engineer_free(g, s, s + duration)).collect())
+            .map(|&(_, s)| {
+                let own = Some(a.engineer).filter(|&g| self.engineer_free(g, s, s + duration));
+                own.into_iter().chain(self.handovers(&others, s, s + duration, usize::MAX)).collect()
+            })
             .collect();
         let mut states = Vec::with_capacity(compatible.len());
         let (mut client_free_somewhere, mut engineer_free_somewhere) = (false, false);
@@ -555,6 +653,35 @@ mod tests {
         assert!(t.clashes(660, 700, 15), "a buffer makes touching intervals clash");
         assert!(t.clashes(300, 310, 0), "a long earlier interval is found");
         assert!(!t.clashes(400, 600, 0));
+    }
+
+    #[test]
+    fn a_booking_keeps_one_interchangeable_engineer_per_rival_and_the_optimum_stays() {
+        // Room a offline all day; b and c free. x (in b) has engineer e1, who is away; z (engineer
+        // e2) sat in a at the same time. e2..e5 have x's skill and are free. Two bookings can hold
+        // an engineer at 600-660, so x keeps two of its four possible engineers per room, and z
+        // (own e2, or two others) likewise: x 2 rooms x 2 = 4 candidates, z 2 rooms x (1 + 2) = 6.
+        // Optimum by hand: x stays in b with any engineer but e2 (engineer change 10), z goes to c
+        // with e2 (room change 1) = 11.
+        let inst: crate::Instance = serde_json::from_str(
+            r#"{"version": 2, "month": "2026-09", "max_shift_minutes": 0,
+                "rooms": [{"id": "a", "capacity": 4, "open": [[0, 1440]], "offline": [[0, 1440]]},
+                          {"id": "b", "capacity": 4, "open": [[0, 1440]]},
+                          {"id": "c", "capacity": 4, "open": [[0, 1440]]}],
+                "engineers": [{"id": "e1", "skills": ["mixing"], "away": [[0, 1440]]},
+                              {"id": "e2", "skills": ["mixing"]}, {"id": "e3", "skills": ["mixing"]},
+                              {"id": "e4", "skills": ["mixing"]}, {"id": "e5", "skills": ["mixing"]}],
+                "bookings": [{"id": "x", "room": "b", "start": 600, "end": 660, "client": "c1", "engineer": "e1", "engineer_skills": ["mixing"]},
+                             {"id": "z", "room": "a", "start": 600, "end": 660, "client": "c2", "engineer": "e2", "engineer_skills": ["mixing"]}]}"#,
+        )
+        .unwrap();
+        inst.check().unwrap();
+        let problem = Problem::build(&inst, usize::MAX, 0);
+        assert_eq!(problem.candidates_of(0).len(), 4, "x: rooms b and c, two engineers each");
+        assert_eq!(problem.candidates_of(1).len(), 6, "z: rooms b and c, its own and two others each");
+        let report = crate::solve_with_report(&inst, &crate::Options::default());
+        assert!(crate::validate(&inst, &report.solution).is_ok());
+        assert_eq!((report.solution.cost, report.proven_optimal), (11, true));
     }
 
     #[test]

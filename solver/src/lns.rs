@@ -72,7 +72,7 @@ pub(crate) fn step(
     // The plan: one neighbourhood, chosen by a generator seeded with the part and the step.
     if outcome.bound < outcome.plan.cost && keep_going() {
         let mut rng = SplitMix64::new((index as u64) << 32 ^ search.steps);
-        if let Some(free) = neighbourhood(problem, part, &outcome.plan, search.size, &mut rng) {
+        if let Some(free) = neighbourhood(problem, part, &outcome.plan, search.size, search.steps, &mut rng) {
             let proved = improve_neighbourhood(problem, part, &free, outcome, limits);
             search.size = if proved { (search.size * 5 / 4).min(LARGEST) } else { (search.size * 4 / 5).max(SMALLEST) };
         }
@@ -87,9 +87,11 @@ pub(crate) fn step(
 }
 
 /// Local indices of the bookings to free: one booking that costs more than its cheapest placement
-/// (the dearer of two drawn at random), the bookings of the part nearest to it in time on its
-/// day, and for a series the other occurrences with their own nearest bookings.
-fn neighbourhood(problem: &Problem, part: &Part, plan: &Plan, size: usize, rng: &mut SplitMix64) -> Option<Vec<usize>> {
+/// (the dearer of two drawn at random; on every other step, while the plan leaves bookings with
+/// candidates unresolved, one of those in turn), the bookings of the part nearest to it in time
+/// on its day, and for a series the other occurrences with their own nearest bookings. An
+/// unresolved booking frees first the bookings whose placements clash with its candidates.
+fn neighbourhood(problem: &Problem, part: &Part, plan: &Plan, size: usize, step: u64, rng: &mut SplitMix64) -> Option<Vec<usize>> {
     let w = &problem.weights;
     let cheapest = |i: usize| problem.candidates_of(part.affected[i]).next().map_or(0, |c| problem.candidates[c].cost);
     let mut series_rooms: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
@@ -114,7 +116,16 @@ fn neighbourhood(problem: &Problem, part: &Part, plan: &Plan, size: usize, rng: 
         return None;
     }
     let (a, b) = (*rng.pick(&seeds), *rng.pick(&seeds));
-    let seed = if excess[b] > excess[a] { b } else { a };
+    // An unresolved booking costs a hundred shifts: in a part of hundreds of bookings two draws
+    // would rarely pick it.
+    let unresolved: Vec<usize> = (0..plan.chosen.len()).filter(|&i| plan.chosen[i].is_none()).collect();
+    let seed = if step % 2 == 1 && !unresolved.is_empty() {
+        unresolved[(step / 2) as usize % unresolved.len()]
+    } else if excess[b] > excess[a] {
+        b
+    } else {
+        a
+    };
 
     let start = |i: usize| problem.affected[part.affected[i] as usize].start;
     let day = |i: usize| start(i).div_euclid(crate::instance::DAY);
@@ -127,6 +138,24 @@ fn neighbourhood(problem: &Problem, part: &Part, plan: &Plan, size: usize, rng: 
         }
     };
     let mut free = BTreeSet::new();
+    if plan.chosen[seed].is_none() {
+        // What stands in its way: the bookings whose placements clash with its candidates, those
+        // clashing with the most of them first.
+        let mut blocking: BTreeMap<usize, usize> = BTreeMap::new();
+        for c in problem.candidates_of(part.affected[seed]) {
+            let candidate = &problem.candidates[c];
+            for (j, chosen) in plan.chosen.iter().enumerate() {
+                if let Some(o) = chosen
+                    && problem.clash(candidate, &problem.candidates[*o])
+                {
+                    *blocking.entry(j).or_default() += 1;
+                }
+            }
+        }
+        let mut blocking: Vec<(usize, usize)> = blocking.into_iter().map(|(j, n)| (n, j)).collect();
+        blocking.sort_unstable_by_key(|&(n, j)| (std::cmp::Reverse(n), j));
+        free.extend(blocking.into_iter().take(size / 2).map(|(_, j)| j));
+    }
     let series = problem.affected[part.affected[seed] as usize].series;
     let occurrences: Vec<usize> = match series {
         Some(s) => (0..part.affected.len()).filter(|&i| problem.affected[part.affected[i] as usize].series == Some(s)).collect(),

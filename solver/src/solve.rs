@@ -127,7 +127,8 @@ pub struct Strategy {
     /// Remove candidates that a free placement of the same booking dominates (exact; see `prune`).
     pub prune: bool,
     /// Parts with more candidates than this skip the first, whole-part integer program (its root
-    /// LP alone would take longer than the time limit) and go straight to the improvement phase.
+    /// LP alone would take longer than the time limit) and go straight to the improvement phase;
+    /// so do parts above 8,000 where some booking may change engineer.
     pub ilp_up_to: usize,
     /// After every part's first search, improve the parts until the time or work limit (`lns`):
     /// Lagrangian bounds and neighbourhoods re-solved exactly.
@@ -350,7 +351,7 @@ fn improve_parts(
     let mut todo: Vec<(usize, PartOutcome)> = best
         .iter()
         .enumerate()
-        .filter(|(i, o)| !o.optimal && parts[*i].size(problem) <= strategy.ilp_up_to)
+        .filter(|(i, o)| !o.optimal && first_search(problem, &parts[*i], strategy))
         .map(|(i, o)| (i, o.clone()))
         .collect();
     todo.sort_by_key(|(i, _)| (std::cmp::Reverse(parts[*i].size(problem)), *i));
@@ -483,6 +484,25 @@ fn improve_parts(
     search.rounds = search.rounds.max(rounds_done.load(Ordering::Relaxed));
     stop.store(true, Ordering::Relaxed);
     search
+}
+
+/// The largest part where some booking may change engineer that gets the first, whole-part
+/// integer program. With engineer rows, that program took 6 of the 10 s on the 40-room chain with
+/// engineers away (parts of 13,000-28,000 candidates), for a plan the improvement rounds reach in
+/// less (BENCHMARKS.md).
+const HANDOVER_ILP_UP_TO: usize = 8_000;
+
+/// Whether a part gets the first, whole-part integer program: up to [`Strategy::ilp_up_to`]
+/// candidates, or [`HANDOVER_ILP_UP_TO`] when some booking of it may change engineer.
+fn first_search(problem: &Problem, part: &Part, strategy: Strategy) -> bool {
+    let size = part.size(problem);
+    let handovers = || {
+        part.affected.iter().any(|&a| {
+            let own = problem.affected[a as usize].engineer;
+            problem.candidates[problem.candidates_of(a)].iter().any(|c| c.engineer != own)
+        })
+    };
+    size <= strategy.ilp_up_to && (size <= HANDOVER_ILP_UP_TO || !handovers())
 }
 
 /// How often the calling thread looks at the cancel flag while parts are being solved.
