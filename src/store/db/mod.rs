@@ -201,8 +201,8 @@ impl Cache {
 fn names(sql: &str, table: &str) -> bool {
     let (sql, table) = (sql.as_bytes(), table.as_bytes());
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    (0..sql.len().saturating_sub(table.len()) + 1).any(|at| {
-        sql[at..at + table.len()].eq_ignore_ascii_case(table)
+    sql.windows(table.len()).enumerate().any(|(at, here)| {
+        here.eq_ignore_ascii_case(table)
             && (at == 0 || !word(sql[at - 1]))
             && sql.get(at + table.len()).is_none_or(|b| !word(*b))
     })
@@ -611,6 +611,8 @@ mod tests {
         assert!(!names("UPDATE studioflow_schema SET version = 1", "studio"));
         assert!(!names("INSERT INTO events (entity) VALUES ('room')", "rooms"));
         assert!(!names("", "rooms"));
+        assert!(!names("COMMIT", "webhooks"));
+        assert!(names("rooms", "rooms"));
     }
 
     #[test]
