@@ -6,6 +6,11 @@
 //! `STUDIOFLOW_TEST_PG` (a URL such as `postgres://postgres@127.0.0.1/test`) and says it was skipped
 //! without it.
 //!
+//! Before the timed setups it counts the round trips to PostgreSQL of one booking: one server
+//! connects through a relay of the bench's own that passes the bytes on and counts the turns
+//! of each conversation (the server sends after PostgreSQL has answered), less the turns its
+//! background work (task and notification sweeps) takes in as long a time with no booking.
+//!
 //! Options after `--`: `--bookings N` per setup (default 1200), `--clients M` (default 8), `--queries N`
 //! per setup in the read phase (default 4000). Run without `--bench` (as `cargo test --benches` does)
 //! it makes a quick smoke run.
@@ -18,7 +23,8 @@ use serde_json::{json, Value};
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use server::{quantile, Server};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 use studioflow::domain::{ClientId, Person, Room, RoomId, Studio, StudioTz, WeeklyHours};
 use studioflow::store::{Store, Target};
@@ -266,6 +272,107 @@ fn run(db: &str, servers: usize, clients: usize, bookings: usize, queries: usize
     }
 }
 
+/// A TCP relay to PostgreSQL that counts round trips: a turn is the client sending after the
+/// server has answered it (a request written in pieces, or several sent before any answer, as a
+/// pipeline sends them, count once).
+struct Relay {
+    address: SocketAddr,
+    turns: Arc<AtomicU64>,
+}
+
+impl Relay {
+    fn start(upstream: String) -> Relay {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let turns = Arc::new(AtomicU64::new(0));
+        let counted = turns.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let server = TcpStream::connect(&upstream).unwrap_or_else(|e| panic!("relay to {upstream}: {e}"));
+                let _ = (client.set_nodelay(true), server.set_nodelay(true));
+                // Whether the server has spoken since the client last did: the next send is a new turn.
+                let answered = Arc::new(AtomicBool::new(true));
+                let (mut from_client, mut to_server) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let (mut from_server, mut to_client) = (server, client);
+                let (answered_up, turns) = (answered.clone(), counted.clone());
+                std::thread::spawn(move || pass(&mut from_client, &mut to_server, |_| {
+                    if answered_up.swap(false, Ordering::SeqCst) {
+                        turns.fetch_add(1, Ordering::SeqCst);
+                    }
+                }));
+                std::thread::spawn(move || pass(&mut from_server, &mut to_client, |_| answered.store(true, Ordering::SeqCst)));
+            }
+        });
+        Relay { address, turns }
+    }
+
+    fn turns(&self) -> u64 {
+        self.turns.load(Ordering::SeqCst)
+    }
+}
+
+/// Copies `from` to `to` until either end closes, calling `seen` on each read before passing it on.
+fn pass(from: &mut TcpStream, to: &mut TcpStream, mut seen: impl FnMut(usize)) {
+    use std::io::Read;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                seen(n);
+                if to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Both);
+    let _ = from.shutdown(std::net::Shutdown::Both);
+}
+
+/// `url` (postgres://USER@HOST[:PORT]/DB?...) with its host and port replaced by `address`, and
+/// the host and port it named.
+fn through(url: &str, address: SocketAddr) -> (String, String) {
+    let (scheme, rest) = url.split_once("://").expect("a postgres:// URL");
+    let (user, rest) = match rest.split_once('@') {
+        Some((user, rest)) => (format!("{user}@"), rest),
+        None => (String::new(), rest),
+    };
+    let at = rest.find(['/', '?']).unwrap_or(rest.len());
+    let host = &rest[..at];
+    let upstream = if host.contains(':') { host.to_owned() } else { format!("{}:5432", if host.is_empty() { "127.0.0.1" } else { host }) };
+    (format!("{scheme}://{user}{address}{}", &rest[at..]), upstream)
+}
+
+/// Round trips to PostgreSQL per `create_booking`, counted on the wire (see [`Relay`]), with the
+/// background work's turns in as long a time taken out; and that background rate per second.
+fn round_trips(base: &str, bookings: usize) -> (f64, f64) {
+    let schema = PgSchema::new(base);
+    let url = schema.url();
+    build_studio(&Target::parse(&url));
+    let (_, upstream) = through(&url, SocketAddr::from(([127, 0, 0, 1], 0)));
+    let relay = Relay::start(upstream);
+    let (relayed, _) = through(&url, relay.address);
+    let server = Server::spawn(&relayed, &[]);
+    let mut c = Connection::open(&server);
+    // Warm-up: the pool's connections are made and their statements prepared.
+    for n in 0..20 {
+        c.call("list_rooms", json!({}));
+        c.call("create_booking", json!({"room": "room-00", "client": "client-00", "start": slot(n, 0), "end": slot(n, 1)}));
+    }
+    let (before, started) = (relay.turns(), Instant::now());
+    for n in 20..20 + bookings {
+        c.call("create_booking", json!({"room": "room-00", "client": "client-00", "start": slot(n, 0), "end": slot(n, 1)}));
+    }
+    let (booked, took) = (relay.turns() - before, started.elapsed());
+    let (before, idle_from) = (relay.turns(), Instant::now());
+    std::thread::sleep(took.max(std::time::Duration::from_millis(500)));
+    let background_per_s = (relay.turns() - before) as f64 / idle_from.elapsed().as_secs_f64();
+    let per_booking = (booked as f64 - background_per_s * took.as_secs_f64()).max(0.0) / bookings as f64;
+    (per_booking, background_per_s)
+}
+
 fn option(args: &[String], name: &str) -> Option<usize> {
     let at = args.iter().position(|a| a == name)?;
     Some(args.get(at + 1).and_then(|v| v.replace('_', "").parse().ok()).unwrap_or_else(|| panic!("{name} needs a number")))
@@ -287,6 +394,10 @@ fn main() {
     let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap_or_else(|e| panic!("STUDIOFLOW_TEST_PG={base}: {e}"));
     admin.batch_execute("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public").unwrap();
     drop(admin);
+
+    let counted = if full { 200 } else { 20 };
+    let (trips, background) = round_trips(&base, counted);
+    eprintln!("PostgreSQL: {trips:.2} round trips per booking");
 
     let dir = tempfile::tempdir().unwrap();
     let mut rows = Vec::new();
@@ -333,6 +444,10 @@ fn main() {
             quantile(&f.query_ms, 0.99),
         );
     }
+    println!(
+        "\nRound trips to PostgreSQL per create_booking (one server, one client, {counted} bookings, counted on the wire): {trips:.2} \
+         (the server's background work, {background:.1} round trips/s, taken out)."
+    );
     println!("\nOne writer per studio at a time (SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory lock): bookings/s is bound by one transaction at a time (its statements and its commit), whatever the number of servers.");
 }
 

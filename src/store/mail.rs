@@ -122,7 +122,8 @@ pub(super) fn enqueue(conn: &Connection, studio: &Studio, set: &ChangeSet) -> Re
     if set.bookings.is_empty() && set.reflow.is_none() {
         return Ok(());
     }
-    let staff: Option<String> = conn.query_row("SELECT notify_email FROM studio WHERE id = 1", (), |row| row.get(0))?;
+    // The studio's row changes rarely: kept with the studio's other cached values.
+    let staff: Option<String> = conn.cached("notify_email", || conn.query_row("SELECT notify_email FROM studio WHERE id = 1", (), |row| row.get(0)))?;
     let studio_json = json!({ "name": studio.name, "zone": studio.tz.name() });
     // Each person's sessions, by booking: the first `before` and the last `after` of the set.
     let mut told: BTreeMap<Person, Sessions> = BTreeMap::new();

@@ -539,6 +539,22 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE reflow_moves ADD COLUMN from_engineer TEXT;
     ALTER TABLE reflow_moves ADD COLUMN to_engineer TEXT;
     "#,
+    // 19: the version of what connections keep (the studio, its rooms, its webhooks: read by every
+    // request, changed rarely), bumped in the transaction of any change of them, so that every
+    // connection of every process knows when to read them again (`db::Connection::cached`).
+    r#"
+    CREATE TABLE cache_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+    INSERT INTO cache_version (id, version) VALUES (1, 0);
+    CREATE TRIGGER studio_cached_insert AFTER INSERT ON studio BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER studio_cached_update AFTER UPDATE ON studio BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER studio_cached_delete AFTER DELETE ON studio BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER rooms_cached_insert AFTER INSERT ON rooms BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER rooms_cached_update AFTER UPDATE ON rooms BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER rooms_cached_delete AFTER DELETE ON rooms BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER webhooks_cached_insert AFTER INSERT ON webhooks BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER webhooks_cached_update AFTER UPDATE ON webhooks BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER webhooks_cached_delete AFTER DELETE ON webhooks BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -483,3 +483,16 @@ CREATE INDEX waitlist_span ON waitlist (to_at, id);
 ALTER TABLE bookings ADD COLUMN engineer_skills TEXT COLLATE "C" NOT NULL DEFAULT '[]';
 ALTER TABLE reflow_moves ADD COLUMN from_engineer TEXT COLLATE "C";
 ALTER TABLE reflow_moves ADD COLUMN to_engineer TEXT COLLATE "C";
+
+-- ===== 19: the version of what connections keep (the studio, its rooms, its webhooks), bumped by any change of them
+CREATE TABLE cache_version (id BIGINT PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL);
+INSERT INTO cache_version (id, version) VALUES (1, 0);
+CREATE FUNCTION bump_cache_version() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE cache_version SET version = version + 1 WHERE id = 1;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER studio_cached AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON studio FOR EACH STATEMENT EXECUTE FUNCTION bump_cache_version();
+CREATE TRIGGER rooms_cached AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON rooms FOR EACH STATEMENT EXECUTE FUNCTION bump_cache_version();
+CREATE TRIGGER webhooks_cached AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON webhooks FOR EACH STATEMENT EXECUTE FUNCTION bump_cache_version();

@@ -57,6 +57,13 @@ use crate::domain::{check_list, Actor, Studio, StudioTz, TextKind, TimeError, MA
 use chrono::{DateTime, Duration, Utc};
 use db::{Connection, OptionalExtension};
 
+/// The version of what connections keep ([`db::Connection::cached`]: the studio, its rooms, its
+/// webhooks), bumped by triggers on those tables from migration 19 on.
+const CACHE_VERSION: &str = "SELECT version FROM cache_version WHERE id = 1";
+const CACHE_VERSION_SINCE: i64 = 19;
+/// The tables whose triggers bump [`CACHE_VERSION`].
+const CACHED_TABLES: &[&str] = &["studio", "rooms", "webhooks"];
+
 /// How long a connection waits for another's lock before it gives up with "database is locked".
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -76,10 +83,6 @@ pub struct Store {
     version: i64,
     /// Read once at open (and after a write that changes it): every rule check needs the zone.
     studio: Option<Studio>,
-    /// The rooms as last read, with SQLite's `data_version` then: rooms change rarely and every
-    /// search needs them, so they are read again only after someone has written. (PostgreSQL has
-    /// no such counter: there the rooms are read each time, a fraction of a millisecond.)
-    rooms: std::cell::RefCell<Option<(i64, Vec<crate::domain::Room>)>>,
     /// The SQLite file, to say why it cannot be written when SQLite refuses to (`explained`).
     file: Option<std::path::PathBuf>,
 }
@@ -148,7 +151,10 @@ impl Store {
 
     fn with_connection(conn: Connection, version: i64) -> Result<Store> {
         let version = migrations::migrate_to(&conn, version)?;
-        let mut store = Store { conn, version, studio: None, rooms: Default::default(), file: None };
+        if version >= CACHE_VERSION_SINCE {
+            conn.set_cache_version(CACHE_VERSION, CACHED_TABLES);
+        }
+        let mut store = Store { conn, version, studio: None, file: None };
         store.studio = store.load_studio()?;
         Ok(store)
     }
@@ -176,8 +182,6 @@ impl Store {
 
     /// [`Store::write`], with the history naming `actor` as the one who wrote.
     pub fn write_by(&mut self, actor: &Actor) -> Result<Writer<'_>> {
-        // `data_version` only moves for other connections' commits: forget our own copy here.
-        self.rooms.borrow_mut().take();
         let tx = self.conn.transaction()?;
         Ok(Writer::new(tx, self.studio.clone(), actor.clone()))
     }
@@ -206,9 +210,10 @@ impl Store {
         load_studio(&self.conn, self.version)
     }
 
-    /// Whether the connection still answers (the pool asks before handing it out).
+    /// Whether the connection still answers (the pool asks before handing it out): the same
+    /// round trip reads the cache's version, which then holds for this use.
     pub fn is_alive(&self) -> Result<()> {
-        Ok(self.conn.query_row("SELECT 1", (), |_| Ok(()))?)
+        Ok(self.conn.hold_cache_version()?)
     }
 
     /// Whether the connection is gone for good (PostgreSQL closed it, or a statement found it
@@ -228,9 +233,17 @@ impl Store {
         self.conn.lost_uncommitted()
     }
 
-    /// Reads the studio's settings again, for a connection that others may have written through.
+    /// Ends a use of the connection (the pool takes it back): the cache's version read when it
+    /// was handed out is not trusted past it.
+    pub(crate) fn end_use(&self) {
+        self.conn.end_use();
+    }
+
+    /// Reads the studio's settings again, for a connection that others may have written through:
+    /// from the cache, when its version has not moved since they were read.
     pub fn refresh_studio(&mut self) -> Result<()> {
-        self.studio = self.load_studio()?;
+        let version = self.version;
+        self.studio = self.conn.cached("studio", || load_studio(&self.conn, version))?;
         Ok(())
     }
 

@@ -173,19 +173,20 @@ pub(super) struct Recorded<'a> {
 pub(super) fn enqueue(conn: &Connection, tz: Option<&StudioTz>, event: Recorded<'_>) -> Result<()> {
     let Recorded { seq: event_seq, at, actor, entity, id, action } = event;
     let Some(kind) = event_type(entity, action) else { return Ok(()) };
-    let targets: Vec<String> = {
+    // Every change is told to the live webhooks, which change rarely: the connection keeps them
+    // until the cache's version moves (a trigger bumps it on any change of webhooks).
+    let live: Vec<(String, String)> = conn.cached("webhooks", || {
         let mut stmt = conn.prepare_cached("SELECT id, events FROM webhooks WHERE deleted_at IS NULL AND disabled_at IS NULL ORDER BY id")?;
         let rows = stmt.query_map((), |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (hook, events) = row?;
-            let events = super::json_list(&events)?;
-            if events.is_empty() || events.iter().any(|e| e == kind) {
-                out.push(hook);
-            }
+        rows.collect::<db::Result<Vec<_>>>()
+    })?;
+    let mut targets: Vec<String> = Vec::new();
+    for (hook, events) in live {
+        let events = super::json_list(&events)?;
+        if events.is_empty() || events.iter().any(|e| e == kind) {
+            targets.push(hook);
         }
-        out
-    };
+    }
     if targets.is_empty() {
         return Ok(());
     }

@@ -94,6 +94,7 @@ impl Pool {
             let mut store = self.inner.get().map_err(|e| StoreError::Pool(e.to_string()))?;
             store.begin_use();
             let outcome = f(&mut store);
+            store.end_use();
             // The lost connection goes back marked broken, and r2d2 drops it (`has_broken`).
             if store.lost_uncommitted() && std::mem::take(&mut again) {
                 tracing::info!("the database connection was lost before anything was committed: running the work again on a fresh connection");

@@ -103,18 +103,7 @@ impl Store {
     }
 
     pub fn rooms(&self) -> Result<Vec<Room>> {
-        if self.backend() == super::Backend::Postgres {
-            return rooms(self.conn(), None);
-        }
-        let version: i64 = self.conn().query_row("PRAGMA data_version", (), |row| row.get(0))?;
-        if let Some((seen, rooms)) = &*self.rooms.borrow()
-            && *seen == version
-        {
-            return Ok(rooms.clone());
-        }
-        let fresh = rooms(self.conn(), None)?;
-        *self.rooms.borrow_mut() = Some((version, fresh.clone()));
-        Ok(fresh)
+        rooms(self.conn(), None)
     }
 
     pub fn room(&self, id: &RoomId) -> Result<Option<Room>> {
@@ -220,12 +209,21 @@ impl Store {
 }
 
 pub(super) fn rooms(conn: &Connection, only: Option<&RoomId>) -> Result<Vec<Room>> {
+    // Every booking and search needs them and they change rarely: kept by the connection until
+    // the cache's version moves (a trigger bumps it on any change of rooms).
+    let all = conn.cached("rooms", || all_rooms(conn))?;
+    Ok(match only {
+        Some(id) => all.into_iter().filter(|room| &room.id == id).collect(),
+        None => all,
+    })
+}
+
+fn all_rooms(conn: &Connection) -> Result<Vec<Room>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, name, capacity, features, hours, buffer_minutes, active, \
-         min_minutes, max_minutes, lead_minutes, max_advance_days, start_step_minutes, hourly_rate, rates FROM rooms \
-         WHERE CAST(?1 AS TEXT) IS NULL OR id = ?1 ORDER BY id",
+         min_minutes, max_minutes, lead_minutes, max_advance_days, start_step_minutes, hourly_rate, rates FROM rooms ORDER BY id",
     )?;
-    let rows = stmt.query_map([only.map(|r| r.as_str())], |row| {
+    let rows = stmt.query_map((), |row| {
         Ok((
             (row.get::<_, String>(0)?, row.get(1)?, row.get(2)?),
             (row.get::<_, String>(3)?, row.get::<_, String>(4)?, row.get::<_, i64>(5)?, row.get::<_, bool>(6)?),

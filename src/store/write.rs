@@ -106,6 +106,12 @@ impl<'c> Writer<'c> {
     /// Records a booking's change from `before` (None: it is new) to what it is now.
     pub(super) fn booking_event(&self, before: Option<&Booking>, id: &BookingId, action: Action) -> Result<Booking> {
         let after = read::booking(&self.tx, id)?.ok_or_else(|| StoreError::UnknownBooking(id.clone()))?;
+        self.booking_event_to(before, after, action)
+    }
+
+    /// [`Writer::booking_event`] for a booking already read as it now is, `after`.
+    fn booking_event_to(&self, before: Option<&Booking>, after: Booking, action: Action) -> Result<Booking> {
+        let id = &after.id;
         let tz = self.studio()?.tz;
         let change = events::diff(before.map(|b| events::booking_fields(&tz, b)), Some(events::booking_fields(&tz, &after)));
         if !change.is_empty() {
@@ -264,9 +270,10 @@ impl<'c> Writer<'c> {
         let notes = rules::clean_notes(notes)?;
         self.check_room_rules(&new, RulesFor::New)?;
         self.check(&new, None)?;
-        let booked = self.insert(&new, None)?;
-        self.set_extras(&booked, notes.as_deref(), hold_until)?;
-        self.booking_event(None, &booked.id, Action::Created)
+        let (price, deposit_due) = self.new_price(&new, hold_until.is_some())?;
+        let extras = Extras { notes: notes.as_deref(), hold_until, price, deposit_due };
+        let after = insert_whole(&self.tx, &new, &extras)?;
+        self.booking_event_to(None, after, Action::Created)
     }
 
     /// Books every session of a recurring series, or none: a refusal lists every session in the way.
@@ -537,10 +544,6 @@ impl<'c> Writer<'c> {
         rules::check_room_rules(&self.tx, &self.studio()?.tz, new, self.now(), what)
     }
 
-    fn insert(&mut self, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {
-        insert(&self.tx, new, series)
-    }
-
     fn next_series_id(&self) -> Result<SeriesId> {
         let count: i64 = self.tx.query_row("SELECT COUNT(*) FROM series", (), |row| row.get(0))?;
         (count + 1..)
@@ -561,6 +564,58 @@ fn normalized(new: &Session) -> Result<Session> {
     let requires = clean_list("requires", TextKind::Tag, &new.requires)?;
     let engineer_skills = clean_list("engineer_skills", TextKind::Tag, &new.engineer_skills)?;
     Ok(Session { requires: normalize_features(requires), engineer_skills: normalize_features(engineer_skills), ..new.clone() })
+}
+
+/// What a single booking gets beside its session, written with it: see [`insert_whole`].
+struct Extras<'a> {
+    notes: Option<&'a str>,
+    hold_until: Option<DateTime<Utc>>,
+    price: i64,
+    deposit_due: i64,
+}
+
+/// Inserts a single booking with its extras and the next sequence number, and reads it back as
+/// stored, in one statement (one round trip): what [`insert`], an update of the extras and a
+/// read of the booking did in four.
+fn insert_whole(conn: &Connection, new: &Session, extras: &Extras<'_>) -> Result<Booking> {
+    // The id is "bk_" and the sequence number, at least five digits (`insert`'s format).
+    let id = match conn.backend() {
+        db::Backend::Sqlite => "(SELECT printf('bk_%05d', COALESCE(MAX(seq), 0) + 1) FROM bookings)",
+        db::Backend::Postgres => {
+            "(SELECT 'bk_' || lpad(CAST(n AS TEXT), GREATEST(5, length(CAST(n AS TEXT))), '0') \
+              FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM bookings) AS next)"
+        }
+    };
+    let sql = format!(
+        "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, \
+         series_id, status, pinned, created_at, updated_at, engineer_skills, notes, hold_until, price, deposit_due) \
+         VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM bookings), {id}, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         RETURNING {}",
+        read::BOOKING_COLUMNS
+    );
+    let now = Utc::now().timestamp();
+    let (after, _) = conn.prepare_cached(&sql)?.query_row(
+        params![
+            new.room.as_str(),
+            new.client.as_str(),
+            new.engineer.as_ref().map(|e| e.as_str()),
+            new.start.timestamp(),
+            new.end.timestamp(),
+            new.party_size,
+            to_json_list(&new.requires),
+            new.status.as_str(),
+            new.pinned,
+            now,
+            now,
+            to_json_list(&new.engineer_skills),
+            extras.notes,
+            extras.hold_until.map(|t| t.timestamp()),
+            extras.price,
+            extras.deposit_due
+        ],
+        read::booking_from_row,
+    )?;
+    Ok(after)
 }
 
 fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {

@@ -156,6 +156,56 @@ pub struct Connection {
     activity: std::cell::Cell<Activity>,
     /// Set for good once the connection was found lost: the pool then drops it.
     lost: std::cell::Cell<bool>,
+    /// Values read rarely changed, kept across uses: see [`Connection::cached`].
+    cache: Cache,
+}
+
+/// What [`Connection::cached`] keeps. The store names a query of one integer, a version that
+/// every change of the cached tables moves (a trigger bumps it, in the changing transaction), and
+/// each kept value is stamped with the version it was read at. A value is used only while the
+/// version read since is the same: read in the round trip that starts a write transaction (under
+/// the studio's writer lock, where only this transaction can move it), or by the pool as it hands
+/// the connection out; otherwise it is read again before the value is used. Once a transaction
+/// has sent a write that names a cached table, values are neither used from nor kept until it
+/// ends (they may be its own, and a rollback could give their version to other contents).
+#[derive(Default)]
+struct Cache {
+    /// The query of the version, once the schema has it.
+    source: std::cell::Cell<Option<&'static str>>,
+    /// The tables whose changes move the version.
+    tables: std::cell::Cell<&'static [&'static str]>,
+    /// The version as last read, while it still holds: until a write that may move it, the end
+    /// of a transaction or the end of a use.
+    version: std::cell::Cell<Option<i64>>,
+    /// This transaction has sent a write that names a cached table.
+    wrote: std::cell::Cell<bool>,
+    values: std::cell::RefCell<std::collections::HashMap<&'static str, (i64, Box<dyn std::any::Any + Send>)>>,
+}
+
+impl Cache {
+    /// Notes a write about to be sent. Outside a transaction it commits by itself, so the version
+    /// read before it may be stale. Inside one (which holds the studio's writer lock), only a
+    /// write of its own to a cached table can move the version.
+    fn sending_write(&self, in_transaction: bool, sql: &str) {
+        if !in_transaction {
+            self.version.set(None);
+        } else if self.tables.get().iter().any(|table| names(sql, table)) {
+            self.version.set(None);
+            self.wrote.set(true);
+        }
+    }
+}
+
+/// Whether `sql` names `table` as a word (any case): a write that may change it. Text that
+/// merely contains the name counts too, which at worst costs a read.
+fn names(sql: &str, table: &str) -> bool {
+    let (sql, table) = (sql.as_bytes(), table.as_bytes());
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    sql.windows(table.len()).enumerate().any(|(at, here)| {
+        here.eq_ignore_ascii_case(table)
+            && (at == 0 || !word(sql[at - 1]))
+            && sql.get(at + table.len()).is_none_or(|b| !word(*b))
+    })
 }
 
 /// What a connection did since it was handed out: enough to tell, when it is lost, whether the
@@ -185,7 +235,7 @@ pub type Rows<T> = std::vec::IntoIter<Result<T>>;
 
 impl Connection {
     fn new(inner: Inner) -> Connection {
-        Connection { inner, activity: Default::default(), lost: Default::default() }
+        Connection { inner, activity: Default::default(), lost: Default::default(), cache: Default::default() }
     }
 
     /// Opens (creating if needed) an SQLite file: WAL, full sync, foreign keys on, and a wait for
@@ -232,7 +282,10 @@ impl Connection {
 
     /// Notes that a statement is about to be sent: one that may write, outside a transaction, is
     /// committed by itself.
-    fn sending(&self, writes: bool) {
+    fn sending(&self, writes: bool, sql: &str) {
+        if writes {
+            self.cache.sending_write(self.activity.get().in_transaction, sql);
+        }
         let mut activity = self.activity.get();
         if writes && !activity.in_transaction {
             activity.maybe_committed = true;
@@ -242,6 +295,7 @@ impl Connection {
 
     /// Notes that a COMMIT (or a transaction of its own) is about to be sent.
     fn committing(&self) {
+        self.end_of_transaction();
         self.activity.set(Activity { in_transaction: false, maybe_committed: true });
     }
 
@@ -268,7 +322,7 @@ impl Connection {
     /// Runs one statement and returns how many rows it changed.
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
         let values = params.into_values();
-        self.sending(!reads_only(sql));
+        self.sending(!reads_only(sql), sql);
         self.observed(match &self.inner {
             Inner::Sqlite(conn) => conn.execute(sql, &values),
             Inner::Postgres(conn) => conn.execute(sql, &values),
@@ -288,7 +342,7 @@ impl Connection {
 
     /// Runs several statements, with no arguments (schema changes).
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
-        self.sending(!reads_only(sql));
+        self.sending(!reads_only(sql), sql);
         self.batch(sql)
     }
 
@@ -311,20 +365,86 @@ impl Connection {
             Inner::Sqlite(conn) => conn.prepare_cached(sql).map(StatementInner::Sqlite),
             Inner::Postgres(conn) => conn.prepare_cached(sql).map(|stmt| StatementInner::Postgres(conn, stmt)),
         })?;
-        Ok(Statement { conn: self, writes: !reads_only(sql), inner })
+        Ok(Statement { conn: self, writes: !reads_only(sql), sql: sql.to_owned(), inner })
     }
 
     /// Starts the studio's write transaction: one writer at a time per studio, and a writer sees
     /// everything committed before it got its turn. SQLite: `BEGIN IMMEDIATE`. PostgreSQL: a
     /// READ COMMITTED transaction that first takes the studio's advisory lock (per schema, so
     /// studios sharing one database do not wait for each other).
+    ///
+    /// On PostgreSQL the same round trip reads the cache's version ([`Connection::cached`]).
     pub fn transaction(&self) -> Result<Transaction<'_>> {
-        self.observed(match &self.inner {
-            Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE"),
-            Inner::Postgres(conn) => conn.begin_write(),
+        self.end_of_transaction();
+        let version = self.observed(match &self.inner {
+            Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE").map(|()| None),
+            Inner::Postgres(conn) => conn.begin_write(self.cache.source.get()),
         })?;
+        self.cache.version.set(version);
         self.activity.set(Activity { in_transaction: true, ..self.activity.get() });
         Ok(Transaction::begun(self, true))
+    }
+
+    /// Names the query of the cache's version (one row, one integer), once the schema has it,
+    /// and the tables whose changes move it: until then [`Connection::cached`] keeps nothing.
+    pub fn set_cache_version(&self, sql: &'static str, tables: &'static [&'static str]) {
+        self.cache.source.set(Some(sql));
+        self.cache.tables.set(tables);
+    }
+
+    /// Reads the cache's version now and holds it until the end of this use ([`Connection::end_use`]),
+    /// a write or a transaction's start or end; without a version yet, checks that the
+    /// connection answers. The pool does this as it hands the connection out.
+    pub fn hold_cache_version(&self) -> Result<()> {
+        match self.cache.source.get() {
+            Some(sql) => {
+                let version: i64 = self.query_row(sql, (), |row| row.get(0))?;
+                self.cache.version.set(Some(version));
+            }
+            None => self.query_row("SELECT 1", (), |_| Ok(()))?,
+        }
+        Ok(())
+    }
+
+    /// Ends a use of the connection: the version held is not trusted past it.
+    pub fn end_use(&self) {
+        self.cache.version.set(None);
+    }
+
+    fn end_of_transaction(&self) {
+        self.cache.version.set(None);
+        self.cache.wrote.set(false);
+    }
+
+    /// `load`'s value, kept under `key` and read again only once the cache's version has moved
+    /// (see [`Cache`]): for what every request needs and rarely changes (the studio, its rooms).
+    pub fn cached<T: Clone + Send + 'static, E: From<Error>>(&self, key: &'static str, load: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+        let Some(sql) = self.cache.source.get() else { return load() };
+        if self.cache.wrote.get() {
+            return load();
+        }
+        let version = match self.cache.version.get() {
+            Some(version) => version,
+            None => {
+                let version: i64 = self.query_row(sql, (), |row| row.get(0))?;
+                // Inside a transaction that has not written, the version holds until it does.
+                if self.activity.get().in_transaction {
+                    self.cache.version.set(Some(version));
+                }
+                version
+            }
+        };
+        if let Some((seen, value)) = self.cache.values.borrow().get(key)
+            && *seen == version
+            && let Some(value) = value.downcast_ref::<T>()
+        {
+            return Ok(value.clone());
+        }
+        let value = load()?;
+        if !self.cache.wrote.get() {
+            self.cache.values.borrow_mut().insert(key, (version, Box::new(value.clone())));
+        }
+        Ok(value)
     }
 
     /// Takes this studio's lock named `purpose` for as long as the connection lives or until
@@ -353,6 +473,8 @@ pub struct Statement<'c> {
     conn: &'c Connection,
     /// Whether it may write (anything but a SELECT): alone, outside a transaction, it commits.
     writes: bool,
+    /// Its text, for the cache to tell whether it may change a cached table.
+    sql: String,
     inner: StatementInner<'c>,
 }
 
@@ -364,7 +486,7 @@ enum StatementInner<'c> {
 impl Statement<'_> {
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
         let values = params.into_values();
-        self.conn.sending(self.writes);
+        self.conn.sending(self.writes, &self.sql);
         let done = match &mut self.inner {
             StatementInner::Sqlite(stmt) => sqlite::execute(stmt, &values),
             StatementInner::Postgres(conn, stmt) => conn.execute_prepared(stmt, &values),
@@ -375,7 +497,7 @@ impl Statement<'_> {
     /// Every row, each mapped by `f`; reading stops at the first error, which is the last item.
     pub fn query_map<T>(&mut self, params: impl Params, mut f: impl FnMut(&Row<'_>) -> Result<T>) -> Result<Rows<T>> {
         let values = params.into_values();
-        self.conn.sending(self.writes);
+        self.conn.sending(self.writes, &self.sql);
         let mut out = Vec::new();
         let read = match &mut self.inner {
             StatementInner::Sqlite(stmt) => sqlite::for_each_row(stmt, &values, |row| {
@@ -402,7 +524,7 @@ impl Statement<'_> {
     /// The first row, mapped; [`Error::NoRows`] if there is none.
     pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<T> {
         let values = params.into_values();
-        self.conn.sending(self.writes);
+        self.conn.sending(self.writes, &self.sql);
         let read = match &mut self.inner {
             StatementInner::Sqlite(stmt) => sqlite::first_row(stmt, &values, |row| f(&Row(RowRef::Sqlite(row)))),
             StatementInner::Postgres(conn, stmt) => match conn.query_prepared(stmt, &values) {
@@ -461,6 +583,7 @@ impl Drop for Transaction<'_> {
             return;
         }
         let undo = if self.whole {
+            self.conn.end_of_transaction();
             self.conn.activity.set(Activity { in_transaction: false, ..self.conn.activity.get() });
             "ROLLBACK"
         } else {
@@ -478,6 +601,19 @@ impl Drop for Transaction<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_is_named_only_as_a_word() {
+        assert!(names("UPDATE rooms SET name = ?", "rooms"));
+        assert!(names("insert into ROOMS (id) values (?)", "rooms"));
+        assert!(names("DELETE FROM studio", "studio"));
+        assert!(!names("INSERT INTO bookings (room_id) VALUES (?)", "rooms"));
+        assert!(!names("UPDATE studioflow_schema SET version = 1", "studio"));
+        assert!(!names("INSERT INTO events (entity) VALUES ('room')", "rooms"));
+        assert!(!names("", "rooms"));
+        assert!(!names("COMMIT", "webhooks"));
+        assert!(names("rooms", "rooms"));
+    }
 
     #[test]
     fn only_a_select_or_show_counts_as_reading() {

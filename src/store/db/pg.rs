@@ -138,14 +138,34 @@ impl Conn {
     }
 
     /// `BEGIN`, then the studio's writer lock (held to COMMIT or ROLLBACK, or until the
-    /// connection dies), keyed by the schema so that studios sharing a database run side by side.
-    pub fn begin_write(&self) -> Result<()> {
-        // One round trip for both: a writer holds the lock for every round trip it makes.
-        if let Err(e) = self.execute_batch(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext(current_schema()))")) {
-            let _ = self.execute_batch("ROLLBACK");
-            return Err(e);
+    /// connection dies), keyed by the schema so that studios sharing a database run side by side;
+    /// then `version`, a query of one integer without parameters, if given, and its value.
+    pub fn begin_write(&self, version: Option<&str>) -> Result<Option<i64>> {
+        // One round trip for all: a writer holds the lock for every round trip it makes.
+        let mut sql = format!("BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext(current_schema()))");
+        if let Some(version) = version {
+            sql += "; ";
+            sql += version;
         }
-        Ok(())
+        let began = (|| {
+            let client = &mut *self.client()?;
+            let messages = off_runtime(|| client.simple_query(&sql))?;
+            if version.is_none() {
+                return Ok(None);
+            }
+            let last = messages.iter().rev().find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(row) => Some(row.get(0).and_then(|v| v.parse::<i64>().ok())),
+                _ => None,
+            });
+            match last {
+                Some(Some(value)) => Ok(Some(value)),
+                _ => Err(super::Error::NoRows),
+            }
+        })();
+        if began.is_err() {
+            let _ = self.execute_batch("ROLLBACK");
+        }
+        began
     }
 
     /// Takes the session-level advisory lock `purpose` of this studio if it is free.
