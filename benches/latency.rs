@@ -5,13 +5,15 @@
 //! with each tool's p50 and p99 as a multiple of the floor's (issue 28's target: at most 1.5 and 2),
 //! so noise on a shared machine can be judged. It prints, never asserts.
 //!
-//! Options after `--`: `--bookings N` (default 100000), `--calls N` per tool (default 2000). Run
+//! Options after `--`: `--bookings N` (default 100000), `--calls N` per tool (default 2000),
+//! `--binary PATH` to serve with another build (an older commit's, for a before-and-after in
+//! one sitting). Run
 //! without `--bench` (as `cargo test --benches` does) it makes a quick smoke run on a small studio.
 
 use chrono::{Duration, NaiveDate};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 use studioflow::domain::{ClientId, EngineerId, Session, Person, Room, RoomId, Status, Studio, StudioTz, WeeklyHours};
@@ -155,8 +157,8 @@ struct Server {
 }
 
 impl Server {
-    fn spawn(db: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
+    fn spawn(binary: &Path, db: &Path) -> Server {
+        let mut child = Command::new(binary)
             .args(["serve", "--db", db.to_str().unwrap()])
             .env("RUST_LOG", "error")
             .stdin(Stdio::piped())
@@ -308,6 +310,11 @@ fn main() {
     let full = args.iter().any(|a| a == "--bench");
     let bookings = option(&args, "--bookings").unwrap_or(if full { 100_000 } else { 2_000 });
     let calls = option(&args, "--calls").unwrap_or(if full { 2_000 } else { 50 });
+    // Another build of the server (an older commit's, say) to measure in the same sitting.
+    let binary = match args.iter().position(|a| a == "--binary") {
+        Some(at) => PathBuf::from(args.get(at + 1).expect("--binary needs the path of a studioflow binary")),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_studioflow")),
+    };
 
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("latency.db");
@@ -315,7 +322,8 @@ fn main() {
     let days = build_database(&db, bookings);
     println!("built {bookings} bookings in {ROOMS} rooms over {days} days in {:.1} s", started.elapsed().as_secs_f64());
 
-    let mut server = Server::spawn(&db);
+    println!("server: {}", binary.display());
+    let mut server = Server::spawn(&binary, &db);
     let mut rng = Rng(0x5EED_2026);
     // Warm-up, not measured: the first calls open connections and prepare statements.
     for _ in 0..50 {

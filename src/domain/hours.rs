@@ -159,9 +159,11 @@ impl DaySpan {
 
 impl fmt::Display for DaySpan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let closes = self.opens + self.length;
-        let closes = if closes == NaiveTime::MIN { "24:00".to_owned() } else { closes.format("%H:%M").to_string() };
-        write!(f, "{} {}-{}", day_name(self.weekday), self.opens.format("%H:%M"), closes)
+        // Hours and minutes written directly: a list of rooms writes every room's hours.
+        let opens = (self.opens - NaiveTime::MIN).num_minutes();
+        let closes = opens + self.length.num_minutes();
+        let closes = if closes % 1440 == 0 { 1440 } else { closes % 1440 };
+        write!(f, "{} {:02}:{:02}-{:02}:{:02}", day_name(self.weekday), opens / 60, opens % 60, closes / 60, closes % 60)
     }
 }
 
