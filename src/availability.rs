@@ -64,9 +64,10 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Reads {
     /// The first day, then twice as many days each time, until the first `limit` slots are
-    /// certain: a search of a week usually fills its answer on the first day.
+    /// certain (a search of a week usually fills its answer on the first day); only the room's
+    /// own bookings and its client's or engineer's when one room can be offered.
     Growing,
-    /// The whole span in one read (the reference the growing reads must agree with).
+    /// Every booking of the span in one read: the plain search, which the growing reads must agree with.
     #[cfg_attr(not(test), allow(dead_code))]
     Whole,
 }
@@ -135,16 +136,26 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
 
     // The reads, not the interval arithmetic, are what a search costs; a search of a week reads
     // the first day's bookings, and more only while the first `limit` slots are not certain.
+    // A session that ends a turnaround before the search is in no one's way.
+    let read_from = q.from - turnaround;
+    // A search of one room reads that room's bookings (and the client's or engineer's), not all.
+    let only = match (reads, candidates.as_slice()) {
+        (Reads::Growing, [one]) => Some(&one.room.id),
+        _ => None,
+    };
     let mut busy = Vec::new();
-    let mut read_to = from;
+    let mut read_to = read_from;
     let mut days = 1;
     loop {
         let next = match reads {
             Reads::Growing => (q.from + Duration::days(days) + turnaround).min(to),
             Reads::Whole => to,
         };
-        let fresh = store.busy_between(read_to, next)?;
-        if read_to == from {
+        let fresh = match only {
+            Some(room) => store.busy_in_room(room, q.client.as_ref(), q.engineer.as_ref(), read_to, next)?,
+            None => store.busy_between(read_to, next)?,
+        };
+        if read_to == read_from {
             busy = fresh;
         } else {
             // Sessions that began before `read_to` were in the earlier reads.

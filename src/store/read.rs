@@ -90,8 +90,40 @@ impl Store {
             "SELECT room_id, client_id, engineer_id, start_at, end_at FROM bookings b \
              WHERE {HOLDS_ITS_PLACE} AND end_at > ?1 AND start_at > ?2 AND start_at < ?3"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(db::params![from.timestamp(), (from - MAX_BOOKING).timestamp(), to.timestamp()], |row| {
+        self.busy(&sql, db::params![from.timestamp(), (from - MAX_BOOKING).timestamp(), to.timestamp()])
+    }
+
+    /// [`Store::busy_between`] of one room, and of the client and the engineer given wherever
+    /// they are booked: what a search of that room alone steps around.
+    pub fn busy_in_room(
+        &self,
+        room: &RoomId,
+        client: Option<&ClientId>,
+        engineer: Option<&EngineerId>,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Busy>> {
+        let sql = format!(
+            "SELECT room_id, client_id, engineer_id, start_at, end_at FROM bookings b \
+             WHERE {HOLDS_ITS_PLACE} AND end_at > ?1 AND start_at > ?2 AND start_at < ?3 \
+             AND (room_id = ?4 OR client_id = ?5 OR engineer_id = ?6)"
+        );
+        self.busy(
+            &sql,
+            db::params![
+                from.timestamp(),
+                (from - MAX_BOOKING).timestamp(),
+                to.timestamp(),
+                room.as_str(),
+                client.map(ClientId::as_str),
+                engineer.map(EngineerId::as_str)
+            ],
+        )
+    }
+
+    fn busy(&self, sql: &str, params: impl db::Params) -> Result<Vec<Busy>> {
+        let mut stmt = self.conn().prepare_cached(sql)?;
+        let rows = stmt.query_map(params, |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?, row.get::<_, i64>(3)?, row.get::<_, i64>(4)?))
         })?;
         let mut out = Vec::new();

@@ -11,6 +11,9 @@ pub type Statement<'c> = rusqlite::CachedStatement<'c>;
 /// How many prepared statements a connection keeps: the store has about a hundred.
 const STATEMENT_CACHE: usize = 128;
 
+/// How much of a database file is read through a memory map: more than a large studio's file.
+const MMAP_BYTES: i64 = 1 << 30;
+
 pub struct Conn {
     conn: rusqlite::Connection,
     /// How long a statement waits for another connection's lock, usually.
@@ -30,6 +33,9 @@ impl Conn {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // Pages read through a memory map, not a system call each: a search steps through a few
+        // hundred rows, and a system call per page was a third of its reads in a profile.
+        conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // One plan per cached statement, whatever its parameters: without this, a statement whose
         // plan may depend on a bound value (a `LIMIT ?`, say) is compiled again on every run once
