@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::bound::Relaxation;
 use crate::candidates::Problem;
 use crate::generate::SplitMix64;
-use crate::local::Holdings;
+use crate::local::{Holdings, place_unresolved};
 use crate::model::{Limits, PartOutcome, solve_neighbourhood};
 use crate::plan::Plan;
 use crate::split::Part;
@@ -69,6 +69,11 @@ pub(crate) fn step(
         outcome.bound = outcome.bound.max(relaxation.bound().min(outcome.plan.cost));
     }
 
+    // Unresolved bookings first: a chain of moves that places one saves a hundred shifts.
+    if outcome.bound < outcome.plan.cost && keep_going() {
+        let plan = std::mem::replace(&mut outcome.plan, Plan { chosen: Vec::new(), cost: 0 });
+        outcome.plan = place_unresolved(problem, part, plan);
+    }
     // The plan: one neighbourhood, chosen by a generator seeded with the part and the step.
     if outcome.bound < outcome.plan.cost && keep_going() {
         let mut rng = SplitMix64::new((index as u64) << 32 ^ search.steps);
@@ -219,4 +224,52 @@ fn improve_neighbourhood(problem: &Problem, part: &Part, free: &[usize], outcome
         outcome.plan = best;
     }
     finished
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The candidate of affected booking `a` in room `room` at `start`, with its own engineer.
+    fn candidate(problem: &Problem, a: u32, room: u32, start: i64) -> usize {
+        problem.candidates_of(a).find(|&c| problem.candidates[c].room == room && problem.candidates[c].start == start).expect("a candidate there")
+    }
+
+    #[test]
+    fn an_unresolved_booking_seeds_every_other_neighbourhood_with_its_blocker() {
+        // Room a (offline all day) held u (600-660, needs the piano), j (480-540) and ten more
+        // bookings f0-f9 (600-660). Only room b has the piano. The plan: j shifted 8 steps into b
+        // at 600 (blocking u's placements from 555 to 645), each f in its own room c0-c9 at 615
+        // (a shift it need not make), u unresolved. Eleven bookings cost more than their cheapest
+        // placement, so two draws would seldom pick u; and j started two hours before u, so the
+        // ten fs are all nearer in time. On every odd step the neighbourhood is seeded with u
+        // anyway and frees j, the booking in its way; at size 8 the nearest in time alone would
+        // be u and seven fs.
+        let rooms: Vec<String> = (0..10).map(|i| format!(r#"{{"id": "c{i}", "capacity": 4, "open": [[0, 1440]]}}"#)).collect();
+        let fs: Vec<String> =
+            (0..10).map(|i| format!(r#"{{"id": "f{i}", "room": "a", "start": 600, "end": 660, "client": "cf{i}"}}"#)).collect();
+        let inst: crate::Instance = serde_json::from_str(&format!(
+            r#"{{"version": 1, "month": "2026-09",
+                "rooms": [{{"id": "a", "capacity": 4, "features": ["piano"], "open": [[0, 1440]], "offline": [[0, 1440]]}},
+                          {{"id": "b", "capacity": 4, "features": ["piano"], "open": [[0, 1440]]}}, {}],
+                "bookings": [{{"id": "u", "room": "a", "start": 600, "end": 660, "client": "cu", "requires": ["piano"]}},
+                             {{"id": "j", "room": "a", "start": 480, "end": 540, "client": "cj"}}, {}]}}"#,
+            rooms.join(", "),
+            fs.join(", ")
+        ))
+        .unwrap();
+        inst.check().unwrap();
+        let problem = Problem::build(&inst, usize::MAX, 0);
+        let part = Part { affected: (0..12).collect() };
+        let mut chosen = vec![None, Some(candidate(&problem, 1, 1, 600))];
+        chosen.extend((0..10).map(|i| Some(candidate(&problem, 2 + i, 2 + i, 615))));
+        let plan = Plan::new(&problem, chosen);
+        assert_eq!(plan.cost, 1000 + (16 + 1) + 10 * (2 + 1));
+        for step in [1, 3, 5, 7] {
+            let mut rng = SplitMix64::new(step);
+            let free = neighbourhood(&problem, &part, &plan, SMALLEST, step, &mut rng).expect("bookings to free");
+            assert!(free.contains(&0) && free.contains(&1), "step {step}: {free:?}");
+            assert_eq!(free.len(), 1 + 1 + 7, "step {step}: u, j and the seven fs nearest: {free:?}");
+        }
+    }
 }
