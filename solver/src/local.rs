@@ -1,7 +1,8 @@
 //! Local search on a part's plan, cheap and deterministic: move a whole series into one room, and
 //! move single bookings to a cheaper free placement. The greedy places series occurrences one at
 //! a time, so in a big chain it splits many series over rooms that could have held them all; these
-//! moves undo that. Every move is checked against the rest of the plan and accepted only when the
+//! moves undo that. An unresolved booking whose places are all held is placed by a short chain of
+//! moves when one exists (see [`place_unresolved`]). Every move is checked against the rest of the plan and accepted only when the
 //! plan's exact cost goes down, so the result is never worse than the plan it started from.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
