@@ -2,8 +2,9 @@
 //! move single bookings to a cheaper free placement. The greedy places series occurrences one at
 //! a time, so in a big chain it splits many series over rooms that could have held them all; these
 //! moves undo that. An unresolved booking whose places are all held is placed by a short chain of
-//! moves when one exists (see [`place_unresolved`]). Every move is checked against the rest of the plan and accepted only when the
-//! plan's exact cost goes down, so the result is never worse than the plan it started from.
+//! moves when one is found (see [`place_unresolved`]). Every move is checked against the rest of
+//! the plan and accepted only when the plan's exact cost goes down, so the result is never worse
+//! than the plan it started from.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -204,11 +205,12 @@ pub(crate) fn improve(problem: &Problem, part: &Part, plan: Plan) -> Plan {
 const CHAIN_WORK: usize = 200_000;
 
 /// Places unresolved bookings of `plan` by short chains of moves (ejection chains): a candidate
-/// of the unresolved booking whose only blockers (one or two placed bookings) can each move to a
-/// free placement of theirs, or whose one blocker can move to a placement held by one other
-/// booking that can move to a free one. The first chain that lowers the plan's exact cost is
-/// taken, cheapest candidates first; unlike a neighbourhood re-solved with a few nodes, this
-/// finds every such chain within its work. Never returns a dearer plan.
+/// of the unresolved booking whose blockers (at most [`MOST_BLOCKERS`] placed bookings) each move, in turn,
+/// to a placement of theirs that is free, or that one more booking holds and leaves the same way,
+/// up to [`CHAIN_DEPTH`] bookings further. Candidates are tried cheapest first, and the first
+/// chain that lowers the plan's exact cost is taken. A neighbourhood re-solved with a hundred
+/// nodes seldom finds such a chain in a part of hundreds of bookings; this search is cheap and
+/// exact about each move. Never returns a dearer plan.
 pub(crate) fn place_unresolved(problem: &Problem, part: &Part, plan: Plan) -> Plan {
     let waiting: Vec<usize> =
         (0..plan.chosen.len()).filter(|&i| plan.chosen[i].is_none() && !problem.candidates_of(part.affected[i]).is_empty()).collect();
@@ -250,7 +252,7 @@ fn chain(problem: &Problem, part: &Part, chosen: &[Option<usize>], holdings: &Ho
             return None;
         }
         let blockers = holdings.blockers(problem, c);
-        if blockers.len() > 3 {
+        if blockers.len() > MOST_BLOCKERS {
             continue;
         }
         // Each blocker moves in turn, clear of `c` and of the moves before it.
@@ -275,7 +277,9 @@ fn chain(problem: &Problem, part: &Part, chosen: &[Option<usize>], holdings: &Ho
     None
 }
 
-/// How many bookings beyond a blocker a chain may push on.
+/// The most placed bookings a chain moves out of an unresolved booking's way.
+const MOST_BLOCKERS: usize = 3;
+/// How many bookings beyond a blocker a chain may push on, one after the other.
 const CHAIN_DEPTH: usize = 3;
 
 /// What a chain search reads: the plan and what it holds.
