@@ -30,7 +30,8 @@
 //! - `prune`: candidates that a free placement of the same booking dominates are dropped (exact).
 //! - `split`: independent parts of the month (connected by time clashes and series).
 //! - `plan`, `greedy`: a part's choice and its exact cost; the greedy incumbent.
-//! - `local`: local search on a plan (a split series into one room, bookings to cheaper places).
+//! - `local`: local search on a plan (a split series into one room, bookings to cheaper places,
+//!   unresolved bookings placed by short chains of moves).
 //! - `model`: the integer program of a part, written with good_lp and searched with microlp from
 //!   the greedy start (on big parts over each booking's cheapest candidates only).
 //! - `bound`: a Lagrangian lower bound for parts too big to prove with the integer program.

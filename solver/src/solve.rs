@@ -260,7 +260,7 @@ pub fn solve_with_strategy(instance: &Instance, options: &Options, strategy: Str
     phases.prepare = started.elapsed();
 
     let start_part = |part: &Part| {
-        let plan = crate::local::improve(&problem, part, greedy(&problem, part));
+        let plan = crate::local::place_unresolved(&problem, part, crate::local::improve(&problem, part, greedy(&problem, part)));
         let bound = trivial_bound(&problem, part);
         PartOutcome { optimal: bound >= plan.cost, bound, plan }
     };

@@ -85,7 +85,9 @@ fn cancel_during_the_improvement_phase_returns_the_incumbent_promptly() {
 
 #[test]
 fn one_and_two_threads_agree_under_a_work_limit() {
-    for inst in [generate::large_chain(2), generate::loose(3)] {
+    // chain_away(2): engineers who may change, and a part whose plan leaves a booking waiting
+    // (chains of moves, the larger bound work).
+    for inst in [generate::large_chain(2), generate::loose(3), generate::chain_away(2)] {
         let one = solve_with_report(&inst, &with_work(1, 3));
         let two = solve_with_report(&inst, &with_work(2, 3));
         assert!(!one.timed_out && !two.timed_out);

@@ -3,9 +3,9 @@
 //! engineer change 10; grid 15, max shift 120), the words for a booking no engineer can take,
 //! and version 1 instances read as version 2.
 
-use studioflow_solver::{Instance, generate, validate};
+use studioflow_solver::{Instance, Options, Strategy, generate, solve_with_strategy, validate};
 
-use crate::{instance, solve};
+use crate::{assert_valid, instance, solve};
 
 /// Booking x (600-660, room a, engineer e1, needs mixing). e1 is away [570, 700), for a doctor.
 /// Room a holds a fixed booking [420, 600) of someone else, so x cannot start earlier in a; room b
@@ -204,4 +204,56 @@ fn version_2_fields_need_version_2() {
     inst.engineers[0].available = None;
     inst.engineers.push(inst.engineers[0].clone());
     assert_eq!(inst.check().unwrap_err().to_string(), "duplicate engineer id \"e\"");
+}
+
+#[test]
+fn a_capped_booking_that_may_change_engineer_spreads_its_placements_over_starts() {
+    // x (600-660, needs mixing) sat in offline room a1 with e1, who is away all day, so it must
+    // change engineer: e2 or e3, the only other mixers. z1 (in a2, e2) and z2 (in a3, e3) must
+    // move too; their clients are at fixed sessions [480, 600) and [660, 780), so each can only
+    // stay at 600, with its own engineer in one of the six free rooms b-g: 1 each. Both mixers are
+    // then taken over 600-660, so x must end by 600 or start at 660: 4 steps (8), a room change (1)
+    // and an engineer change (10) = 19. Optimum 1 + 1 + 19 = 21.
+    //
+    // With a cap of 80 placements, x's cheapest list is 12 at 600 (6 rooms x 2 engineers, cost 11),
+    // then 24 each at 1 and 2 steps, then 20 at 3 steps (17), its floor: all within 45 minutes of
+    // 600, all clashing with z1 and z2's engineers. Only the spread list (half the cap, 8 per
+    // level of cost) reaches 4 steps; without it x is left unresolved (1002).
+    let mut rooms = vec![
+        r#"{"id": "a1", "capacity": 4, "open": [[0, 1440]], "offline": [[0, 1440]]}"#.to_string(),
+        r#"{"id": "a2", "capacity": 4, "open": [[0, 1440]], "offline": [[0, 1440]]}"#.to_string(),
+        r#"{"id": "a3", "capacity": 4, "open": [[0, 1440]], "offline": [[0, 1440]]}"#.to_string(),
+        r#"{"id": "k1", "capacity": 1, "open": [[0, 1440]]}"#.to_string(),
+        r#"{"id": "k2", "capacity": 1, "open": [[0, 1440]]}"#.to_string(),
+    ];
+    rooms.extend(["b", "c", "d", "e", "f", "g"].map(|r| format!(r#"{{"id": "{r}", "capacity": 4, "open": [[0, 1440]]}}"#)));
+    let inst = instance(&format!(
+        r#"{{"version": 2, "month": "2026-09", "rooms": [{}],
+            "engineers": [{{"id": "e1", "skills": ["mixing"], "away": [[0, 1440]]}},
+                          {{"id": "e2", "skills": ["mixing"]}}, {{"id": "e3", "skills": ["mixing"]}}],
+            "bookings": [
+              {{"id": "x", "room": "a1", "start": 600, "end": 660, "client": "cx", "engineer": "e1", "engineer_skills": ["mixing"], "party_size": 2}},
+              {{"id": "z1", "room": "a2", "start": 600, "end": 660, "client": "c1", "engineer": "e2", "engineer_skills": ["mixing"], "party_size": 2}},
+              {{"id": "z2", "room": "a3", "start": 600, "end": 660, "client": "c2", "engineer": "e3", "engineer_skills": ["mixing"], "party_size": 2}},
+              {{"id": "f1", "room": "k1", "start": 480, "end": 600, "client": "c1"}},
+              {{"id": "g1", "room": "k1", "start": 660, "end": 780, "client": "c1"}},
+              {{"id": "f2", "room": "k2", "start": 480, "end": 600, "client": "c2"}},
+              {{"id": "g2", "room": "k2", "start": 660, "end": 780, "client": "c2"}}]}}"#,
+        rooms.join(", ")
+    ));
+    let options = Options { threads: 1, work_limit: Some(20), time_limit: std::time::Duration::from_secs(60), ..Options::default() };
+
+    // Every placement kept: proven.
+    let full = solve_with_strategy(&inst, &options, Strategy::default());
+    assert_valid(&inst, &full.solution);
+    assert_eq!((full.solution.cost, full.proven_optimal), (21, true));
+
+    let capped = solve_with_strategy(&inst, &options, Strategy { candidate_cap: 80, candidate_budget: 0, ..Strategy::default() });
+    assert_valid(&inst, &capped.solution);
+    assert_eq!(capped.solution.unresolved, 0, "{:?}", capped.solution.unresolved_bookings);
+    assert_eq!(capped.solution.cost, 21);
+    let x = capped.solution.assignments.iter().find(|a| a.booking == "x").expect("x placed");
+    assert!(x.start <= 540 || x.start >= 660, "x at {} clashes with z1 or z2's engineer", x.start);
+    // The floor of the cheapest list (17) stays: the bound may not claim more than the optimum.
+    assert!(capped.lower_bound <= 21);
 }
