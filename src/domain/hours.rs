@@ -20,6 +20,9 @@ pub struct DaySpan {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WeeklyHours {
     spans: Vec<DaySpan>,
+    /// The spans as [`WeeklyHours::to_lines`] writes them, written once: a list of the rooms
+    /// gives every room's hours on every call.
+    lines: Vec<String>,
 }
 
 const DAYS: [(&str, Weekday); 7] = [
@@ -58,7 +61,8 @@ impl WeeklyHours {
                 return Err(format!("an opening on {} lasts {} minutes: it must last 1 minute to 24 hours", day_name(s.weekday), s.length.num_minutes()));
             }
         }
-        let hours = WeeklyHours { spans };
+        let lines = spans.iter().map(DaySpan::to_string).collect();
+        let hours = WeeklyHours { spans, lines };
         // Two spans that overlap would make "inside one opening" ambiguous; refuse them.
         for (i, a) in hours.spans.iter().enumerate() {
             for b in &hours.spans[i + 1..] {
@@ -146,7 +150,7 @@ impl WeeklyHours {
 
     /// The lines that [`WeeklyHours::parse`] reads back, one per span.
     pub fn to_lines(&self) -> Vec<String> {
-        self.spans.iter().map(|s| s.to_string()).collect()
+        self.lines.clone()
     }
 }
 

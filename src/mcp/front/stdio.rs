@@ -33,9 +33,10 @@ pub async fn serve_lines(
 
     let (lines_out, mut lines) = mpsc::channel::<String>(256);
     let writer = tokio::spawn(async move {
-        while let Some(line) = lines.recv().await {
+        while let Some(mut line) = lines.recv().await {
+            // One write a line: each write to tokio's stdout is a hop to a blocking thread.
+            line.push('\n');
             output.write_all(line.as_bytes()).await?;
-            output.write_all(b"\n").await?;
             output.flush().await?;
         }
         anyhow::Ok(())
