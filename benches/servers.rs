@@ -12,7 +12,9 @@
 //! background work (task and notification sweeps) takes in as long a time with no booking.
 //!
 //! Options after `--`: `--bookings N` per setup (default 1200), `--clients M` (default 8), `--queries N`
-//! per setup in the read phase (default 4000). Run without `--bench` (as `cargo test --benches` does)
+//! per setup in the read phase (default 4000), `--binary PATH` to serve with another build (an older
+//! commit's, for a before and after; the studio is built by this build's store, so the two must
+//! share a schema version), `--skip-servers 2,3` to leave out setups of PostgreSQL servers. Run without `--bench` (as `cargo test --benches` does)
 //! it makes a quick smoke run.
 
 #[path = "support/server.rs"]
@@ -389,6 +391,15 @@ fn main() {
     let clients = option(&args, "--clients").unwrap_or(if full { 8 } else { 4 }).clamp(1, ROOMS);
     let bookings = option(&args, "--bookings").unwrap_or(if full { 1200 } else { 40 }).max(clients);
     let queries = option(&args, "--queries").unwrap_or(if full { 4000 } else { 40 }).max(clients);
+    if let Some(at) = args.iter().position(|a| a == "--binary") {
+        let binary = std::path::PathBuf::from(args.get(at + 1).expect("--binary needs the path of a studioflow binary"));
+        println!("server: {}", binary.display());
+        server::use_binary(binary);
+    }
+    let skipped: Vec<usize> = match args.iter().position(|a| a == "--skip-servers") {
+        Some(at) => args.get(at + 1).expect("--skip-servers needs a list such as 2,3").split(',').map(|n| n.trim().parse().expect("--skip-servers: numbers")).collect(),
+        None => Vec::new(),
+    };
 
     // Concurrent CREATE EXTENSION races on the catalog; a no-op once it is there.
     let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap_or_else(|e| panic!("STUDIOFLOW_TEST_PG={base}: {e}"));
@@ -403,6 +414,9 @@ fn main() {
     let mut rows = Vec::new();
     let started = Instant::now();
     for (backend, servers) in [("SQLite", 1), ("PostgreSQL", 1), ("PostgreSQL", 2), ("PostgreSQL", 3)] {
+        if backend == "PostgreSQL" && skipped.contains(&servers) {
+            continue;
+        }
         // A fresh studio for each setup, so each starts from the same state.
         let schema;
         let db = if backend == "SQLite" {

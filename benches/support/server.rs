@@ -12,9 +12,20 @@ pub struct Server {
     pub address: SocketAddr,
 }
 
+/// The binary [`Server::spawn`] starts, if not this build's ([`use_binary`]).
+static BINARY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Makes [`Server::spawn`] start `binary` (another commit's build, for a before and after)
+/// instead of this build's `studioflow`.
+#[allow(dead_code)]
+pub fn use_binary(binary: std::path::PathBuf) {
+    BINARY.set(binary).expect("the binary is chosen once, before any server starts");
+}
+
 impl Server {
     pub fn spawn(db: impl AsRef<OsStr>, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_studioflow"))
+        let binary = BINARY.get().map_or(std::path::Path::new(env!("CARGO_BIN_EXE_studioflow")), |b| b.as_path());
+        let mut child = Command::new(binary)
             .args(["serve".as_ref(), "--db".as_ref(), db.as_ref(), "--http".as_ref(), "127.0.0.1:0".as_ref()])
             .args(extra)
             .env("RUST_LOG", "error")

@@ -316,6 +316,47 @@ pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity
     Ok(seq)
 }
 
+/// An event to be written with the change it records, in the same statement (see
+/// [`INSERT_FOR_BOOKING_B`]).
+pub(super) struct Pending<'a> {
+    pub at: DateTime<Utc>,
+    pub actor: &'a Actor,
+    pub entity: Entity,
+    pub action: Action,
+    pub change: Change,
+}
+
+impl Pending<'_> {
+    /// The arguments of [`INSERT_FOR_BOOKING_B`], in its order.
+    pub fn values(self) -> Vec<Value> {
+        let text = |m: Option<Map<String, Json>>| m.map(|m| Json::Object(m).to_string());
+        db::Params::into_values(db::params![
+            self.at.timestamp(),
+            Utc::now().timestamp_millis(),
+            self.actor.who,
+            self.actor.via,
+            self.entity.as_str(),
+            self.action.as_str(),
+            text(self.change.before),
+            text(self.change.after)
+        ])
+    }
+}
+
+/// The insert of an event about the row of `b`, a WITH query's name for the booking just
+/// inserted: its id is the event's `entity_id`. Its arguments are [`Pending::values`]; the casts
+/// give the server the parameters' types, which an `INSERT ... SELECT` does not infer.
+pub(super) const INSERT_FOR_BOOKING_B: &str = "INSERT INTO events (at, real_at, who, via, entity, entity_id, action, before, after) \
+     SELECT CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), b.id, CAST(? AS TEXT), \
+     CAST(? AS TEXT), CAST(? AS TEXT) FROM b RETURNING seq";
+
+/// Puts `change` in place of what event `seq` recorded.
+pub(super) fn correct(conn: &Connection, seq: i64, change: Change) -> Result<()> {
+    let text = |m: Option<Map<String, Json>>| m.map(|m| Json::Object(m).to_string());
+    conn.execute("UPDATE events SET before = ?, after = ? WHERE seq = ?", db::params![text(change.before), text(change.after), seq])?;
+    Ok(())
+}
+
 /// Which events to list, in commit order.
 #[derive(Debug, Clone, Default)]
 pub struct EventQuery {

@@ -23,6 +23,9 @@ pub(super) struct ChangeSet {
     pub reflow: Option<String>,
     /// The last event recorded, which the messages name as theirs.
     pub last_seq: i64,
+    /// Clients' contacts read by this transaction's rule checks, by client id, so that their
+    /// messages need no read of their own; forgotten when the transaction edits a person.
+    pub client_contacts: std::collections::HashMap<String, super::rules::Contact>,
 }
 
 /// Whether a booking's change is one its people see in their calendar: new, or its room, time,
@@ -54,8 +57,14 @@ fn room_json(conn: &Connection, id: &str) -> Result<Json> {
     Ok(json!({ "id": id, "name": name_of(conn, "rooms", id)? }))
 }
 
-/// A person's name and the address to write to: none without one, or with `notify` off.
-fn contact(conn: &Connection, person: &Person) -> Result<Option<(String, Option<String>)>> {
+/// A person's name and the address to write to: none without one, or with `notify` off. A
+/// client's, as the transaction's rule check read it, when it did.
+fn contact(conn: &Connection, set: &ChangeSet, person: &Person) -> Result<Option<(String, Option<String>)>> {
+    if person.role == "client"
+        && let Some(known) = set.client_contacts.get(&person.id)
+    {
+        return Ok(Some(known.clone()));
+    }
     let table = if person.role == "client" { "clients" } else { "engineers" };
     let sql = format!("SELECT name, CASE WHEN notify = 1 THEN email END FROM {table} WHERE id = ?");
     Ok(conn.prepare_cached(&sql)?.query_row([person.id.as_str()], |row| Ok((row.get(0)?, row.get(1)?))).optional()?)
@@ -167,7 +176,7 @@ pub(super) fn enqueue(conn: &Connection, studio: &Studio, set: &ChangeSet) -> Re
     let subject = set.reflow.clone().or(first_subject).unwrap_or_default();
     let mut messages = 0;
     for (person, sessions) in &told {
-        let Some((name, Some(email))) = contact(conn, person)? else { continue };
+        let Some((name, Some(email))) = contact(conn, set, person)? else { continue };
         let mut list = Vec::with_capacity(sessions.len());
         for (before, after, action, cancel) in sessions.values() {
             list.push(session_json(conn, before.as_ref(), after, *action, *cancel)?);

@@ -216,6 +216,22 @@ impl Store {
         Ok(self.conn.hold_cache_version()?)
     }
 
+    /// [`Store::is_alive`] for work that writes, on PostgreSQL: the same round trip begins the
+    /// write transaction that the work's first [`Store::write`] then takes over (see
+    /// [`Connection::begin_early`]). On SQLite, where a check costs no round trip, as
+    /// [`Store::is_alive`].
+    pub(crate) fn is_alive_writing(&self) -> Result<()> {
+        match self.conn.backend() {
+            Backend::Postgres => Ok(self.conn.begin_early()?),
+            Backend::Sqlite => self.is_alive(),
+        }
+    }
+
+    /// Marks the connection lost (its check failed), so that the pool drops it.
+    pub(crate) fn discard(&self) {
+        self.conn.discard();
+    }
+
     /// Whether the connection is gone for good (PostgreSQL closed it, or a statement found it
     /// lost), so the pool drops it.
     pub fn is_broken(&self) -> bool {

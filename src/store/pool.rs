@@ -19,6 +19,8 @@ impl r2d2::ManageConnection for Manager {
         Store::open(&self.target)
     }
 
+    /// Not called: the pool checks a connection itself as it hands it out ([`Pool::checked`]),
+    /// the way the work needs it.
     fn is_valid(&self, store: &mut Store) -> Result<()> {
         store.is_alive()
     }
@@ -32,6 +34,8 @@ impl r2d2::ManageConnection for Manager {
 pub struct Pool {
     target: Target,
     inner: r2d2::Pool<Manager>,
+    /// How many connections it keeps: as many as may be found lost at once.
+    size: u32,
 }
 
 impl Pool {
@@ -48,9 +52,10 @@ impl Pool {
             .max_size(size.max(1))
             .min_idle(Some(1))
             .connection_timeout(std::time::Duration::from_secs(30))
+            .test_on_check_out(false)
             .build(manager)
             .map_err(|e| StoreError::Pool(e.to_string()))?;
-        Ok(Pool { target, inner })
+        Ok(Pool { target, inner, size: size.max(1) })
     }
 
     /// A connection of its own, outside the pool, for point reads made inline on an async
@@ -79,20 +84,28 @@ impl Pool {
     /// ([`StoreError::OutcomeUnknown`]): whether the commit took effect is unknown.
     pub fn with<T>(&self, mut f: impl FnMut(&mut Store) -> T) -> Result<T> {
         // Another connection may have changed the studio's settings since this one read them.
-        self.run(&mut |store| store.refresh_studio().map(|()| f(store)))?
+        self.run(false, &mut |store| store.refresh_studio().map(|()| f(store)))?
+    }
+
+    /// [`Pool::with`] for work that writes (a booking): on PostgreSQL the connection's check as it
+    /// is handed out is the write transaction's `BEGIN`, which the work's first write takes over
+    /// (one round trip for both; see [`Store::is_alive_writing`]), and the studio's settings are
+    /// read under the writer's lock. Work that ends without writing has its transaction rolled
+    /// back.
+    pub fn with_writing<T>(&self, mut f: impl FnMut(&mut Store) -> T) -> Result<T> {
+        self.run(true, &mut |store| store.refresh_studio().map(|()| f(store)))?
     }
 
     /// [`Pool::with`] for work that reads none of the studio's settings (checking an API token
     /// on every HTTP request, renewing a task's lease): the settings are not re-read first.
     pub fn with_unsettled<T>(&self, mut f: impl FnMut(&mut Store) -> T) -> Result<T> {
-        self.run(&mut |store| f(store))
+        self.run(false, &mut |store| f(store))
     }
 
-    fn run<T>(&self, f: &mut dyn FnMut(&mut Store) -> T) -> Result<T> {
+    fn run<T>(&self, writing: bool, f: &mut dyn FnMut(&mut Store) -> T) -> Result<T> {
         let mut again = true;
         loop {
-            let mut store = self.inner.get().map_err(|e| StoreError::Pool(e.to_string()))?;
-            store.begin_use();
+            let mut store = self.checked(writing)?;
             let outcome = f(&mut store);
             store.end_use();
             // The lost connection goes back marked broken, and r2d2 drops it (`has_broken`).
@@ -101,6 +114,30 @@ impl Pool {
                 continue;
             }
             return Ok(outcome);
+        }
+    }
+
+    /// A connection that answered its check ([`Store::is_alive`], or for work that writes
+    /// [`Store::is_alive_writing`]), its use begun. One that fails it is dropped and another
+    /// taken, as many times as the pool has connections (a restarted server leaves them all lost);
+    /// then the check's error is returned.
+    fn checked(&self, writing: bool) -> Result<r2d2::PooledConnection<Manager>> {
+        let mut failed = 0;
+        loop {
+            let store = self.inner.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+            store.begin_use();
+            let check = if writing { store.is_alive_writing() } else { store.is_alive() };
+            match check {
+                Ok(()) => return Ok(store),
+                Err(e) => {
+                    store.end_use();
+                    store.discard();
+                    failed += 1;
+                    if failed > self.size {
+                        return Err(e);
+                    }
+                }
+            }
         }
     }
 }

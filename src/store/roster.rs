@@ -308,6 +308,7 @@ impl Writer<'_> {
             after.profile.notify = notify;
         }
         let p = &after.profile;
+        self.forget_contacts();
         self.tx.execute(
             &format!("UPDATE {} SET name = ?, email = ?, phone = ?, notes = ?, active = ?, notify = ? WHERE id = ?", kind.table()),
             params![after.name, p.email, p.phone, p.notes, p.active, p.notify, id],

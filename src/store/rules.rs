@@ -157,6 +157,13 @@ pub(super) fn check_engineer(conn: &Connection, engineer: &EngineerId, current: 
 /// the client and the engineer. `ignore` is the booking being changed, which never clashes with
 /// itself.
 pub(super) fn check(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
+    check_noting_client(conn, tz, new, ignore).map(drop)
+}
+
+/// [`check`], which also hands back the client's contact ([`Contact`]) when the one query of the
+/// common case read it (a bookable client and nothing in the way): the e-mail written at the
+/// commit then needs no read of its own.
+pub(super) fn check_noting_client(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Option<&BookingId>) -> Result<Option<Contact>> {
     check_shape(new)?;
     let room = read::rooms(conn, Some(&new.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
     check_room_active(&room)?;
@@ -166,7 +173,7 @@ pub(super) fn check(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Opt
     };
     // The common case, a bookable client and nothing in the way, is told by one round trip; only
     // when it is not so are the checks below read one by one, to refuse with the first that fails.
-    let clear = all_clear(conn, &room, new, ignore)?;
+    let (clear, contact) = all_clear(conn, &room, new, ignore)?;
     if !clear {
         check_client(conn, &new.client, current.as_ref())?;
     }
@@ -184,32 +191,39 @@ pub(super) fn check(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Opt
         check_engineer_works(conn, tz, engineer, new.start, new.end)?;
     }
     if clear {
-        return Ok(());
+        return Ok(contact);
     }
     if let Some(window) = read::offline_windows(conn, Some(&room.id), new.start, new.end)?.into_iter().next() {
         let (from, to) = (tz.zoned(window.from), tz.zoned(window.to));
         return Err(Refusal::Offline { room: room.id, from, to, reason: window.reason }.into());
     }
-    check_clashes(conn, tz, &room, new, ignore)
+    check_clashes(conn, tz, &room, new, ignore).map(|()| None)
 }
+
+/// A person's name and the address their e-mail goes to (none without one, or with `notify`
+/// off), as `mail.rs` reads them.
+pub(super) type Contact = (String, Option<String>);
 
 /// Whether the session's client is active and nothing is in its way: no offline window of its
 /// room and no clash with a booking of its room, client or engineer, by the very conditions of
 /// [`check_client`], [`read::offline_windows`] and [`check_clashes`] (an inactive client a
 /// booking already has reads as not clear, and is then checked one rule at a time). One query,
-/// so that a booking that keeps every rule costs one round trip for all of them.
-fn all_clear(conn: &Connection, room: &Room, new: &Session, ignore: Option<&BookingId>) -> Result<bool> {
+/// so that a booking that keeps every rule costs one round trip for all of them. The same query
+/// reads the client's contact, as [`Contact`] (when clear: the client exists), which the
+/// booking's e-mail needs at the commit.
+fn all_clear(conn: &Connection, room: &Room, new: &Session, ignore: Option<&BookingId>) -> Result<(bool, Option<Contact>)> {
     let sql = format!(
         "SELECT CASE WHEN EXISTS (SELECT 1 FROM clients WHERE id = ?1 AND active = 1) \
          AND NOT EXISTS (SELECT 1 FROM offline_windows WHERE room_id = ?2 AND from_at < ?4 AND to_at > ?3) \
          AND NOT EXISTS (SELECT 1 FROM bookings b WHERE room_id = ?2 AND id != ?5 AND {HOLDS_ITS_PLACE} AND start_at > ?6 AND start_at < ?7 AND end_at > ?8) \
          AND NOT EXISTS (SELECT 1 FROM bookings b WHERE client_id = ?1 AND id != ?5 AND {HOLDS_ITS_PLACE} AND start_at > ?9 AND start_at < ?10 AND end_at > ?11) \
          AND NOT EXISTS (SELECT 1 FROM bookings b WHERE engineer_id = ?12 AND id != ?5 AND {HOLDS_ITS_PLACE} AND start_at > ?9 AND start_at < ?10 AND end_at > ?11) \
-         THEN 1 ELSE 0 END"
+         THEN 1 ELSE 0 END, \
+         (SELECT name FROM clients WHERE id = ?1), (SELECT CASE WHEN notify = 1 THEN email END FROM clients WHERE id = ?1)"
     );
     let (room_back, room_until, room_after) = clash_window(new, room.buffer);
     let (back, until, after) = clash_window(new, Duration::zero());
-    let clear: i64 = conn.prepare_cached(&sql)?.query_row(
+    let (clear, name, email): (i64, Option<String>, Option<String>) = conn.prepare_cached(&sql)?.query_row(
         params![
             new.client.as_str(),
             room.id.as_str(),
@@ -224,9 +238,9 @@ fn all_clear(conn: &Connection, room: &Room, new: &Session, ignore: Option<&Book
             after,
             new.engineer.as_ref().map(|e| e.as_str())
         ],
-        |row| row.get(0),
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
     )?;
-    Ok(clear == 1)
+    Ok((clear == 1, name.map(|name| (name, email))))
 }
 
 /// The bounds a clash query asks for with a buffer of `pad` around the session: a start after

@@ -91,6 +91,11 @@ impl<'c> Writer<'c> {
     pub(super) fn event(&self, entity: Entity, id: &str, action: Action, change: events::Change) -> Result<()> {
         let at = self.now();
         let seq = events::record(&self.tx, at, &self.actor, entity, id, action, change)?;
+        self.recorded(seq, at, entity, id, action)
+    }
+
+    /// What follows an event written as number `seq`: the e-mail names it, and the outbox tells it.
+    fn recorded(&self, seq: i64, at: DateTime<Utc>, entity: Entity, id: &str, action: Action) -> Result<()> {
         {
             let mut told = self.told.borrow_mut();
             told.last_seq = seq;
@@ -272,8 +277,45 @@ impl<'c> Writer<'c> {
         self.check(&new, None)?;
         let (price, deposit_due) = self.new_price(&new, hold_until.is_some())?;
         let extras = Extras { notes: notes.as_deref(), hold_until, price, deposit_due };
-        let after = insert_whole(&self.tx, &new, &extras)?;
-        self.booking_event_to(None, after, Action::Created)
+        match self.tx.backend() {
+            db::Backend::Sqlite => {
+                let after = insert_whole(&self.tx, &new, &extras)?;
+                self.booking_event_to(None, after, Action::Created)
+            }
+            db::Backend::Postgres => self.insert_recorded(&new, &extras),
+        }
+    }
+
+    /// [`insert_whole`] and the booking's event in one statement, one round trip to PostgreSQL
+    /// (a data-modifying WITH, which SQLite has not; there the two are in process anyway). The
+    /// event's fields are the booking's as it will be stored, known before the insert but for
+    /// its id, which no field holds; they are checked against the row the insert returns, and the
+    /// event is corrected if they differ (which would take a change of the insert, not of data).
+    fn insert_recorded(&self, new: &Session, extras: &Extras<'_>) -> Result<Booking> {
+        let tz = self.studio()?.tz;
+        let expected = Booking {
+            id: BookingId(String::new()),
+            series: None,
+            session: new.clone(),
+            notes: extras.notes.map(str::to_owned),
+            hold_until: extras.hold_until,
+            displaced: false,
+            money: crate::domain::Money { price: Some(extras.price), deposit_due: extras.deposit_due, paid: 0 },
+        };
+        let fields = events::booking_fields(&tz, &expected);
+        let at = self.now();
+        let event = events::Pending { at, actor: &self.actor, entity: Entity::Booking, action: Action::Created, change: events::diff(None, Some(fields.clone())) };
+        let (after, seq) = insert_whole_recorded(&self.tx, new, extras, event)?;
+        let stored = events::booking_fields(&tz, &after);
+        if stored != fields {
+            tracing::warn!(booking = %after.id, "a booking's event was written from fields other than those stored: corrected");
+            events::correct(&self.tx, seq, events::diff(None, Some(stored)))?;
+        }
+        self.recorded(seq, at, Entity::Booking, after.id.as_str(), Action::Created)?;
+        if !self.history {
+            self.told.borrow_mut().bookings.push((None, after.clone(), Action::Created));
+        }
+        Ok(after)
     }
 
     /// Books every session of a recurring series, or none: a refusal lists every session in the way.
@@ -532,7 +574,16 @@ impl<'c> Writer<'c> {
 
     /// Checks a session against every rule, ignoring the booking `ignore` (the one being moved).
     pub fn check(&self, new: &Session, ignore: Option<&BookingId>) -> Result<()> {
-        rules::check(&self.tx, &self.studio()?.tz, new, ignore)
+        let contact = rules::check_noting_client(&self.tx, &self.studio()?.tz, new, ignore)?;
+        if let Some(contact) = contact {
+            self.told.borrow_mut().client_contacts.insert(new.client.as_str().to_owned(), contact);
+        }
+        Ok(())
+    }
+
+    /// Forgets the clients' contacts read so far: the transaction is changing a person.
+    pub(super) fn forget_contacts(&self) {
+        self.told.borrow_mut().client_contacts.clear();
     }
 
     /// Checks a session against its room's booking rules, those that hold for `what` (none while
@@ -578,24 +629,50 @@ struct Extras<'a> {
 /// stored, in one statement (one round trip): what [`insert`], an update of the extras and a
 /// read of the booking did in four.
 fn insert_whole(conn: &Connection, new: &Session, extras: &Extras<'_>) -> Result<Booking> {
+    let sql = insert_whole_sql(conn.backend());
+    let (after, _) = conn.prepare_cached(&sql)?.query_row(insert_whole_params(new, extras), read::booking_from_row)?;
+    Ok(after)
+}
+
+/// [`insert_whole`] and `event`, the booking's, in one statement (PostgreSQL only): the booking
+/// as stored and the event's number.
+fn insert_whole_recorded(conn: &Connection, new: &Session, extras: &Extras<'_>, event: events::Pending<'_>) -> Result<(Booking, i64)> {
+    // The event's columns after the booking's, whose count `BOOKING_COLUMNS` gives.
+    let seq_at = read::BOOKING_COLUMNS.split(',').count();
+    let sql = format!(
+        "WITH b AS ({}), e AS ({}) SELECT b.*, e.seq FROM b, e",
+        insert_whole_sql(conn.backend()),
+        events::INSERT_FOR_BOOKING_B
+    );
+    let mut values = insert_whole_params(new, extras);
+    values.extend(event.values());
+    let (after, seq) = conn.prepare_cached(&sql)?.query_row(values, |row| Ok((read::booking_from_row(row)?.0, row.get::<_, i64>(seq_at)?)))?;
+    Ok((after, seq))
+}
+
+/// The statement of [`insert_whole`], which returns `read::BOOKING_COLUMNS`.
+fn insert_whole_sql(backend: db::Backend) -> String {
     // The id is "bk_" and the sequence number, at least five digits (`insert`'s format).
-    let id = match conn.backend() {
+    let id = match backend {
         db::Backend::Sqlite => "(SELECT printf('bk_%05d', COALESCE(MAX(seq), 0) + 1) FROM bookings)",
         db::Backend::Postgres => {
             "(SELECT 'bk_' || lpad(CAST(n AS TEXT), GREATEST(5, length(CAST(n AS TEXT))), '0') \
               FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM bookings) AS next)"
         }
     };
-    let sql = format!(
+    format!(
         "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, \
          series_id, status, pinned, created_at, updated_at, engineer_skills, notes, hold_until, price, deposit_due) \
          VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM bookings), {id}, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING {}",
         read::BOOKING_COLUMNS
-    );
+    )
+}
+
+/// The arguments of [`insert_whole_sql`].
+fn insert_whole_params(new: &Session, extras: &Extras<'_>) -> Vec<db::Value> {
     let now = Utc::now().timestamp();
-    let (after, _) = conn.prepare_cached(&sql)?.query_row(
-        params![
+    db::Params::into_values(params![
             new.room.as_str(),
             new.client.as_str(),
             new.engineer.as_ref().map(|e| e.as_str()),
@@ -612,10 +689,7 @@ fn insert_whole(conn: &Connection, new: &Session, extras: &Extras<'_>) -> Result
             extras.hold_until.map(|t| t.timestamp()),
             extras.price,
             extras.deposit_due
-        ],
-        read::booking_from_row,
-    )?;
-    Ok(after)
+    ])
 }
 
 fn insert(conn: &Connection, new: &Session, series: Option<&SeriesId>) -> Result<Booking> {

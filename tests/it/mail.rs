@@ -593,3 +593,39 @@ on_both! {
         s.kill();
     }
 }
+
+on_both! {
+    /// Issue 28: a booking's e-mail goes to the address its client has when the booking commits,
+    /// now that the booking's rule check reads it (one round trip less on PostgreSQL): changed by
+    /// another connection between two bookings, or in the booking's own transaction after its
+    /// check. And work handed a connection for writing that writes nothing leaves no transaction
+    /// open behind it: another connection writes at once.
+    fn issue_28_a_bookings_email_goes_to_the_address_its_client_has_at_the_commit(db) {
+        use studioflow::store::{NotificationQuery, PersonEdit, PersonKind, Pool, Store};
+        let mut other = small_studio(db.target());
+        let pool = Pool::open(db.target(), 2).unwrap();
+        let email = |to: &str| PersonEdit { email: Some(to.into()), ..Default::default() };
+        let book = |start: &str| pool.with_writing(|s| s.write_with(|w| w.create_booking(&crate::support::session("hall", "c1", start, 60)))).unwrap().unwrap();
+        let targets = |store: &Store| -> Vec<String> {
+            let all = store.notifications(&NotificationQuery { limit: 100, ..Default::default() }).unwrap();
+            all.into_iter().filter(|n| n.channel == "email").map(|n| n.target).collect()
+        };
+        other.write_with(|w| w.update_person(PersonKind::Client, "c1", &email("first@clients.example"))).unwrap();
+        book("2026-09-03T10:00");
+        other.write_with(|w| w.update_person(PersonKind::Client, "c1", &email("second@clients.example"))).unwrap();
+        book("2026-09-03T12:00");
+        pool.with_writing(|s| {
+            s.write_with(|w| {
+                w.create_booking(&crate::support::session("hall", "c1", "2026-09-03T14:00", 60))?;
+                w.update_person(PersonKind::Client, "c1", &email("third@clients.example")).map(drop)
+            })
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(targets(&other), ["first@clients.example", "second@clients.example", "third@clients.example"]);
+        let name = pool.with_writing(|s| s.studio().map(|studio| studio.name.clone())).unwrap().unwrap();
+        assert_eq!(name, "Test Rooms");
+        other.write_with(|w| w.create_booking(&crate::support::session("hall", "c2", "2026-09-03T16:00", 60))).unwrap();
+        assert_eq!(targets(&other).len(), 3, "c2 has no address");
+    }
+}

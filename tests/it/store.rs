@@ -526,3 +526,38 @@ on_both! {
         assert!(store.booking(&booked.id).unwrap().unwrap().displaced);
     }
 }
+
+on_both! {
+    /// Issue 28: on PostgreSQL a new booking and its event are written by one statement, the
+    /// event's fields worked out before the insert; on both backends the event is the booking
+    /// as stored: its id, every field, its extras (notes, hold, money).
+    fn issue_28_a_new_bookings_event_is_the_booking_as_stored(db) {
+        use studioflow::store::EventQuery;
+        let mut store = small_studio(db.target());
+        let tz = crate::support::london();
+        let mut new = session("live", "c1", "2026-09-03T10:00", 90);
+        new.status = Status::Tentative;
+        new.engineer = Some(EngineerId::new("e1"));
+        new.requires = vec!["drums".into(), "drums".into()];
+        let hold = at("2026-09-02T12:00");
+        let b = store.write_with(|w| w.create_booking_with(&new, Some("load-in at 9"), Some(hold))).unwrap();
+        let events = store.events(&EventQuery { id: Some(b.id.as_str().to_owned()), limit: 10, ..Default::default() }).unwrap();
+        assert_eq!(events.len(), 1, "{events:?}");
+        let e = &events[0];
+        assert_eq!((e.entity, e.id.as_str(), e.action.as_str()), (studioflow::store::Entity::Booking, b.id.as_str(), "created"));
+        assert!(e.before.is_empty());
+        let mut expected = serde_json::json!({
+            "room": "live", "client": "c1", "engineer": "e1", "start": tz.format(b.start), "end": tz.format(b.end),
+            "party_size": 1, "requires": ["drums"], "engineer_skills": [], "status": "tentative", "pinned": false,
+            "notes": "load-in at 9", "hold_until": tz.format(hold), "displaced": false,
+        });
+        if let Some(price) = b.money.price {
+            expected["price"] = price.into();
+        }
+        if b.money.deposit_due != 0 {
+            expected["deposit_due"] = b.money.deposit_due.into();
+        }
+        assert_eq!(serde_json::Value::Object(e.after.clone()), expected);
+        assert_eq!(store.booking(&b.id).unwrap().unwrap(), b);
+    }
+}

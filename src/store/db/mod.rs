@@ -158,6 +158,9 @@ pub struct Connection {
     lost: std::cell::Cell<bool>,
     /// Values read rarely changed, kept across uses: see [`Connection::cached`].
     cache: Cache,
+    /// A write transaction begun as the connection was handed out ([`Connection::begin_early`]),
+    /// which the next [`Connection::transaction`] takes over.
+    early: std::cell::Cell<bool>,
 }
 
 /// What [`Connection::cached`] keeps. The store names a query of one integer, a version that
@@ -235,7 +238,7 @@ pub type Rows<T> = std::vec::IntoIter<Result<T>>;
 
 impl Connection {
     fn new(inner: Inner) -> Connection {
-        Connection { inner, activity: Default::default(), lost: Default::default(), cache: Default::default() }
+        Connection { inner, activity: Default::default(), lost: Default::default(), cache: Default::default(), early: Default::default() }
     }
 
     /// Opens (creating if needed) an SQLite file: WAL, full sync, foreign keys on, and a wait for
@@ -375,6 +378,25 @@ impl Connection {
     ///
     /// On PostgreSQL the same round trip reads the cache's version ([`Connection::cached`]).
     pub fn transaction(&self) -> Result<Transaction<'_>> {
+        if self.early.take() {
+            return Ok(Transaction::begun(self, true));
+        }
+        self.begin()?;
+        Ok(Transaction::begun(self, true))
+    }
+
+    /// Begins the studio's write transaction now, as [`Connection::transaction`] does, for the
+    /// next call of that to take over: the pool does this as it hands out a connection for a
+    /// write, so that the transaction's first round trip is also the check that the connection
+    /// answers, and reads the cache's version. Rolled back at the end of the use if nothing took
+    /// it over ([`Connection::end_use`]).
+    pub fn begin_early(&self) -> Result<()> {
+        self.begin()?;
+        self.early.set(true);
+        Ok(())
+    }
+
+    fn begin(&self) -> Result<()> {
         self.end_of_transaction();
         let version = self.observed(match &self.inner {
             Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE").map(|()| None),
@@ -382,7 +404,7 @@ impl Connection {
         })?;
         self.cache.version.set(version);
         self.activity.set(Activity { in_transaction: true, ..self.activity.get() });
-        Ok(Transaction::begun(self, true))
+        Ok(())
     }
 
     /// Names the query of the cache's version (one row, one integer), once the schema has it,
@@ -406,9 +428,18 @@ impl Connection {
         Ok(())
     }
 
-    /// Ends a use of the connection: the version held is not trusted past it.
+    /// Ends a use of the connection: the version held is not trusted past it, and a transaction
+    /// begun early that nothing took over is rolled back.
     pub fn end_use(&self) {
+        if self.early.take() {
+            drop(Transaction::begun(self, true));
+        }
         self.cache.version.set(None);
+    }
+
+    /// Marks the connection lost, so that the pool drops it rather than hand it out again.
+    pub fn discard(&self) {
+        self.lost.set(true);
     }
 
     fn end_of_transaction(&self) {

@@ -136,7 +136,7 @@ pub fn find_free_slots(ctx: &Call<'_>, a: FindFreeSlotsArgs) -> Result<(SlotsOut
 
 pub fn create_booking(ctx: &Call<'_>, a: CreateBookingArgs) -> Result<(CreatedOut, String), ToolError> {
     let request = serde_json::to_string(&a).map_err(|e| ToolError::Internal(e.to_string()))?;
-    ctx.with(|store| {
+    ctx.writing(|store| {
         let tz = store.studio()?.tz;
         let (start, end) = (time(&tz, "start", &a.start)?, time(&tz, "end", &a.end)?);
         let hold_until = a.hold_until.as_deref().map(|t| time(&tz, "hold_until", t)).transpose()?;

@@ -428,6 +428,11 @@ impl Ctx {
     pub(crate) fn with<T>(&self, f: impl FnMut(&mut Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
         self.pool.with(f)?
     }
+
+    /// [`Ctx::with`] for a tool that writes: see [`crate::store::Pool::with_writing`].
+    pub(crate) fn writing<T>(&self, f: impl FnMut(&mut Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
+        self.pool.with_writing(f)?
+    }
 }
 
 pub(crate) fn time(tz: &StudioTz, field: &str, text: &str) -> Result<DateTime<Utc>, ToolError> {
