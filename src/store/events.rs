@@ -296,9 +296,13 @@ pub fn time_off_fields(tz: &StudioTz, t: &TimeOff) -> Map<String, Json> {
     ])
 }
 
+/// A side of a change as its column holds it: a JSON object, or NULL.
+fn stored(side: Option<Map<String, Json>>) -> Option<String> {
+    side.map(|m| Json::Object(m).to_string())
+}
+
 /// Writes one event and returns its number. `at` is the studio's "now".
 pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity: Entity, id: &str, action: Action, change: Change) -> Result<i64> {
-    let text = |m: Option<Map<String, Json>>| m.map(|m| Json::Object(m).to_string());
     let seq = conn.prepare_cached(
         "INSERT INTO events (at, real_at, who, via, entity, entity_id, action, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
     )?
@@ -310,8 +314,8 @@ pub(super) fn record(conn: &Connection, at: DateTime<Utc>, actor: &Actor, entity
         entity.as_str(),
         id,
         action.as_str(),
-        text(change.before),
-        text(change.after)
+        stored(change.before),
+        stored(change.after)
     ], |row| row.get(0))?;
     Ok(seq)
 }
@@ -329,7 +333,6 @@ pub(super) struct Pending<'a> {
 impl Pending<'_> {
     /// The arguments of [`INSERT_FOR_BOOKING_B`], in its order.
     pub fn values(self) -> Vec<Value> {
-        let text = |m: Option<Map<String, Json>>| m.map(|m| Json::Object(m).to_string());
         db::Params::into_values(db::params![
             self.at.timestamp(),
             Utc::now().timestamp_millis(),
@@ -337,8 +340,8 @@ impl Pending<'_> {
             self.actor.via,
             self.entity.as_str(),
             self.action.as_str(),
-            text(self.change.before),
-            text(self.change.after)
+            stored(self.change.before),
+            stored(self.change.after)
         ])
     }
 }
@@ -352,8 +355,7 @@ pub(super) const INSERT_FOR_BOOKING_B: &str = "INSERT INTO events (at, real_at, 
 
 /// Puts `change` in place of what event `seq` recorded.
 pub(super) fn correct(conn: &Connection, seq: i64, change: Change) -> Result<()> {
-    let text = |m: Option<Map<String, Json>>| m.map(|m| Json::Object(m).to_string());
-    conn.execute("UPDATE events SET before = ?, after = ? WHERE seq = ?", db::params![text(change.before), text(change.after), seq])?;
+    conn.execute("UPDATE events SET before = ?, after = ? WHERE seq = ?", db::params![stored(change.before), stored(change.after), seq])?;
     Ok(())
 }
 
