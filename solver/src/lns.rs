@@ -11,9 +11,9 @@ use crate::bound::Relaxation;
 use crate::candidates::Problem;
 use crate::generate::SplitMix64;
 use crate::local::{Holdings, place_unresolved};
-use crate::model::{Limits, PartOutcome, solve_neighbourhood};
-use crate::plan::Plan;
-use crate::split::Part;
+use crate::model::{Limits, PartOutcome, group_bound, solve_neighbourhood};
+use crate::plan::{Plan, trivial_bound};
+use crate::split::{Part, clash_groups};
 
 /// A part's neighbourhoods hold between these many bookings; the size grows when the search
 /// proves a neighbourhood optimal within its nodes, and shrinks when it does not.
@@ -32,9 +32,21 @@ const WAITING_BOUND_WORK: usize = 20;
 /// Steps without a better plan or bound before a part is left alone.
 const PATIENCE: u32 = 40;
 
+/// The largest group (see [`clash_groups`]) whose integer program bounds it apart from the rest
+/// of its part, and the branch-and-bound nodes that program gets.
+const GROUP_UP_TO: usize = 8_000;
+const GROUP_NODES: u64 = 1_000;
+
 /// What the improvement phase keeps between the steps of one part.
 pub(crate) struct PartSearch {
+    /// The Lagrangian relaxation of the part, or of the part without the groups held out.
     relaxation: Option<Relaxation>,
+    /// Whether the groups of a waiting booking have been held out of the relaxation (once).
+    held_out: bool,
+    /// The bound their integer programs proved, added to the relaxation's.
+    held_out_bound: i64,
+    /// The bookings the relaxation covers when groups are held out.
+    rest: Option<Part>,
     size: usize,
     /// Steps in a row that improved nothing.
     pub stalled: u32,
@@ -44,7 +56,7 @@ pub(crate) struct PartSearch {
 
 impl PartSearch {
     pub fn new() -> PartSearch {
-        PartSearch { relaxation: None, size: 24, stalled: 0, steps: 0 }
+        PartSearch { relaxation: None, held_out: false, held_out_bound: 0, rest: None, size: 24, stalled: 0, steps: 0 }
     }
 
     /// Whether more steps are unlikely to help: the part is proven, or stalled.
@@ -65,17 +77,32 @@ pub(crate) fn step(
     let before = (outcome.plan.cost, outcome.bound);
     let keep_going = || !limits.exhausted(0);
 
+    // A booking the plan leaves unresolved holds a thousand of the gap, and only integer
+    // reasoning shows that no plan places it: the groups it is in are bounded by their integer
+    // programs, once, and the relaxation covers the rest of the part.
+    let waiting = (0..part.affected.len()).any(|i| outcome.plan.chosen[i].is_none() && !problem.candidates_of(part.affected[i]).is_empty());
+    if waiting && !search.held_out && keep_going() {
+        search.held_out = true;
+        if let Some((bound, rest)) = hold_out_waiting_groups(problem, part, &outcome.plan, limits) {
+            search.held_out_bound = bound;
+            search.rest = Some(rest);
+            search.relaxation = None;
+            outcome.bound = outcome.bound.max(bound.min(outcome.plan.cost));
+        }
+    }
+
     // The bound: a few subgradient steps, from where the last step left the prices.
-    let relaxation = search.relaxation.get_or_insert_with(|| Relaxation::new(problem, part));
+    let relaxation = search.relaxation.get_or_insert_with(|| Relaxation::new(problem, search.rest.as_ref().unwrap_or(part)));
     if !relaxation.converged() {
-        // A booking the plan leaves unresolved holds a thousand of the gap, and in a big part only
-        // a converged relaxation can show that no plan places it (the engineers' rows summed over
-        // a time); elsewhere the gap is a few shifts. So such a part gets more of the step.
-        let waiting = (0..part.affected.len()).any(|i| outcome.plan.chosen[i].is_none() && !problem.candidates_of(part.affected[i]).is_empty());
+        // In a big part only a converged relaxation bounds the rest well, and a waiting booking's
+        // part has a thousand of gap to close; elsewhere the gap is a few shifts. So such a part
+        // gets more of the step.
         let work = if waiting { BOUND_WORK * WAITING_BOUND_WORK } else { BOUND_WORK };
         let iterations = (work / relaxation.size().max(1)).clamp(3, 60) as u64;
-        relaxation.improve(outcome.plan.cost as f64, iterations, keep_going);
-        outcome.bound = outcome.bound.max(relaxation.bound().min(outcome.plan.cost));
+        relaxation.improve((outcome.plan.cost - search.held_out_bound) as f64, iterations, keep_going);
+        if relaxation.bound() > i64::MIN {
+            outcome.bound = outcome.bound.max((search.held_out_bound + relaxation.bound()).min(outcome.plan.cost));
+        }
     }
 
     // Unresolved bookings first: a chain of moves that places one saves a hundred shifts.
@@ -98,6 +125,29 @@ pub(crate) fn step(
     } else {
         search.stalled = 0;
     }
+}
+
+/// Bounds the groups of a part (see [`clash_groups`]) that hold a booking the plan leaves waiting
+/// by their integer programs, without series splits: no clash links a group to the rest, and a
+/// split among all of a series' occurrences costs at least as much as among the rest's, so that
+/// bound plus any bound of the rest is a bound of the part. Returns it with the rest, when some
+/// group was small enough and its program proved more than its bookings' cheapest placements.
+fn hold_out_waiting_groups(problem: &Problem, part: &Part, plan: &Plan, limits: &Limits) -> Option<(i64, Part)> {
+    let waiting: BTreeSet<u32> = (0..part.affected.len()).filter(|&i| plan.chosen[i].is_none()).map(|i| part.affected[i]).collect();
+    let group_limits = Limits { deadline: limits.deadline, stop: limits.stop, node_budget: GROUP_NODES };
+    let (mut bound, mut held) = (0, BTreeSet::new());
+    for group in clash_groups(problem, part) {
+        if group.size(problem) > GROUP_UP_TO || !group.affected.iter().any(|a| waiting.contains(a)) {
+            continue;
+        }
+        let (proved, _) = group_bound(problem, &group, &group_limits);
+        if proved > trivial_bound(problem, &group) && !limits.exhausted(0) {
+            bound += proved;
+            held.extend(group.affected);
+        }
+    }
+    let rest = Part { affected: part.affected.iter().copied().filter(|a| !held.contains(a)).collect() };
+    (!held.is_empty()).then_some((bound, rest))
 }
 
 /// Local indices of the bookings to free: one booking that costs more than its cheapest placement
