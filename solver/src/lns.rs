@@ -294,6 +294,156 @@ mod tests {
         problem.candidates_of(a).find(|&c| problem.candidates[c].room == room && problem.candidates[c].start == start).expect("a candidate there")
     }
 
+    /// Three bookings in room o, which is offline: a at 10:00 (client k, needs feature "a"),
+    /// b at 10:00 (client l, needs "a" and an engineer with skill x) and c at 11:00 (client k,
+    /// needs "c" and an engineer with x). Their own engineers are away; e works 10:00-11:00 only, f 11:00-12:00
+    /// only; room r ("a") is open 10:00-11:00 only, s ("a") 11:00-12:00 only, t ("c") 10:00-12:00.
+    /// With a grid of 60 and a shift of at most 60, each has exactly two places:
+    /// a: r at 10:00 (a1, cost 1: room) or s at 11:00 (a2, 1 + 2 for the shift = 3);
+    /// b: r at 10:00 with e (b1, 1 + 10 for the engineer = 11) or s at 11:00 with f (b2, 13);
+    /// c: t at 10:00 with e (c1, 1 + 2 + 10 = 13) or t at 11:00 with f (c2, 11).
+    /// a1 and b1 share r, b1 and c1 share e, c1 and a1 share the client; the same at 11:00.
+    /// So no two of them take places at the same hour, and three cannot all be placed: one is
+    /// unresolved. Leaving a: b and c at different hours, b1 + c2 = 22, or b2 + c1 = 26;
+    /// leaving b: a1 + c2 = 12 or a2 + c1 = 16; leaving c: a1 + b2 = 14 or a2 + b1 = 14.
+    /// The optimum is 1000 + 12 = 1012. The linear relaxation takes every place by half (each
+    /// row holds two halves), at (1 + 3 + 11 + 13 + 13 + 11) / 2 = 26, so the Lagrangian
+    /// bound, which is at most that, cannot show that one booking waits.
+    fn odd_cycle() -> crate::Instance {
+        let inst: crate::Instance = serde_json::from_str(
+            r#"{"version": 2, "month": "2026-09", "grid_minutes": 60, "max_shift_minutes": 60,
+                "rooms": [{"id": "o", "capacity": 4, "features": ["a", "c"], "open": [[0, 1440]], "offline": [[0, 1440]]},
+                          {"id": "r", "capacity": 4, "features": ["a"], "open": [[600, 660]]},
+                          {"id": "s", "capacity": 4, "features": ["a"], "open": [[660, 720]]},
+                          {"id": "t", "capacity": 4, "features": ["c"], "open": [[600, 720]]}],
+                "engineers": [{"id": "e", "skills": ["x"], "available": [[600, 660]]},
+                              {"id": "f", "skills": ["x"], "available": [[660, 720]]},
+                              {"id": "b0", "skills": ["x"], "away": [[0, 1440]]},
+                              {"id": "c0", "skills": ["x"], "away": [[0, 1440]]}],
+                "bookings": [{"id": "a", "room": "o", "start": 600, "end": 660, "client": "k", "requires": ["a"]},
+                             {"id": "b", "room": "o", "start": 600, "end": 660, "client": "l", "requires": ["a"],
+                              "engineer": "b0", "engineer_skills": ["x"]},
+                             {"id": "c", "room": "o", "start": 660, "end": 720, "client": "k", "requires": ["c"],
+                              "engineer": "c0", "engineer_skills": ["x"]}]}"#,
+        )
+        .unwrap();
+        inst.check().unwrap();
+        inst
+    }
+
+    #[test]
+    fn issue_26_a_waiting_bookings_group_is_bounded_by_its_integer_program() {
+        let inst = odd_cycle();
+        let problem = Problem::build(&inst, usize::MAX, 0);
+        let places: Vec<Vec<(u32, i64, i64)>> = (0..3)
+            .map(|a| problem.candidates_of(a).map(|c| (problem.candidates[c].room, problem.candidates[c].start, problem.candidates[c].cost)).collect())
+            .collect();
+        assert_eq!(places, [vec![(1, 600, 1), (2, 660, 3)], vec![(1, 600, 11), (2, 660, 13)], vec![(3, 660, 11), (3, 600, 13)]]);
+        let part = Part { affected: vec![0, 1, 2] };
+
+        // The relaxation alone, however long it runs, stays at the linear relaxation's 26 or below.
+        let mut relaxation = Relaxation::new(&problem, &part);
+        relaxation.improve(1012.0, 10_000, || true);
+        assert!(relaxation.bound() <= 26, "{}", relaxation.bound());
+
+        // A plan that leaves a waiting (b1 + c2, 1022): the group of a is bounded exactly.
+        let plan = Plan::new(&problem, vec![None, Some(candidate(&problem, 1, 1, 600)), Some(candidate(&problem, 2, 3, 660))]);
+        assert_eq!(plan.cost, 1022);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let limits = Limits { deadline: std::time::Instant::now() + std::time::Duration::from_secs(60), stop: &stop, node_budget: NODES };
+        let (bound, rest) = hold_out_waiting_groups(&problem, &part, &plan, &limits).expect("the group of a is held out");
+        assert_eq!((bound, rest.affected.len()), (1012, 0));
+
+        let mut outcome = PartOutcome { bound: crate::plan::trivial_bound(&problem, &part), plan, optimal: false };
+        assert_eq!(outcome.bound, 1 + 11 + 11);
+        step(&problem, &part, 0, &mut outcome, &mut PartSearch::new(), &limits);
+        assert_eq!((outcome.bound, outcome.plan.cost, outcome.optimal), (1012, 1012, true));
+    }
+
+    #[test]
+    fn issue_26_held_out_groups_never_bound_above_the_optimum() {
+        // Every group held out (a plan with nothing placed), on months with series and engineers,
+        // against each part's optimum proven by the integer program of the whole part.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let limits = Limits { deadline: std::time::Instant::now() + std::time::Duration::from_secs(120), stop: &stop, node_budget: 1_000_000 };
+        let (mut parts_held, mut raised) = (0, 0);
+        for inst in [crate::generate::studio_away(1), crate::generate::studio_away(2), crate::generate::studio(1), odd_cycle()] {
+            let mut problem = Problem::build(&inst, usize::MAX, 0);
+            crate::prune::prune(&mut problem, || false);
+            for part in crate::split::split(&problem, false) {
+                let start = crate::greedy::greedy(&problem, &part);
+                let exact = crate::model::improve(&problem, &part, start, None, &limits, |_| {});
+                assert!(exact.optimal);
+                let nothing = Plan::new(&problem, vec![None; part.affected.len()]);
+                let Some((bound, rest)) = hold_out_waiting_groups(&problem, &part, &nothing, &limits) else { continue };
+                let mut relaxation = Relaxation::new(&problem, &rest);
+                relaxation.improve(exact.plan.cost as f64, 500, || true);
+                let total = bound + relaxation.bound();
+                assert!(total <= exact.plan.cost, "{} bookings: {bound} + {} > {}", part.affected.len(), relaxation.bound(), exact.plan.cost);
+                parts_held += 1;
+                raised += usize::from(bound > crate::plan::trivial_bound(&problem, &Part { affected: part.affected.iter().copied().filter(|a| !rest.affected.contains(a)).collect() }));
+            }
+        }
+        assert!(parts_held >= 4 && raised >= 4, "{parts_held} parts held out, {raised} raised");
+    }
+
+    #[test]
+    fn issue_26_held_out_groups_of_capped_bookings_stay_below_the_optimum() {
+        // A group whose bookings were capped may still take a dropped placement at its floor.
+        // By hand: room o is offline; a (needs the piano, only in r) and b both sat there at
+        // 10:00; r is open 10:00-11:00, s 11:00-12:00. a goes to r at 10:00 (1); b to r at 10:00
+        // (1) or s at 11:00 (1 + 2 = 3). The optimum is 1 + 3 = 4. Kept to one placement each,
+        // b keeps r at 10:00 with a floor of 3: a bound that forgot the dropped placement would
+        // leave one of them unresolved (1001), above the optimum.
+        let hand: crate::Instance = serde_json::from_str(
+            r#"{"version": 1, "month": "2026-09", "grid_minutes": 60, "max_shift_minutes": 60,
+                "rooms": [{"id": "o", "capacity": 4, "features": ["piano"], "open": [[0, 1440]], "offline": [[0, 1440]]},
+                          {"id": "r", "capacity": 4, "features": ["piano"], "open": [[600, 660]]},
+                          {"id": "s", "capacity": 4, "open": [[660, 720]]}],
+                "bookings": [{"id": "a", "room": "o", "start": 600, "end": 660, "client": "k", "requires": ["piano"]},
+                             {"id": "b", "room": "o", "start": 600, "end": 660, "client": "l"}]}"#,
+        )
+        .unwrap();
+        hand.check().unwrap();
+        // The same on generated months (with at most 6 placements per booking), against the
+        // month's optimum proven over every placement: held-out groups and the rest's relaxation
+        // in each part, each booking's cheapest placement where nothing is held out.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let limits = Limits { deadline: std::time::Instant::now() + std::time::Duration::from_secs(120), stop: &stop, node_budget: 1_000_000 };
+        let mut held = 0;
+        for (inst, cap) in [(hand, 1), (crate::generate::studio_away(1), 6), (crate::generate::studio_away(3), 6), (crate::generate::studio(2), 6)] {
+            let whole = Problem::build(&inst, usize::MAX, 0);
+            let optimum: i64 = crate::split::split(&whole, false)
+                .iter()
+                .map(|part| {
+                    let exact = crate::model::improve(&whole, part, crate::greedy::greedy(&whole, part), None, &limits, |_| {});
+                    assert!(exact.optimal);
+                    exact.plan.cost
+                })
+                .sum();
+            let capped = Problem::build(&inst, cap, 0);
+            assert!(capped.affected.iter().any(|a| a.floor.is_some()));
+            let mut bound = 0;
+            for part in crate::split::split(&capped, false) {
+                let nothing = Plan::new(&capped, vec![None; part.affected.len()]);
+                bound += match hold_out_waiting_groups(&capped, &part, &nothing, &limits) {
+                    Some((groups, rest)) => {
+                        held += 1;
+                        let mut relaxation = Relaxation::new(&capped, &rest);
+                        relaxation.improve(optimum as f64, 500, || true);
+                        groups + relaxation.bound()
+                    }
+                    None => crate::plan::trivial_bound(&capped, &part),
+                };
+            }
+            if cap == 1 {
+                assert_eq!((bound, optimum), (4, 4));
+            }
+            assert!(bound <= optimum, "{bound} > {optimum}");
+        }
+        assert!(held >= 4, "{held} parts held out");
+    }
+
     #[test]
     fn an_unresolved_booking_seeds_every_other_neighbourhood_with_its_blocker() {
         // Room a (offline all day) held u (600-660, needs the piano), j (480-540) and ten more
