@@ -9,6 +9,8 @@
 //! microlp's own `solve_with`, which alone has a node limit (a deterministic budget), resumable
 //! solves (so a stop flag is seen between chunks) and the proven bound. Big parts may be thinned
 //! to each booking's cheapest candidates, which keeps the program's size linear in the bookings.
+//! The same program, without split terms and with capped bookings free to take a dropped
+//! placement at their floor, bounds a group of a part that only series link to the rest.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ops::ControlFlow;
@@ -376,9 +378,10 @@ fn search(model: &Model, warm: Vec<(microlp::Variable, f64)>, first_chunk: u64, 
 }
 
 /// A lower bound on the cost of the bookings of `group` alone, as if no other booking and no series
-/// split existed: the integer program over all their candidates, searched within `limits`, with
-/// the bound its branch and bound proves (at least its linear relaxation's). Returns the bound and
-/// whether it is the group's optimum.
+/// split existed: the integer program over all their candidates (a capped booking may also take a
+/// dropped placement at its floor), searched within `limits`, with the bound its branch and bound
+/// proves (at least its linear relaxation's; `i64::MIN` if microlp gave none). Returns the bound
+/// and whether microlp finished its search, so that the bound is the group's optimum.
 pub(crate) fn group_bound(problem: &Problem, group: &Part, limits: &Limits) -> (i64, bool) {
     let candidates: Vec<usize> = group.affected.iter().flat_map(|&a| problem.candidates_of(a)).collect();
     // Every room of every series counts as already used, so the model has no split terms.
