@@ -28,14 +28,16 @@
 //! - `candidates`: every placement (room, start, engineer) rules 1-5, 7 and 8 allow against fixed bookings (at most a cap per
 //!   booking, cheapest first, with a floor for the rest), or why there is none.
 //! - `prune`: candidates that a free placement of the same booking dominates are dropped (exact).
-//! - `split`: independent parts of the month (connected by time clashes and series).
+//! - `split`: independent parts of the month (connected by time clashes and series), and the groups of
+//!   a part that only series link.
 //! - `plan`, `greedy`: a part's choice and its exact cost; the greedy incumbent.
 //! - `local`: local search on a plan (a split series into one room, bookings to cheaper places,
 //!   unresolved bookings placed by short chains of moves).
 //! - `model`: the integer program of a part, written with good_lp and searched with microlp from
 //!   the greedy start (on big parts over each booking's cheapest candidates only).
 //! - `bound`: a Lagrangian lower bound for parts too big to prove with the integer program.
-//! - `lns`: the improvement phase, one step per part: bound iterations and one neighbourhood
+//! - `lns`: the improvement phase, one step per part: bound iterations (once, where the plan leaves
+//!   a booking waiting, its group bounded by its own integer program) and one neighbourhood
 //!   re-solved exactly.
 //! - `reasons`: plain words for unresolved bookings.
 //! - `solve`: [`solve`] and [`solve_with_report`]: parallel parts, the improvement rounds,

@@ -9,6 +9,8 @@
 //! microlp's own `solve_with`, which alone has a node limit (a deterministic budget), resumable
 //! solves (so a stop flag is seen between chunks) and the proven bound. Big parts may be thinned
 //! to each booking's cheapest candidates, which keeps the program's size linear in the bookings.
+//! The same program, without split terms and with capped bookings free to take a dropped
+//! placement at their floor, bounds a group of a part that only series link to the rest.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ops::ControlFlow;
@@ -67,6 +69,8 @@ struct Model {
     y: Vec<(u32, u32)>,
     /// The series of each `z`, sorted; `z[k]` is variable `candidates.len() + y.len() + k`.
     z: Vec<u32>,
+    /// How many bookings may take a dropped placement (variables after the `z`).
+    dropped: usize,
     /// microlp's handle of every variable, by position.
     handles: Vec<microlp::Variable>,
     /// Added to the objective to get the part's cost.
@@ -77,8 +81,9 @@ impl Model {
     /// The model over `candidates`, some of the part's candidates in ascending order.
     /// `fixed_rooms` gives, per series, the rooms its occurrences outside `part` already use
     /// (in a neighbourhood of a bigger part): those rooms cost no split, and the first room is
-    /// then no longer free.
-    fn build(problem: &Problem, part: &Part, candidates: Vec<usize>, fixed_rooms: &BTreeMap<u32, BTreeSet<u32>>) -> Model {
+    /// then no longer free. With `floors`, a booking whose placements were capped may also take one
+    /// it dropped, at its floor and clashing with nothing: a relaxation, for bounds only.
+    fn build(problem: &Problem, part: &Part, candidates: Vec<usize>, fixed_rooms: &BTreeMap<u32, BTreeSet<u32>>, floors: bool) -> Model {
         let fixed = |s: u32, room: u32| fixed_rooms.get(&s).is_some_and(|rooms| rooms.contains(&room));
         let w = &problem.weights;
         let mut vars = ProblemVariables::new();
@@ -100,6 +105,9 @@ impl Model {
         let mut z: Vec<u32> = y.iter().map(|&(s, _)| s).filter(|s| fixed_rooms.get(s).is_none_or(BTreeSet::is_empty)).collect();
         z.dedup();
         let z_vars: Vec<good_lp::Variable> = z.iter().map(|_| vars.add(variable().min(0).max(1))).collect();
+        let dropped: Vec<(u32, i64)> =
+            part.affected.iter().filter_map(|&a| problem.affected[a as usize].floor.filter(|_| floors).map(|f| (a, f))).collect();
+        let dropped_vars: Vec<good_lp::Variable> = dropped.iter().map(|_| vars.add(variable().binary())).collect();
 
         // Choosing a candidate saves the unresolved weight, so its coefficient is its cost minus that;
         // the saved weights are the constant, kept outside because microlp has no objective constant.
@@ -113,6 +121,9 @@ impl Model {
         for &v in &z_vars {
             objective.add_mul(-(w.series_split as f64), v);
         }
+        for (&(_, floor), &v) in dropped.iter().zip(&dropped_vars) {
+            objective.add_mul((floor - w.unresolved) as f64, v);
+        }
         let handles = microlp_handles(vars.len());
         let mut lp = vars.minimise(objective).using(microlp);
 
@@ -121,8 +132,12 @@ impl Model {
             let first = candidates.partition_point(|&c| c < range.start);
             let last = candidates.partition_point(|&c| c < range.end);
             let range = &candidates[first..last];
-            if range.len() > 1 {
-                let taken: Expression = range.iter().map(|&c| var_of(c)).sum();
+            let dropped = dropped.binary_search_by_key(&a, |&(d, _)| d).ok().map(|i| dropped_vars[i]);
+            if range.len() + usize::from(dropped.is_some()) > 1 {
+                let mut taken: Expression = range.iter().map(|&c| var_of(c)).sum();
+                if let Some(v) = dropped {
+                    taken.add_mul(1.0, v);
+                }
                 lp.add_constraint(constraint!(taken <= 1));
             }
             // y[s, r] >= sum of this booking's candidates in room r (it takes at most one of them).
@@ -150,7 +165,7 @@ impl Model {
             lp.add_constraint(constraint!(taken <= 1));
         }
         let constant = w.unresolved * part.affected.len() as i64;
-        Model { lp, candidates, y, z, handles, constant }
+        Model { lp, candidates, y, z, dropped: dropped.len(), handles, constant }
     }
 
     /// The values of every variable for a plan, for microlp's warm start.
@@ -168,6 +183,7 @@ impl Model {
         }
         values.extend(self.y.iter().map(|key| f64::from(u8::from(used.contains(key)))));
         values.extend(self.z.iter().map(|&s| f64::from(u8::from(used.iter().any(|&(us, _)| us == s)))));
+        values.extend(std::iter::repeat_n(0.0, self.dropped));
         debug_assert_eq!(values.len(), self.handles.len());
         self.handles.iter().copied().zip(values).collect()
     }
@@ -255,7 +271,7 @@ pub(crate) fn improve(
         .flat_map(|&a| problem.candidates_of(a).take(thin.unwrap_or(usize::MAX)))
         .chain(best.plan.chosen.iter().flatten().copied())
         .collect();
-    let model = Model::build(problem, part, kept.into_iter().collect(), &BTreeMap::new());
+    let model = Model::build(problem, part, kept.into_iter().collect(), &BTreeMap::new(), false);
     let warm = model.warm_start(problem, &best.plan);
     search(&model, warm, NODES_PER_CHUNK, limits, |current| {
         if let Some(solution) = current.solution()
@@ -299,7 +315,7 @@ pub(crate) fn solve_neighbourhood(
     limits: &Limits,
     mut consider: impl FnMut(&Plan),
 ) -> bool {
-    let model = Model::build(problem, free, candidates, fixed_rooms);
+    let model = Model::build(problem, free, candidates, fixed_rooms, false);
     // The warm start needs no special case: `y` and `z` leave out what the rest of a series fixes.
     let warm = model.warm_start(problem, warm);
     let end = search(&model, warm, NODES_PER_CHUNK.min(limits.node_budget.max(1)), limits, |current| {
@@ -359,4 +375,32 @@ fn search(model: &Model, warm: Vec<(microlp::Variable, f64)>, first_chunk: u64, 
         resume.time_limit = Some(limits.remaining());
         outcome = catch_unwind(AssertUnwindSafe(|| current.resume_with(resume)));
     }
+}
+
+/// A lower bound on the cost of the bookings of `group` alone, as if no other booking and no series
+/// split existed: the integer program over all their candidates (a capped booking may also take a
+/// dropped placement at its floor), searched within `limits`, with the bound its branch and bound
+/// proves (at least its linear relaxation's; `i64::MIN` if microlp gave none). Returns the bound
+/// and whether microlp finished its search, so that the bound is the group's optimum.
+pub(crate) fn group_bound(problem: &Problem, group: &Part, limits: &Limits) -> (i64, bool) {
+    let candidates: Vec<usize> = group.affected.iter().flat_map(|&a| problem.candidates_of(a)).collect();
+    // Every room of every series counts as already used, so the model has no split terms.
+    let mut all_rooms: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    for &c in &candidates {
+        let cand = &problem.candidates[c];
+        if let Some(s) = problem.affected[cand.affected as usize].series {
+            all_rooms.entry(s).or_default().insert(cand.room);
+        }
+    }
+    let model = Model::build(problem, group, candidates, &all_rooms, true);
+    let empty = Plan { chosen: vec![None; group.affected.len()], cost: 0 };
+    let warm = model.warm_start(problem, &empty);
+    let mut bound = i64::MIN;
+    let end = search(&model, warm, NODES_PER_CHUNK.min(limits.node_budget.max(1)), limits, |current| {
+        if let Some(b) = current.stats().best_bound {
+            bound = bound.max((b - 1e-6).ceil() as i64 + model.constant);
+        }
+        ControlFlow::Continue(())
+    });
+    (bound, end == SearchEnd::Proven)
 }

@@ -30,12 +30,18 @@ pub(crate) fn split(problem: &Problem, whole: bool) -> Vec<Part> {
     if whole {
         return if placeable.is_empty() { Vec::new() } else { vec![Part { affected: placeable }] };
     }
-    components(problem, &placeable)
+    components(problem, &placeable, true)
+}
+
+/// The groups of a part's bookings that no clash links, once series are left aside: in the
+/// generated months, one per day. A bound may treat each group alone if it drops the series splits.
+pub(crate) fn clash_groups(problem: &Problem, part: &Part) -> Vec<Part> {
+    components(problem, &part.affected, false)
 }
 
 /// The connected components of `placeable` (ascending, all with candidates) under "some
-/// candidates clash" and "same series".
-fn components(problem: &Problem, placeable: &[u32]) -> Vec<Part> {
+/// candidates clash", and "same series" when `series` is set.
+fn components(problem: &Problem, placeable: &[u32], series: bool) -> Vec<Part> {
     let mut sets = DisjointSets::new(problem.affected.len());
 
     // Candidates clash only through a shared resource at overlapping times: sweep each resource's
@@ -62,7 +68,7 @@ fn components(problem: &Problem, placeable: &[u32]) -> Vec<Part> {
 
     // A series ties its occurrences together, across days.
     let mut first_of_series = vec![None; problem.series_count];
-    for &a in placeable {
+    for &a in placeable.iter().filter(|_| series) {
         if let Some(s) = problem.affected[a as usize].series {
             match first_of_series[s as usize] {
                 Some(first) => sets.join(first, a),
