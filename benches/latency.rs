@@ -36,6 +36,32 @@ const FIRST_DAY: (i32, u32, u32) = (2026, 9, 3);
 const SEARCH_DAYS: [usize; 4] = [1, 2, 3, 7];
 const FEATURE_SETS: [&[&str]; 3] = [&["drums", "pa-system"], &["control-room", "vocal-booth"], &["podcast-desk", "video"]];
 
+/// What the server process has spent so far, from `/proc` (Linux): the CPU time of all its
+/// threads, and how many times any of them was switched out (waiting or preempted). Beside the
+/// round trips, these say how much work a call takes whatever the machine's load.
+#[derive(Clone, Copy)]
+struct ServerCost {
+    cpu_seconds: f64,
+    switches: u64,
+}
+
+impl ServerCost {
+    fn of(pid: u32) -> Option<ServerCost> {
+        // utime and stime, fields 14 and 15 of /proc/PID/stat, in clock ticks (100 a second on Linux).
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        let mut switches = 0;
+        for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            for line in status.lines().filter(|l| l.contains("ctxt_switches:")) {
+                switches += line.split_whitespace().nth(1).and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            }
+        }
+        Some(ServerCost { cpu_seconds: ticks as f64 / 100.0, switches })
+    }
+}
+
 /// SplitMix64: a deterministic generator, so two runs send the same calls.
 struct Rng(u64);
 
@@ -340,6 +366,7 @@ fn main() {
         (Samples::default(), Samples::default(), Samples::default(), Samples::default(), Samples::default());
     let mut by_span: Vec<Samples> = SEARCH_DAYS.iter().map(|_| Samples::default()).collect();
     let mut last_query: Option<(Value, String)> = None;
+    let cost_before = ServerCost::of(server.child.id());
     let measure_started = Instant::now();
     // The kinds of call are interleaved, so a burst of noise from other work on the machine falls
     // on all of them alike rather than on whichever ran at that moment.
@@ -380,6 +407,7 @@ fn main() {
         by_span[bucket].items += found;
     }
     let measured = measure_started.elapsed().as_secs_f64();
+    let cost_after = ServerCost::of(server.child.id());
     drop(server);
 
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -404,6 +432,14 @@ fn main() {
     slots.row("find_free_slots", true, floor);
     for (days, samples) in SEARCH_DAYS.iter().zip(&by_span) {
         samples.row(&format!("  searching {days} day{}", if *days == 1 { "" } else { "s" }), true, floor);
+    }
+    if let (Some(before), Some(after)) = (cost_before, cost_after) {
+        let n = (discover.ms.len() + rooms.ms.len() + query.ms.len() + paged.ms.len() + slots.ms.len()) as f64;
+        println!(
+            "\nthe server, per call (all kinds): {:.0} µs of CPU, {:.1} thread switches",
+            (after.cpu_seconds - before.cpu_seconds) * 1e6 / n,
+            (after.switches - before.switches) as f64 / n
+        );
     }
     println!("\ntarget: p99 < {TARGET_P99_MS} ms per call; p99/target below 1.00 meets it.");
     println!("target (issue 28): p50/floor at most {FLOOR_P50} and p99/floor at most {FLOOR_P99} for list_rooms, query_bookings and find_free_slots.");

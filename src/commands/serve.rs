@@ -298,7 +298,13 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         Some(states) => crate::mcp::StudioServer::with_request_states(ctx, states),
         None => crate::mcp::StudioServer::new(ctx).map_err(CommandError::Failed)?,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // One client on stdio waits on each answer: a single thread reads its line, answers it (a
+    // quick read runs right there) and writes the answer, with no thread switch on the way, and
+    // the blocking pool takes the rest. HTTP serves many at once on a thread per core.
+    let runtime = match config.http {
+        None => tokio::runtime::Builder::new_current_thread().enable_all().build()?,
+        Some(_) => tokio::runtime::Builder::new_multi_thread().enable_all().build()?,
+    };
     let outcome = runtime.block_on(async move {
         tokio::spawn(crate::tasks::sweep_expired_tasks(tasks, ttl));
         tokio::spawn(crate::tasks::release_expired_holds(holds));

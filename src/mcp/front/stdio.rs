@@ -9,17 +9,60 @@ use super::legacy::{Legacy, Route};
 use crate::mcp::server::Served;
 use rmcp::ServiceExt;
 use serde_json::Value;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::FileTypeExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 
 /// The longest line accepted; a longer one is refused without being buffered whole.
 const MAX_LINE: usize = 4 << 20;
 
-/// Serves MCP on stdin and stdout until stdin closes.
+/// Serves MCP on stdin and stdout until stdin closes. Where they are pipes or sockets (as a host
+/// that spawns the server makes them), they are read and written without blocking, woken by the
+/// runtime's poller: tokio's `stdin` and `stdout` hand every read and write to a blocking thread
+/// and back, two thread switches each way per message. A terminal or a file keeps those.
 pub async fn serve_stdio(server: impl Served) -> anyhow::Result<()> {
-    serve_lines(server, tokio::io::stdin(), tokio::io::stdout()).await
+    let input: Box<dyn AsyncRead + Unpin + Send> = match polled(std::io::stdin().as_fd())? {
+        Some(Polled::Pipe(file)) => Box::new(pipe::Receiver::from_file(file)?),
+        Some(Polled::Socket(socket)) => Box::new(tokio::net::UnixStream::from_std(socket)?),
+        None => Box::new(tokio::io::stdin()),
+    };
+    let output: Box<dyn AsyncWrite + Unpin + Send> = match polled(std::io::stdout().as_fd())? {
+        Some(Polled::Pipe(file)) => Box::new(pipe::Sender::from_file(file)?),
+        Some(Polled::Socket(socket)) => Box::new(tokio::net::UnixStream::from_std(socket)?),
+        None => Box::new(tokio::io::stdout()),
+    };
+    serve_lines(server, input, output).await
+}
+
+/// A standard stream that the runtime can poll: a pipe, or a Unix socket (set non-blocking).
+enum Polled {
+    Pipe(std::fs::File),
+    Socket(std::os::unix::net::UnixStream),
+}
+
+/// A copy of `fd` to poll, if it is a pipe or a Unix socket; `None` for anything else (a
+/// terminal, a file), which is read and written through tokio's blocking threads. Non-blocking
+/// is a property of the open stream, so the process's own descriptor is non-blocking too.
+fn polled(fd: BorrowedFd<'_>) -> std::io::Result<Option<Polled>> {
+    let copy = std::fs::File::from(fd.try_clone_to_owned()?);
+    let kind = copy.metadata()?.file_type();
+    if kind.is_fifo() {
+        Ok(Some(Polled::Pipe(copy)))
+    } else if kind.is_socket() {
+        let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(copy));
+        // A socket of another family (TCP, from inetd) is not a Unix stream: leave it blocking.
+        if socket.local_addr().is_err() {
+            return Ok(None);
+        }
+        socket.set_nonblocking(true)?;
+        Ok(Some(Polled::Socket(socket)))
+    } else {
+        Ok(None)
+    }
 }
 
 /// Serves MCP on any pair of byte streams; `serve_stdio` with the process's own.

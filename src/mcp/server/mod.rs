@@ -26,7 +26,7 @@ pub use tools::Ctx;
 use progress::{Listener, SessionLevel};
 use tasks::{approval, detailed, task, task_error};
 use tools::{call_tool_result, Caller, Follow, ToolError, ToolSpec};
-use crate::auth::Principal;
+use crate::auth::{Principal, Scope};
 use crate::domain::Actor;
 use crate::tasks::{TaskError, Tasks};
 use rmcp::model::{
@@ -210,7 +210,8 @@ impl StudioServer {
     /// Runs a tool by name and shapes its answer. With `listener` (a task-capable tool whose
     /// caller asked for progress or log messages) the notifications go out before the answer.
     /// The handler blocks (SQLite, the solver), so it never runs as an ordinary async task: on a
-    /// `Hop::ToPool` it runs on the blocking pool, on `Hop::None` in place (see [`Hop`]).
+    /// `Hop::ToPool` it runs on the blocking pool, on `Hop::InPlace` or `Hop::Inline` on the thread
+    /// that received the call (see [`Hop`]).
     async fn run_tool(
         &self,
         index: usize,
@@ -230,8 +231,9 @@ impl StudioServer {
         let stopped = |why: String| McpError::internal_error(format!("the {name} handler stopped: {why}"), None);
         let outcome = match hop {
             Hop::ToPool => tokio::task::spawn_blocking(work).await.map_err(|e| stopped(e.to_string()))?,
-            Hop::None => tokio::task::block_in_place(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)))
+            Hop::InPlace => tokio::task::block_in_place(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)))
                 .map_err(|panic| stopped(panic_message(panic.as_ref())))?,
+            Hop::Inline => std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|panic| stopped(panic_message(panic.as_ref())))?,
         };
         if let Some(listener) = listener {
             let (last, failed) = match &outcome {
@@ -249,22 +251,35 @@ impl StudioServer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Hop {
     /// Onto the blocking pool (`spawn_blocking`), and back: two thread switches per call, which
-    /// keep an async worker free for the other requests an HTTP server is serving meanwhile.
+    /// keep the async threads free for the other requests an HTTP server is serving meanwhile.
     ToPool,
-    /// None: the handler runs on the worker that received the call, after `block_in_place` has
-    /// handed that worker's other tasks to another thread. For stdio, where one client waits on
-    /// its answer and each thread switch is a wake-up the scheduler may delay on a busy machine.
-    None,
+    /// On the worker that received the call, after `block_in_place` has handed that worker's
+    /// other tasks to a thread of the blocking pool (woken for it): a call on stdio that may take
+    /// long or wait on a lock, on a runtime of several workers.
+    InPlace,
+    /// On the thread that received the call, as it is, with no thread woken: a read on stdio.
+    /// One client waits on its answer there, and each thread switch is a wake-up that the
+    /// scheduler may delay on a busy machine; a read takes a fraction of a millisecond and waits
+    /// on no lock (SQLite's readers do not wait for its writer).
+    Inline,
 }
 
 impl Hop {
-    /// The hop for a call that came in with `context`: none on stdio (no HTTP request parts on
-    /// it) when the runtime has the worker threads that `block_in_place` needs, else the pool.
-    fn for_call(context: &RequestContext<RoleServer>) -> Hop {
+    /// The hop for a call of `spec` that came in with `context`. Over HTTP (its request parts are
+    /// on the call) the pool; on stdio none for a quick read (a tool that needs `studio:read` and
+    /// never runs as a task), and otherwise in place where the runtime has several workers (the
+    /// pool where it has one thread).
+    fn for_call(context: &RequestContext<RoleServer>, spec: &ToolSpec) -> Hop {
         let over_http = context.extensions.get::<axum::http::request::Parts>().is_some();
         let threaded = tokio::runtime::Handle::try_current()
             .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        if !over_http && threaded { Hop::None } else { Hop::ToPool }
+        let quick_read = spec.job.is_none() && spec.access.most() == Scope::StudioRead;
+        match (over_http, quick_read, threaded) {
+            (true, _, _) => Hop::ToPool,
+            (false, true, _) => Hop::Inline,
+            (false, false, true) => Hop::InPlace,
+            (false, false, false) => Hop::ToPool,
+        }
     }
 }
 
@@ -449,9 +464,9 @@ impl ServerHandler for StudioServer {
                 return self.approve_mid_call(job, self.tools[index].name(), arguments, caller, &context).await;
             }
             let listener = Listener::for_request(&context, &self.log_level);
-            return self.run_tool(index, arguments, caller, listener, Hop::for_call(&context)).await.map(CallToolResponse::Complete);
+            return self.run_tool(index, arguments, caller, listener, Hop::for_call(&context, &self.tools[index])).await.map(CallToolResponse::Complete);
         }
-        let result = self.run_tool(index, arguments, caller, None, Hop::for_call(&context)).await?;
+        let result = self.run_tool(index, arguments, caller, None, Hop::for_call(&context, &self.tools[index])).await?;
         Ok(CallToolResponse::Complete(result))
     }
 
