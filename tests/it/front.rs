@@ -273,6 +273,62 @@ fn issue_8_item_11_host_and_origin_are_strict_and_checked_before_the_body() {
     assert_eq!(not_json.status, 403, "{}", not_json.body);
 }
 
+/// One HTTP/1.1 request of `server/discover` (`body`) written on `stream`, the body `pause` after
+/// the headers when given, and the head of its answer, read to its blank line.
+fn answer_head(stream: &mut TcpStream, host: &str, body: &str, pause: Option<Duration>) -> String {
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {VERSION}\r\nMcp-Method: server/discover\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    if let Some(pause) = pause {
+        std::thread::sleep(pause);
+    }
+    // The body may meet a closed connection: what matters is the answer already sent.
+    let _ = stream.write_all(body.as_bytes());
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    while !got.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => got.push(byte[0]),
+            other => panic!("the answer's head ended early ({other:?}): {}", String::from_utf8_lossy(&got)),
+        }
+    }
+    String::from_utf8_lossy(&got).to_lowercase()
+}
+
+#[test]
+fn a_refusal_given_before_the_body_arrives_says_the_connection_closes() {
+    // A request refused at the gate (no credential: 401) is answered before its body is read,
+    // and hyper then closes the connection rather than read a body no one wants. The answer must
+    // say so: a client that kept the connection would send its next request into a closing
+    // socket and get no answer (seen with the Python SDK's sign-in, whose client writes a POST's
+    // headers and body separately).
+    let db = temp_db();
+    let guarded = http(&db.path, &["--demo", "--oauth-server"]);
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta(json!({}))}}).to_string();
+    let host = guarded.address.to_string();
+    let mut stream = connect(&guarded);
+    let head = answer_head(&mut stream, &host, &discover, Some(Duration::from_millis(300)));
+    assert!(head.starts_with("http/1.1 401"), "{head}");
+    assert!(head.contains("\r\nconnection: close\r\n"), "{head}");
+    let (_, waited) = until_closed(&mut stream, Duration::from_secs(10));
+    assert!(waited < Duration::from_secs(5), "the connection stayed open {waited:?}");
+    // An answer that read its request's body keeps the connection for the next request.
+    let open = http(&temp_db().path, &[]);
+    let host = open.address.to_string();
+    let mut stream = connect(&open);
+    for _ in 0..2 {
+        let head = answer_head(&mut stream, &host, &discover, None);
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert!(!head.contains("connection: close"), "{head}");
+        let length: usize = head.lines().find_map(|l| l.strip_prefix("content-length: ")).expect("a content-length").trim().parse().unwrap();
+        let mut body = vec![0u8; length];
+        stream.read_exact(&mut body).unwrap();
+    }
+}
+
 #[test]
 fn bad_http_limits_are_refused_before_serving() {
     let db = temp_db();

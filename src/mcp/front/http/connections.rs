@@ -8,14 +8,15 @@
 
 use super::HttpLimits;
 use axum::body::Body;
-use axum::http::{Request, Response, StatusCode};
-use hyper::body::Incoming;
+use axum::http::{header, HeaderValue, Request, Response, StatusCode};
+use hyper::body::{Body as _, Incoming};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::collections::HashMap;
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -109,16 +110,28 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
 ) {
     let inner = TowerToHyperService::new(router);
     let busy_state = state.clone();
-    let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let (mut parts, body) = request.into_parts();
         if let Some(peer) = peer {
-            request.extensions_mut().insert(peer);
+            parts.extensions.insert(peer);
         }
+        let unread = Arc::new(AtomicBool::new(!body.is_end_stream()));
+        let request = Request::from_parts(parts, Body::new(Tracked { body, unread: unread.clone() }));
         let busy = Busy::begin(&busy_state);
         let call = hyper::service::Service::call(&inner, request);
         async move {
             match busy {
                 // The request stays in flight until its answer's body has been handed to the socket.
-                Some(busy) => call.await.map(|response| response.map(|body| Body::new(Held { body, _busy: busy }))),
+                Some(busy) => call.await.map(|mut response| {
+                    // An answer given before the request's body was read (a refusal at the gate)
+                    // ends the connection: hyper will not read a body no one wants, so it closes
+                    // the connection after the answer. Said in the answer, a client opens a new
+                    // one for its next request instead of sending it into the closing one.
+                    if unread.load(Ordering::Acquire) {
+                        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+                    }
+                    response.map(|body| Body::new(Held { body, _busy: busy }))
+                }),
                 // The connection is being closed: no handler may start on it.
                 None => Ok(Response::builder().status(StatusCode::SERVICE_UNAVAILABLE).body(Body::empty()).unwrap_or_default()),
             }
@@ -341,6 +354,34 @@ impl hyper::body::Body for Held {
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
         Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A request's body that says when it has been read to its end.
+struct Tracked {
+    body: Incoming,
+    /// Set while some of the body has not been read.
+    unread: Arc<AtomicBool>,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.body.is_end_stream() {
+            self.unread.store(false, Ordering::Release);
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {
