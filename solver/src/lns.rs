@@ -2,8 +2,8 @@
 //! lower bound (where the plan leaves a booking waiting, the group it is in is first bounded by its
 //! own integer program, and the relaxation covers the rest), then a large-neighbourhood step that
 //! frees the bookings around one that costs more than it could (a shifted booking, a split series)
-//! and re-solves them exactly with the integer program, the rest of the plan fixed. A step's plan is kept only when the part's exact cost
-//! goes down, so the part never gets worse. Each step depends only on the part, its state and the
+//! and re-solves them exactly with the integer program, the rest of the plan fixed. A step's plan
+//! is kept only when the part's exact cost goes down, so the part never gets worse. Each step depends only on the part, its state and the
 //! step's number, so that a given number of steps gives the same answer on any thread count.
 
 use std::collections::{BTreeMap, BTreeSet};
