@@ -7,7 +7,7 @@
 //!
 //! Options after `--`: `--bookings N` (default 100000), `--calls N` per tool (default 2000),
 //! `--binary PATH` to serve with another build (an older commit's, for a before-and-after in
-//! one sitting). Run
+//! one sitting), `--keep PATH` to leave the database built at PATH. Run
 //! without `--bench` (as `cargo test --benches` does) it makes a quick smoke run on a small studio.
 
 use chrono::{Duration, NaiveDate};
@@ -59,6 +59,17 @@ impl ServerCost {
             }
         }
         Some(ServerCost { cpu_seconds: ticks as f64 / 100.0, switches })
+    }
+
+    /// The CPU time of all the server's threads, in nanoseconds (the first field of each thread's
+    /// `/proc/PID/task/TID/schedstat`): fine enough to price a few hundred calls of one kind.
+    fn cpu_ns(pid: u32) -> Option<u64> {
+        let mut total = 0;
+        for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+            let schedstat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            total += schedstat.split_whitespace().next()?.parse::<u64>().ok()?;
+        }
+        Some(total)
     }
 }
 
@@ -346,7 +357,12 @@ fn main() {
     };
 
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("latency.db");
+    // `--keep PATH` leaves the database at PATH, to look into (query plans, a profile of one kind).
+    let db = match args.iter().position(|a| a == "--keep") {
+        Some(at) => PathBuf::from(args.get(at + 1).expect("--keep needs a path for the database")),
+        None => dir.path().join("latency.db"),
+    };
+    assert!(!db.exists(), "{} exists: --keep makes a new database", db.display());
     let started = Instant::now();
     let days = build_database(&db, bookings);
     println!("built {bookings} bookings in {ROOMS} rooms over {days} days in {:.1} s", started.elapsed().as_secs_f64());
@@ -408,6 +424,26 @@ fn main() {
     }
     let measured = measure_started.elapsed().as_secs_f64();
     let cost_after = ServerCost::of(server.child.id());
+
+    // Then each kind alone, to price its work on the server's CPU: unlike a round trip, this
+    // hardly moves with the machine's load, so the ratio to the floor's is the steadier figure.
+    let pid = server.child.id();
+    let alone = (calls / 4).max(10);
+    let mut priced: Vec<(&str, f64)> = Vec::new();
+    for kind in ["server/discover", "list_rooms", "query_bookings", "find_free_slots"] {
+        let before = ServerCost::cpu_ns(pid);
+        for _ in 0..alone {
+            match kind {
+                "server/discover" => drop(server.request(kind, json!({}))),
+                "list_rooms" => drop(server.call(kind, json!({}))),
+                "query_bookings" => drop(server.call(kind, query_args(&mut rng, days))),
+                _ => drop(server.call(kind, slot_args(&mut rng, days).0)),
+            }
+        }
+        if let (Some(before), Some(after)) = (before, ServerCost::cpu_ns(pid)) {
+            priced.push((kind, (after - before) as f64 / 1e3 / alone as f64));
+        }
+    }
     drop(server);
 
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -440,6 +476,12 @@ fn main() {
             (after.cpu_seconds - before.cpu_seconds) * 1e6 / n,
             (after.switches - before.switches) as f64 / n
         );
+    }
+    if let Some(&(_, floor_us)) = priced.first() {
+        println!("\nthe server's CPU per call, each kind alone ({alone} calls each), µs and as a multiple of the floor's:");
+        for (kind, us) in &priced {
+            println!("  {kind:<16} {us:>7.1} µs  {:>5.2}x", us / floor_us);
+        }
     }
     println!("\ntarget: p99 < {TARGET_P99_MS} ms per call; p99/target below 1.00 meets it.");
     println!("target (issue 28): p50/floor at most {FLOOR_P50} and p99/floor at most {FLOOR_P99} for list_rooms, query_bookings and find_free_slots.");

@@ -319,7 +319,7 @@ impl Front {
             }
         };
         match jsonrpc::check(&bytes) {
-            Verdict::Forward(message) => self.forward(parts, bytes, message, principal, next).await,
+            Verdict::Forward(message, _) => self.forward(parts, bytes, message, principal, next).await,
             Verdict::Answer(reply) => {
                 // A method that does not exist is 404, as the transport answers it; any other fault 400.
                 let status = if reply["error"]["code"] == jsonrpc::METHOD_NOT_FOUND { StatusCode::NOT_FOUND } else { StatusCode::BAD_REQUEST };

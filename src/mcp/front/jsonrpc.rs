@@ -38,11 +38,11 @@ const REMOVED_IN_2026: &[&str] = &["initialize", "ping", "logging/setLevel", "re
 const LEGACY_TASK_METHODS: &[&str] = &["tasks/result", "tasks/list"];
 
 /// What a front does with one message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Verdict {
-    /// The SDK reads it as what it says it is: pass it on unchanged. The message, read once, goes
-    /// with it, so that no front reads the bytes again.
-    Forward(Value),
+    /// The SDK reads it as what it says it is: pass it on unchanged. The message goes with it, as
+    /// a JSON value and as the SDK reads it, so that no front reads the bytes again.
+    Forward(Value, Box<ClientJsonRpcMessage>),
     /// Not something the SDK can serve: send this error response instead.
     Answer(Value),
     /// A notification or a reply the SDK cannot read: JSON-RPC sends nothing back for either.
@@ -96,14 +96,14 @@ fn check_value(value: Value, text: &str) -> Verdict {
     }
     match object.get("method") {
         Some(Value::String(method)) => match check_call(method, object, id.is_some(), text, fault) {
-            None => Verdict::Forward(value),
-            Some(verdict) => verdict,
+            Ok(message) => Verdict::Forward(value, Box::new(message)),
+            Err(verdict) => verdict,
         },
         Some(_) => fault(INVALID_REQUEST, "invalid request: \"method\" must be a string".into()),
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
             // A client's reply to a request of ours: never answered, only passed on if readable.
             match serde_json::from_str::<ClientJsonRpcMessage>(text) {
-                Ok(_) => Verdict::Forward(value),
+                Ok(message) => Verdict::Forward(value, Box::new(message)),
                 Err(e) => Verdict::Drop(format!("a reply the SDK cannot read: {e}")),
             }
         }
@@ -111,16 +111,17 @@ fn check_value(value: Value, text: &str) -> Verdict {
     }
 }
 
-/// A request (with an id) or a notification (without): its params must fit its method. `None`
-/// when the SDK reads it as what it says it is. The SDK's own reading comes first; only a message
-/// it cannot read is read again, method by method, for an error that names the field.
+/// A request (with an id) or a notification (without): its params must fit its method. The
+/// message as the SDK reads it when it reads it as what it says it is. The SDK's own reading comes
+/// first; only a message it cannot read is read again, method by method, for an error that names
+/// the field.
 fn check_call(
     method: &str,
     object: &Map<String, Value>,
     is_request: bool,
     text: &str,
     fault: impl Fn(i64, String) -> Verdict,
-) -> Option<Verdict> {
+) -> Result<ClientJsonRpcMessage, Verdict> {
     let speaks_2026 = object
         .get("params")
         .and_then(|p| p.get("_meta"))
@@ -129,35 +130,31 @@ fn check_call(
         .is_some_and(|v| v >= "2026-07-28");
     if speaks_2026 && REMOVED_IN_2026.contains(&method) {
         let message = format!("method not found: {method} is not part of MCP 2026-07-28 (it belongs to the initialize handshake)");
-        return Some(if is_request { fault(METHOD_NOT_FOUND, message) } else { Verdict::Drop(message) });
+        return Err(if is_request { fault(METHOD_NOT_FOUND, message) } else { Verdict::Drop(message) });
     }
     // A method no one serves is named in its error (the SDK's own says only the method), but for
     // the 2025-11-25 task wire, which a legacy request reaches beside the SDK (`front/legacy.rs`).
     if is_request && !KNOWN_REQUESTS.contains(&method) && (speaks_2026 || !LEGACY_TASK_METHODS.contains(&method)) {
-        return Some(fault(METHOD_NOT_FOUND, format!("method not found: {method}")));
+        return Err(fault(METHOD_NOT_FOUND, format!("method not found: {method}")));
     }
-    let problem = match shape_problem(method, object.get("params")) {
-        Some(problem) => Some((INVALID_PARAMS, problem)),
+    let (code, problem) = match shape_problem(method, object.get("params")) {
+        Some(problem) => (INVALID_PARAMS, problem),
         None => match serde_json::from_str::<ClientJsonRpcMessage>(text) {
             // The SDK reads a known method whose params it cannot read as an unknown method.
             Ok(JsonRpcMessage::Request(request))
                 if matches!(request.request, ClientRequest::CustomRequest(_)) && KNOWN_REQUESTS.contains(&method) =>
             {
                 let why = params_problem(method, object.get("params")).unwrap_or_else(|| format!("invalid params: the params do not fit {method}"));
-                Some((INVALID_PARAMS, why))
+                (INVALID_PARAMS, why)
             }
-            Ok(_) => None,
-            Err(e) => Some(match params_problem(method, object.get("params")) {
+            Ok(message) => return Ok(message),
+            Err(e) => match params_problem(method, object.get("params")) {
                 Some(why) => (INVALID_PARAMS, why),
                 None => (INVALID_REQUEST, format!("invalid request: {e}")),
-            }),
+            },
         },
     };
-    match problem {
-        None => None,
-        Some((code, message)) if is_request => Some(fault(code, message)),
-        Some((_, message)) => Some(Verdict::Drop(format!("a notification of {method} that cannot be read: {message}"))),
-    }
+    Err(if is_request { fault(code, problem) } else { Verdict::Drop(format!("a notification of {method} that cannot be read: {problem}")) })
 }
 
 /// The request methods the SDK reads into their own types; any other method is served as unknown.
@@ -249,7 +246,7 @@ mod tests {
             assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(3), json!(METHOD_NOT_FOUND)), "{method}");
         }
         let legacy = r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
-        assert!(matches!(check(legacy.as_bytes()), Verdict::Forward(_)), "a legacy session still sets its level");
+        assert!(matches!(check(legacy.as_bytes()), Verdict::Forward(..)), "a legacy session still sets its level");
     }
 
     #[test]
@@ -276,7 +273,7 @@ mod tests {
     #[test]
     fn a_broken_notification_is_dropped_and_a_good_request_forwarded() {
         assert!(matches!(check(br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":[]}"#), Verdict::Drop(_)));
-        assert!(matches!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}"#), Verdict::Forward(_)));
+        assert!(matches!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}"#), Verdict::Forward(..)));
     }
 
     #[test]
@@ -290,7 +287,7 @@ mod tests {
         let reply = answer(r#"{"jsonrpc":"2.0","id":1,"method":"rooms/teleport","params":{}}"#);
         assert_eq!(reply["error"]["message"], "method not found: rooms/teleport", "legacy requests too: {reply}");
         // The legacy task wire still reaches its own front.
-        assert!(matches!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":"t"}}"#), Verdict::Forward(_)));
+        assert!(matches!(check(br#"{"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":"t"}}"#), Verdict::Forward(..)));
     }
 
     #[test]

@@ -288,10 +288,7 @@ impl Legacy {
         if view.task.status == TaskStatus::Cancelled {
             return error(id, INVALID_PARAMS, format!("task {task} was cancelled: nothing was moved"));
         }
-        let outcome = tools::finished_reflow(&view).and_then(|(out, summary)| {
-            let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
-            Ok(Reply { structured, summary })
-        });
+        let outcome = tools::finished_reflow(&view).map(|(out, summary)| Reply::new(out, summary));
         let mut answer = self.tool_result(id, outcome);
         if let Some(result) = answer.get_mut("result").and_then(Value::as_object_mut) {
             result.insert("_meta".into(), json!({RELATED_TASK: {"taskId": task}}));

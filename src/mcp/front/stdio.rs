@@ -1,14 +1,19 @@
-//! stdio: newline-delimited JSON-RPC on stdin and stdout. A thin front sits before the SDK's
-//! transport, which drops lines it cannot read: each line goes through the envelope check of
-//! `jsonrpc.rs` (shared with HTTP), which passes it on or gives its JSON-RPC error, and a single
-//! writer keeps every line on stdout whole. Nothing but protocol goes to stdout; the session ends
-//! at EOF.
+//! stdio: newline-delimited JSON-RPC on stdin and stdout. Each line goes through the envelope
+//! check of `jsonrpc.rs` (shared with HTTP), which hands the SDK the message as it read it or
+//! gives its JSON-RPC error (the SDK's own line transport drops what it cannot read); the SDK's
+//! transport here ([`Lines`]) writes its messages, and a single writer keeps every line on stdout
+//! whole. Nothing but protocol goes to stdout; the session ends at EOF.
 
 use super::jsonrpc::{self, Verdict};
 use super::legacy::{Legacy, Route};
+use crate::mcp::server::written::{self, WrittenAnswers};
 use crate::mcp::server::Served;
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions, JsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::RoleServer;
+use rmcp::transport::Transport;
 use rmcp::ServiceExt;
 use serde_json::Value;
+use std::future::Future;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -71,9 +76,6 @@ pub async fn serve_lines(
     input: impl AsyncRead + Unpin + Send + 'static,
     mut output: impl AsyncWrite + Unpin + Send + 'static,
 ) -> anyhow::Result<()> {
-    let (ours, sdks) = tokio::io::duplex(1 << 16);
-    let (from_sdk, to_sdk) = tokio::io::split(ours);
-
     let (lines_out, mut lines) = mpsc::channel::<String>(256);
     let writer = tokio::spawn(async move {
         while let Some(mut line) = lines.recv().await {
@@ -84,31 +86,15 @@ pub async fn serve_lines(
         }
         anyhow::Ok(())
     });
-    let replies = lines_out.clone();
     // The 2025-11-25 task wire, which the SDK does not speak, for this session.
     let legacy = Legacy::session(server.studio().clone());
-    let rewriter = legacy.clone();
-    let forward_replies = tokio::spawn(async move {
-        let mut from_sdk = BufReader::new(from_sdk).lines();
-        while let Ok(Some(mut line)) = from_sdk.next_line().await {
-            if rewriter.has_pending()
-                && let Ok(mut reply) = serde_json::from_str::<Value>(&line)
-                && reply.get("id").is_some()
-            {
-                rewriter.rewrite_answer(&mut reply);
-                line = reply.to_string();
-            }
-            if replies.send(line).await.is_err() {
-                break;
-            }
-        }
-    });
+    let (to_sdk, from_front) = mpsc::channel(256);
+    let transport = Lines { incoming: from_front, outgoing: lines_out.clone(), legacy: legacy.clone(), answers: WrittenAnswers::default() };
     // The SDK reads the first message before `serve` returns, so the input runs on its own task.
     let forwarded = Arc::new(AtomicUsize::new(0));
     let reader = tokio::spawn(forward_requests(input, to_sdk, lines_out, forwarded.clone(), legacy));
 
-    let (sdk_read, sdk_write) = tokio::io::split(sdks);
-    match server.serve((sdk_read, sdk_write)).await {
+    match server.serve(transport).await {
         Ok(running) => {
             let reason = running.waiting().await?;
             tracing::info!(?reason, "stdio session ended");
@@ -118,15 +104,64 @@ pub async fn serve_lines(
         Err(e) => return Err(e.into()),
     }
     reader.await??;
-    forward_replies.await.ok();
     writer.await??;
     Ok(())
 }
 
-/// Copies stdin's lines to the SDK, answering the ones it could not read; closes its input at EOF.
+/// The SDK's transport for a session on lines: it takes the messages the front checked (already
+/// read into the SDK's types, so never read twice) and writes the SDK's messages as lines, a tool's
+/// answer straight from the text its call left (`server::written`), and a reply that a 2025-11-25
+/// task request awaits rewritten for it.
+struct Lines {
+    incoming: mpsc::Receiver<ClientJsonRpcMessage>,
+    outgoing: mpsc::Sender<String>,
+    legacy: Arc<Legacy>,
+    answers: WrittenAnswers,
+}
+
+impl Lines {
+    fn line(&self, message: &ServerJsonRpcMessage) -> serde_json::Result<String> {
+        let line = written::line(message, &self.answers)?;
+        let is_reply = matches!(message, JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_));
+        if is_reply && self.legacy.has_pending() {
+            let mut reply = serde_json::from_str::<Value>(&line)?;
+            self.legacy.rewrite_answer(&mut reply);
+            return Ok(reply.to_string());
+        }
+        Ok(line)
+    }
+}
+
+impl Transport<RoleServer> for Lines {
+    type Error = std::io::Error;
+
+    fn send(&mut self, message: ServerJsonRpcMessage) -> impl Future<Output = Result<(), std::io::Error>> + Send + 'static {
+        let line = self.line(&message).map_err(std::io::Error::other);
+        let outgoing = self.outgoing.clone();
+        async move {
+            outgoing.send(line?).await.map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed"))
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        let mut message = self.incoming.recv().await?;
+        // The tool calls leave their answers to be written here.
+        if let JsonRpcMessage::Request(request) = &mut message {
+            request.request.extensions_mut().insert(self.answers.clone());
+        }
+        Some(message)
+    }
+
+    async fn close(&mut self) -> Result<(), std::io::Error> {
+        self.incoming.close();
+        Ok(())
+    }
+}
+
+/// Hands stdin's lines to the SDK, answering the ones it could not read; ends its input at EOF.
 async fn forward_requests(
     input: impl AsyncRead + Unpin,
-    mut to_sdk: impl AsyncWrite + Unpin,
+    to_sdk: mpsc::Sender<ClientJsonRpcMessage>,
     lines_out: mpsc::Sender<String>,
     forwarded: Arc<AtomicUsize>,
     legacy: Arc<Legacy>,
@@ -151,17 +186,19 @@ async fn forward_requests(
         }
         match jsonrpc::check(line) {
             // A 2025-11-25 task request is answered here, on its own task: tasks/result waits.
-            Verdict::Forward(message) if matches!(legacy.route(&message), Route::Answer) => {
+            Verdict::Forward(message, _) if matches!(legacy.route(&message), Route::Answer) => {
                 let (legacy, lines_out) = (legacy.clone(), lines_out.clone());
                 tokio::spawn(async move {
                     let answer = legacy.answer(message).await;
                     lines_out.send(answer.to_string()).await.ok();
                 });
             }
-            Verdict::Forward(_) => {
+            Verdict::Forward(_, message) => {
                 forwarded.fetch_add(1, Ordering::SeqCst);
-                to_sdk.write_all(line).await?;
-                to_sdk.write_all(b"\n").await?;
+                if to_sdk.send(*message).await.is_err() {
+                    // The session has ended: nothing more will be read.
+                    break;
+                }
             }
             Verdict::Answer(reply) => {
                 lines_out.send(reply.to_string()).await.ok();
@@ -169,8 +206,7 @@ async fn forward_requests(
             Verdict::Drop(why) => tracing::debug!(%why, "dropped a message that gets no answer"),
         }
     }
-    // End of input: the SDK finishes what it started and ends the session.
-    to_sdk.shutdown().await.ok();
+    // End of input (`to_sdk` dropped): the SDK finishes what it started and ends the session.
     Ok(())
 }
 

@@ -11,7 +11,7 @@
 //! This module knows no SQL and no transport.
 
 use super::tasks::approval_question;
-use super::tools::{call_tool_result, finished_reflow, names, reflow_refusal, Caller, Follow, JobOf, Reply, ToolError};
+use super::tools::{call_tool_result, finished_reflow, names, reflow_refusal, Caller, Follow, JobOf, Reply};
 use super::StudioServer;
 use crate::domain::Actor;
 use crate::store::TaskStatus;
@@ -204,8 +204,7 @@ fn finished(view: &TaskView) -> Result<CallToolResponse, McpError> {
     let outcome = finished_reflow(view).and_then(|(out, summary)| {
         let declined = view.reflow.as_ref().is_some_and(|r| !r.applied) && view.task.status_message.as_deref().is_some_and(|m| m.starts_with("Declined"));
         let summary = if declined { view.task.status_message.clone().unwrap_or(summary) } else { summary };
-        let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
-        Ok(Reply { structured, summary })
+        Ok(Reply::new(out, summary))
     });
     call_tool_result(outcome).map(CallToolResponse::Complete)
 }

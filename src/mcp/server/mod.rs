@@ -1,6 +1,7 @@
 //! The MCP server: rmcp's `ServerHandler` over the studio's tools. It lists the tools, runs each
-//! call's handler on a blocking thread (SQLite and the solver never run on an async worker), and
-//! turns the answer into a `CallToolResult` with structured content and a one-line summary.
+//! call's handler off the async tasks (SQLite and the solver never run on a worker another session
+//! shares; see [`Hop`]), and turns the answer into a `CallToolResult` with structured content and
+//! a one-line summary (the content written by the transport itself where it can, `written.rs`).
 //! Resources, prompts and completions are answered from `resources.rs` and `prompts.rs`; a
 //! synchronous reflow that asked for progress or log messages goes through `progress.rs`;
 //! `subscriptions/listen` on calendars is `watch.rs`, which also serves a legacy session's
@@ -19,13 +20,15 @@ pub(super) mod tasks;
 pub(super) mod tools;
 mod watch;
 pub(super) mod wire;
+pub(super) mod written;
 
 pub use approval::RequestStates;
 pub use tools::Ctx;
 
 use progress::{Listener, SessionLevel};
 use tasks::{approval, detailed, task, task_error};
-use tools::{call_tool_result, Caller, Follow, ToolError, ToolSpec};
+use tools::{call_tool_result, call_tool_result_written, Caller, Follow, ToolError, ToolSpec};
+use written::WrittenAnswers;
 use crate::auth::{Principal, Scope};
 use crate::domain::Actor;
 use crate::tasks::{TaskError, Tasks};
@@ -46,6 +49,11 @@ use std::sync::Arc;
 fn caller(context: &RequestContext<RoleServer>) -> Caller {
     let info = context.client_info();
     Caller::of(principal(context), info.as_ref().map(|info| info.name.as_str()))
+}
+
+/// Where the request's transport writes answers itself: its answers, and the request's id.
+fn written(context: &RequestContext<RoleServer>) -> Option<(WrittenAnswers, rmcp::model::RequestId)> {
+    context.extensions.get::<WrittenAnswers>().map(|answers| (answers.clone(), context.id.clone()))
 }
 
 /// The principal the HTTP front put on the request, if it authenticated one.
@@ -212,6 +220,8 @@ impl StudioServer {
     /// The handler blocks (SQLite, the solver), so it never runs as an ordinary async task: on a
     /// `Hop::ToPool` it runs on the blocking pool, on `Hop::InPlace` or `Hop::Inline` on the thread
     /// that received the call (see [`Hop`]).
+    /// Where the transport writes answers itself (`written`: its answers and this request's id),
+    /// the answer is left there as JSON text.
     async fn run_tool(
         &self,
         index: usize,
@@ -219,6 +229,7 @@ impl StudioServer {
         caller: Caller,
         listener: Option<Listener>,
         hop: Hop,
+        written: Option<(WrittenAnswers, rmcp::model::RequestId)>,
     ) -> Result<CallToolResult, McpError> {
         let this = self.clone();
         let name = self.tools[index].name();
@@ -243,7 +254,10 @@ impl StudioServer {
             listener.finish(last, failed).await;
         }
         log_failure(name, &outcome);
-        call_tool_result(outcome)
+        match written {
+            Some((answers, id)) => call_tool_result_written(outcome, &answers, id),
+            None => call_tool_result(outcome),
+        }
     }
 }
 
@@ -464,9 +478,10 @@ impl ServerHandler for StudioServer {
                 return self.approve_mid_call(job, self.tools[index].name(), arguments, caller, &context).await;
             }
             let listener = Listener::for_request(&context, &self.log_level);
-            return self.run_tool(index, arguments, caller, listener, Hop::for_call(&context, &self.tools[index])).await.map(CallToolResponse::Complete);
+            let hop = Hop::for_call(&context, &self.tools[index]);
+            return self.run_tool(index, arguments, caller, listener, hop, written(&context)).await.map(CallToolResponse::Complete);
         }
-        let result = self.run_tool(index, arguments, caller, None, Hop::for_call(&context, &self.tools[index])).await?;
+        let result = self.run_tool(index, arguments, caller, None, Hop::for_call(&context, &self.tools[index]), written(&context)).await?;
         Ok(CallToolResponse::Complete(result))
     }
 

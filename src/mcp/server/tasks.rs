@@ -3,7 +3,7 @@
 //! the durable task store. A task's result is written from its stored outcome, by the same code
 //! as the synchronous call's answer, so the two are the same document.
 
-use super::tools::{call_tool_result, finished_reflow, Reply, ToolError};
+use super::tools::{call_tool_result, finished_reflow, Reply};
 use crate::store::{ReflowRecord, TaskRecord, TaskStatus};
 use crate::tasks::{Approval, TaskError, TaskView};
 use crate::domain::StudioTz;
@@ -117,10 +117,7 @@ pub fn detailed(view: &TaskView) -> Result<DetailedTask, McpError> {
             TaskPayload::InputRequired { input_requests: requests }
         }
         TaskStatus::Completed => {
-            let outcome = finished_reflow(view).and_then(|(out, summary)| {
-                let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
-                Ok(Reply { structured, summary })
-            });
+            let outcome = finished_reflow(view).map(|(out, summary)| Reply::new(out, summary));
             TaskPayload::Completed { result: object(&call_tool_result(outcome)?)? }
         }
         TaskStatus::Failed => {

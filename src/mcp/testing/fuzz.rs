@@ -27,9 +27,12 @@ pub fn stdio_line(line: &[u8]) {
     let verdict = jsonrpc::check(line);
     let value: Option<Value> = serde_json::from_slice(line).ok();
     match &verdict {
-        Verdict::Forward(_) => {
+        Verdict::Forward(_, checked) => {
             let message: ClientJsonRpcMessage =
                 serde_json::from_slice(line).unwrap_or_else(|e| panic!("forwarded a message the SDK cannot read: {e}"));
+            // What the front hands on is what the SDK would have read from the bytes.
+            let (read, handed) = (serde_json::to_value(&message), serde_json::to_value(checked.as_ref()));
+            assert_eq!(read.ok(), handed.ok(), "forwarded a message other than the SDK reads");
             // The SDK serves a known method it could not read as unknown: that must not pass.
             if let JsonRpcMessage::Request(request) = &message
                 && let ClientRequest::CustomRequest(custom) = &request.request

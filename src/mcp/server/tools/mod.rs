@@ -28,7 +28,8 @@ use crate::reflow::ReflowError;
 use crate::store::{CancelScope, Pool, Remedy, Store, StoreError};
 use crate::tasks::{ProgressHook, ReflowJob, TaskError, Tasks};
 use chrono::{DateTime, Utc};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use super::written::WrittenAnswers;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, RequestId, Tool, ToolAnnotations};
 use rmcp::ErrorData as McpError;
 use schemars::JsonSchema;
 use serde::{de::DeserializeOwned, Serialize};
@@ -139,8 +140,32 @@ impl Call<'_> {
 
 /// A tool's answer: the structured content, and a short summary for people.
 pub struct Reply {
-    pub structured: serde_json::Value,
+    pub answer: Box<dyn Answer>,
     pub summary: String,
+}
+
+impl Reply {
+    pub fn new(answer: impl Answer + 'static, summary: String) -> Reply {
+        Reply { answer: Box::new(answer), summary }
+    }
+}
+
+/// A tool's structured answer, kept in its own type until it is written: as the JSON value that
+/// the SDK's `CallToolResult` holds, or as JSON text for a transport that writes it itself
+/// (`super::written`), which skips building that value.
+pub trait Answer: Send {
+    fn value(&self) -> serde_json::Result<serde_json::Value>;
+    fn text(&self) -> serde_json::Result<Box<serde_json::value::RawValue>>;
+}
+
+impl<T: Serialize + Send> Answer for T {
+    fn value(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(self)
+    }
+
+    fn text(&self) -> serde_json::Result<Box<serde_json::value::RawValue>> {
+        serde_json::value::to_raw_value(self)
+    }
 }
 
 /// A tool's outcome as the `CallToolResult` a client receives: the answer with its summary, a
@@ -149,11 +174,23 @@ pub fn call_tool_result(outcome: Result<Reply, ToolError>) -> Result<CallToolRes
     match outcome {
         Ok(reply) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(reply.summary)]);
-            result.structured_content = Some(reply.structured);
+            result.structured_content = Some(reply.answer.value().map_err(|e| McpError::internal_error(e.to_string(), None))?);
             Ok(result)
         }
         Err(ToolError::Fix(message) | ToolError::Transient(message)) => Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
         Err(ToolError::Internal(message)) => Err(McpError::internal_error(message, None)),
+    }
+}
+
+/// [`call_tool_result`] for the request `id` of a transport that writes answers itself: the
+/// answer is written to JSON text and left in `answers`, and the result goes without it.
+pub fn call_tool_result_written(outcome: Result<Reply, ToolError>, answers: &WrittenAnswers, id: RequestId) -> Result<CallToolResult, McpError> {
+    match outcome {
+        Ok(reply) => {
+            answers.put(id, reply.answer.text().map_err(|e| McpError::internal_error(e.to_string(), None))?);
+            Ok(CallToolResult::success(vec![ContentBlock::text(reply.summary)]))
+        }
+        failed => call_tool_result(failed),
     }
 }
 
@@ -312,7 +349,7 @@ pub fn decode<A: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<
 pub(crate) fn spec<A, O>(name: &'static str, title: &str, description: &str, effect: Effect, access: Access, run: Run<A, O>) -> ToolSpec
 where
     A: DeserializeOwned + JsonSchema + 'static,
-    O: Serialize + JsonSchema + 'static,
+    O: Serialize + JsonSchema + Send + 'static,
 {
     let annotations = match effect {
         Effect::Read => ToolAnnotations::new().read_only(true).destructive(false).idempotent(true),
@@ -327,8 +364,7 @@ where
         .with_annotations(annotations.open_world(false));
     let run = Box::new(move |call: &Call<'_>, args: JsonObject| {
         let (out, summary) = run(call, decode(name, args)?)?;
-        let structured = serde_json::to_value(out).map_err(|e| ToolError::Internal(e.to_string()))?;
-        Ok(Reply { structured, summary })
+        Ok(Reply::new(out, summary))
     });
     ToolSpec { name, tool, access, drawn: false, job: None, run }
 }
