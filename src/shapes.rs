@@ -4,7 +4,7 @@
 //! fields, so a tool's answer and a page can never differ. It knows no protocol.
 
 // A booking's shape lives below the store, which tells webhooks of bookings in it too.
-pub use crate::domain::{booking_out as booking, BookingOut};
+pub use crate::domain::{booking_out as booking, into_booking_out as into_booking, BookingOut};
 use crate::domain::{OfflineWindow, Room, StudioTz};
 use crate::store::ReflowRecord;
 use schemars::JsonSchema;
@@ -152,13 +152,13 @@ pub fn window(tz: &StudioTz, w: &OfflineWindow) -> WindowOut {
 }
 
 /// A room as it is written out, with the offline windows of its that have not ended.
-pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
+pub fn room(tz: &StudioTz, r: Room, windows: &[OfflineWindow]) -> RoomOut {
     RoomOut {
-        id: r.id.0.clone(),
-        name: r.name.clone(),
+        id: r.id.0,
+        name: r.name,
         capacity: r.capacity,
-        features: r.features.clone(),
-        opening_hours: r.hours.to_lines(),
+        features: r.features,
+        opening_hours: r.hours.into_lines(),
         buffer_minutes: r.buffer.num_minutes(),
         active: r.active,
         min_minutes: r.rules.min_minutes,
@@ -170,8 +170,8 @@ pub fn room(tz: &StudioTz, r: &Room, windows: &[OfflineWindow]) -> RoomOut {
         rates: r
             .price
             .rates
-            .iter()
-            .map(|x| RateOut { days: x.days.clone(), from: crate::domain::Rate::clock_text(x.from), to: crate::domain::Rate::clock_text(x.to), hourly_rate: x.hourly_rate })
+            .into_iter()
+            .map(|x| RateOut { days: x.days, from: crate::domain::Rate::clock_text(x.from), to: crate::domain::Rate::clock_text(x.to), hourly_rate: x.hourly_rate })
             .collect(),
         offline_windows: windows.iter().map(|w| window(tz, w)).collect(),
     }

@@ -3,7 +3,7 @@
 //! payloads (`crate::store::outbox`) all use [`booking_out`], so none can differ from another; it
 //! lives here, below the store, so that the store may use it. It knows no protocol.
 
-use super::{Booking, StudioTz};
+use super::{Booking, Session, StudioTz};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -45,24 +45,32 @@ pub struct BookingOut {
 
 /// A booking as it is written out: the tools' answers and the webhooks' `data.booking`.
 pub fn booking_out(tz: &StudioTz, b: &Booking) -> BookingOut {
+    into_booking_out(tz, b.clone())
+}
+
+/// [`booking_out`] of a booking that is not needed after: its text moves instead of being copied
+/// (a page of query results).
+pub fn into_booking_out(tz: &StudioTz, b: Booking) -> BookingOut {
+    let Booking { id, series, session, notes, hold_until, displaced, money } = b;
+    let Session { room, client, engineer, start, end, party_size, requires, engineer_skills, status, pinned } = session;
     BookingOut {
-        id: b.id.0.clone(),
-        room: b.room.0.clone(),
-        client: b.client.0.clone(),
-        engineer: b.engineer.as_ref().map(|e| e.0.clone()),
-        start: tz.format(b.start),
-        end: tz.format(b.end),
-        party_size: b.party_size,
-        requires: b.requires.clone(),
-        engineer_skills: b.engineer_skills.clone(),
-        series: b.series.as_ref().map(|s| s.0.clone()),
-        status: b.status.to_string(),
-        pinned: b.pinned,
-        notes: b.notes.clone(),
-        hold_until: b.hold_until.map(|t| tz.format(t)),
-        displaced: b.displaced,
-        price: b.money.price,
-        deposit_due: b.money.deposit_due,
-        paid: b.money.paid,
+        id: id.0,
+        room: room.0,
+        client: client.0,
+        engineer: engineer.map(|e| e.0),
+        start: tz.format(start),
+        end: tz.format(end),
+        party_size,
+        requires,
+        engineer_skills,
+        series: series.map(|s| s.0),
+        status: status.as_str().to_owned(),
+        pinned,
+        notes,
+        hold_until: hold_until.map(|t| tz.format(t)),
+        displaced,
+        price: money.price,
+        deposit_due: money.deposit_due,
+        paid: money.paid,
     }
 }

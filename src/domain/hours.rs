@@ -152,6 +152,11 @@ impl WeeklyHours {
     pub fn to_lines(&self) -> Vec<String> {
         self.lines.clone()
     }
+
+    /// [`WeeklyHours::to_lines`], taking the hours.
+    pub fn into_lines(self) -> Vec<String> {
+        self.lines
+    }
 }
 
 impl DaySpan {

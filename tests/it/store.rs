@@ -136,6 +136,34 @@ on_both! {
         store.write_with(|w| w.create_booking(&same_people)).unwrap();
     }
 
+    /// Issue 28: the busy reads behind free-slot searches check the offline windows in memory;
+    /// they keep what every clash query keeps: a booking in a window of its own room holds
+    /// nothing; one that ends as the window begins, one that begins as it ends and one in another
+    /// room hold their places.
+    fn the_busy_reads_leave_out_exactly_the_bookings_in_their_rooms_windows(db) {
+        let mut store = small_studio(db);
+        let before = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-09T12:00", 60))).unwrap();
+        let inside = store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-09T14:00", 60))).unwrap();
+        let after = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T16:00", 60))).unwrap();
+        let elsewhere = store.write_with(|w| w.create_booking(&session("hall", "c3", "2026-09-09T14:00", 60))).unwrap();
+        store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T13:00"), at("2026-09-09T16:00"), "leak")).unwrap();
+        let read = |busy: Vec<studioflow::store::Busy>| {
+            let mut seen: Vec<(String, String)> = busy.into_iter().map(|b| (b.room.0, b.client.0)).collect();
+            seen.sort();
+            seen
+        };
+        let (from, to) = (at("2026-09-09T00:00"), at("2026-09-10T00:00"));
+        let pair = |room: &str, client: &str| (room.to_owned(), client.to_owned());
+        let kept = vec![pair("hall", "c3"), pair("live", "c1"), pair("live", "c2")];
+        assert_eq!(read(store.busy_between(from, to).unwrap()), kept, "{inside:?} is in its room's window");
+        let c3 = studioflow::domain::ClientId::new("c3");
+        assert_eq!(read(store.busy_in_room(&RoomId::new("live"), Some(&c3), None, from, to).unwrap()), kept);
+        // The same reads without the window keep all four.
+        let window = store.offline_windows(None, from, to).unwrap().remove(0);
+        store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
+        assert_eq!(read(store.busy_between(from, to).unwrap()).len(), 4, "{before:?} {after:?} {elsewhere:?}");
+    }
+
     fn removing_a_window_never_revives_a_booking_into_a_clash(db) {
         let mut store = small_studio(db);
         let mut revived = session("live", "c1", "2026-09-09T12:00", 120);

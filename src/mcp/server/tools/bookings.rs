@@ -59,7 +59,7 @@ pub fn query_bookings(ctx: &Call<'_>, a: QueryBookingsArgs) -> Result<(BookingsO
         let more = rows.len() > limit as usize;
         rows.truncate(limit as usize);
         let next_cursor = if more { rows.last().map(|(_, position)| encode_cursor(*position)) } else { None };
-        let bookings: Vec<_> = rows.iter().map(|(b, _)| wire::booking(&tz, b)).collect();
+        let bookings: Vec<_> = rows.into_iter().map(|(b, _)| wire::into_booking(&tz, b)).collect();
         let summary = format!("{}{}.", plural(bookings.len(), "booking", "bookings"), if more { "; more on the next page" } else { "" });
         Ok((BookingsOut { bookings, next_cursor }, summary))
     })

@@ -16,7 +16,7 @@ pub fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(RoomsOut, String), ToolE
         let windows = availability::current_and_upcoming(store, now)?;
         let rooms: Vec<_> = store
             .rooms()?
-            .iter()
+            .into_iter()
             .map(|r| {
                 let own: Vec<_> = windows.iter().filter(|w| w.room == r.id).cloned().collect();
                 wire::room(&studio.tz, r, &own)
@@ -129,7 +129,7 @@ pub fn create_room(ctx: &Call<'_>, a: CreateRoomArgs) -> Result<(RoomChangedOut,
         let tz = store.studio()?.tz;
         store.write_as(&ctx.actor(), |w| w.add_room(&room))?;
         let summary = format!("Added {} ({}, {} people): it can be booked now.", room.id, room.name, room.capacity);
-        let out = RoomChangedOut { room: wire::room(&tz, &room, &[]), displaced: Vec::new(), displaced_count: 0, next_step: "Nothing to move.".into() };
+        let out = RoomChangedOut { room: wire::room(&tz, room.clone(), &[]), displaced: Vec::new(), displaced_count: 0, next_step: "Nothing to move.".into() };
         Ok((out, summary))
     })
 }
@@ -182,7 +182,7 @@ pub fn update_room(ctx: &Call<'_>, a: UpdateRoomArgs) -> Result<(RoomChangedOut,
         let state = if change.room.active { "Updated" } else { "Retired" };
         let summary = format!("{state} {id}; {} displaced. {next_step}", plural(change.displaced.len(), "booking", "bookings"));
         let (displaced, displaced_count) = wire::displaced(&tz, &change.displaced);
-        let out = RoomChangedOut { room: wire::room(&tz, &change.room, &windows), displaced, displaced_count, next_step };
+        let out = RoomChangedOut { room: wire::room(&tz, change.room.clone(), &windows), displaced, displaced_count, next_step };
         Ok((out, summary))
     })
 }
