@@ -201,10 +201,10 @@ fn ask(server: &StudioServer, view: &TaskView, bound: &[u8]) -> Result<CallToolR
 /// The call's answer once the task has ended: what the task path answers, but a declined plan
 /// says so rather than what it would have moved.
 fn finished(view: &TaskView) -> Result<CallToolResponse, McpError> {
-    let outcome = finished_reflow(view).and_then(|(out, summary)| {
+    let outcome = finished_reflow(view).map(|(out, summary)| {
         let declined = view.reflow.as_ref().is_some_and(|r| !r.applied) && view.task.status_message.as_deref().is_some_and(|m| m.starts_with("Declined"));
         let summary = if declined { view.task.status_message.clone().unwrap_or(summary) } else { summary };
-        Ok(Reply::new(out, summary))
+        Reply::new(out, summary)
     });
     call_tool_result(outcome).map(CallToolResponse::Complete)
 }
