@@ -212,35 +212,68 @@ pub(super) type Contact = (String, Option<String>);
 /// reads the client's contact, as [`Contact`] (when clear: the client exists), which the
 /// booking's e-mail needs at the commit.
 fn all_clear(conn: &Connection, room: &Room, new: &Session, ignore: Option<&BookingId>) -> Result<(bool, Option<Contact>)> {
-    let sql = format!(
-        "SELECT CASE WHEN EXISTS (SELECT 1 FROM clients WHERE id = ?1 AND active = 1) \
-         AND NOT EXISTS (SELECT 1 FROM offline_windows WHERE room_id = ?2 AND from_at < ?4 AND to_at > ?3) \
-         AND NOT EXISTS (SELECT 1 FROM bookings b WHERE room_id = ?2 AND id != ?5 AND {HOLDS_ITS_PLACE} AND start_at > ?6 AND start_at < ?7 AND end_at > ?8) \
-         AND NOT EXISTS (SELECT 1 FROM bookings b WHERE client_id = ?1 AND id != ?5 AND {HOLDS_ITS_PLACE} AND start_at > ?9 AND start_at < ?10 AND end_at > ?11) \
-         AND NOT EXISTS (SELECT 1 FROM bookings b WHERE engineer_id = ?12 AND id != ?5 AND {HOLDS_ITS_PLACE} AND start_at > ?9 AND start_at < ?10 AND end_at > ?11) \
+    let (clear, name, email): (i64, Option<String>, Option<String>) =
+        conn.prepare_cached(&clear_sql(1))?.query_row(clear_params(room, new, ignore), |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
+    Ok((clear == 1, name.map(|name| (name, email))))
+}
+
+/// The query of [`all_clear`]: one row of the verdict (1 clear, 0 not), the client's name and
+/// address; its twelve parameters ([`clear_params`]) numbered from `first` on, so that a larger
+/// statement can hold it.
+pub(super) fn clear_sql(first: usize) -> String {
+    let p = |n: usize| format!("?{}", first + n - 1);
+    let (client, room, start, end, ignore) = (p(1), p(2), p(3), p(4), p(5));
+    let (room_back, room_until, room_after, back, until, after, engineer) = (p(6), p(7), p(8), p(9), p(10), p(11), p(12));
+    format!(
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM clients WHERE id = {client} AND active = 1) \
+         AND NOT EXISTS (SELECT 1 FROM offline_windows WHERE room_id = {room} AND from_at < {end} AND to_at > {start}) \
+         AND NOT EXISTS (SELECT 1 FROM bookings b WHERE room_id = {room} AND id != {ignore} AND {HOLDS_ITS_PLACE} AND start_at > {room_back} AND start_at < {room_until} AND end_at > {room_after}) \
+         AND NOT EXISTS (SELECT 1 FROM bookings b WHERE client_id = {client} AND id != {ignore} AND {HOLDS_ITS_PLACE} AND start_at > {back} AND start_at < {until} AND end_at > {after}) \
+         AND NOT EXISTS (SELECT 1 FROM bookings b WHERE engineer_id = {engineer} AND id != {ignore} AND {HOLDS_ITS_PLACE} AND start_at > {back} AND start_at < {until} AND end_at > {after}) \
          THEN 1 ELSE 0 END, \
-         (SELECT name FROM clients WHERE id = ?1), (SELECT CASE WHEN notify = 1 THEN email END FROM clients WHERE id = ?1)"
-    );
+         (SELECT name FROM clients WHERE id = {client}), (SELECT CASE WHEN notify = 1 THEN email END FROM clients WHERE id = {client})"
+    )
+}
+
+/// The arguments of [`clear_sql`], in its order.
+pub(super) fn clear_params(room: &Room, new: &Session, ignore: Option<&BookingId>) -> Vec<db::Value> {
     let (room_back, room_until, room_after) = clash_window(new, room.buffer);
     let (back, until, after) = clash_window(new, Duration::zero());
-    let (clear, name, email): (i64, Option<String>, Option<String>) = conn.prepare_cached(&sql)?.query_row(
-        params![
-            new.client.as_str(),
-            room.id.as_str(),
-            new.start.timestamp(),
-            new.end.timestamp(),
-            ignore.map_or("", |id| id.as_str()),
-            room_back,
-            room_until,
-            room_after,
-            back,
-            until,
-            after,
-            new.engineer.as_ref().map(|e| e.as_str())
-        ],
-        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-    )?;
-    Ok((clear == 1, name.map(|name| (name, email))))
+    db::Params::into_values(params![
+        new.client.as_str(),
+        room.id.as_str(),
+        new.start.timestamp(),
+        new.end.timestamp(),
+        ignore.map_or("", |id| id.as_str()),
+        room_back,
+        room_until,
+        room_after,
+        back,
+        until,
+        after,
+        new.engineer.as_ref().map(|e| e.as_str())
+    ])
+}
+
+/// The rules of [`check`] for a new session that do not depend on the other bookings, the
+/// client or the room's offline windows, in the order `check` asks them when those are clear:
+/// its shape, the room, the engineer, the room's size, features and hours, the engineer's
+/// hours. The room, for [`clear_sql`]. A session that passes these and is clear by
+/// [`clear_sql`] keeps every rule; one that fails either is refused by `check`, which then
+/// says the first rule it breaks.
+pub(super) fn check_unless_clear(conn: &Connection, tz: &StudioTz, new: &Session) -> Result<Room> {
+    check_shape(new)?;
+    let room = read::rooms(conn, Some(&new.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
+    check_room_active(&room)?;
+    if let Some(engineer) = &new.engineer {
+        check_engineer(conn, engineer, None)?;
+        check_engineer_skills(conn, engineer, &new.engineer_skills)?;
+    }
+    check_room_fits(&room, tz, new)?;
+    if let Some(engineer) = &new.engineer {
+        check_engineer_works(conn, tz, engineer, new.start, new.end)?;
+    }
+    Ok(room)
 }
 
 /// The bounds a clash query asks for with a buffer of `pad` around the session: a start after
