@@ -662,7 +662,7 @@ struct Extras<'a> {
 /// stored, in one statement (one round trip): what [`insert`], an update of the extras and a
 /// read of the booking did in four.
 fn insert_whole(conn: &Connection, new: &Session, extras: &Extras<'_>) -> Result<Booking> {
-    let sql = insert_whole_sql(conn.backend());
+    let sql = insert_whole_sql();
     let (after, _) = conn.prepare_cached(&sql)?.query_row(insert_whole_params(new, extras), read::booking_from_row)?;
     Ok(after)
 }
@@ -701,10 +701,10 @@ fn insert_whole_recorded(
     Ok(inserted)
 }
 
-/// The insert of [`insert_whole_sql`] on PostgreSQL as a SELECT that writes nothing unless the
-/// verdict of the statement's `c` is clear, without its RETURNING; its arguments are
-/// [`insert_whole_params`]. A SELECT's
-/// parameters take no type from the columns they fill, so each is cast.
+/// The insert of [`insert_whole_sql`] on PostgreSQL, as a SELECT that writes nothing unless the
+/// verdict of the statement's `c` is clear, and without its RETURNING; its arguments are
+/// [`insert_whole_params`]. A SELECT's parameters take no type from the columns they fill, so
+/// each is cast.
 const INSERT_IF_CLEAR: &str = "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, \
      series_id, status, pinned, created_at, updated_at, engineer_skills, notes, hold_until, price, deposit_due) \
      SELECT next.n, 'bk_' || lpad(CAST(next.n AS TEXT), GREATEST(5, length(CAST(next.n AS TEXT))), '0'), \
@@ -714,20 +714,15 @@ const INSERT_IF_CLEAR: &str = "INSERT INTO bookings (seq, id, room_id, client_id
      FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM bookings) AS next \
      WHERE (SELECT clear FROM c) = 1";
 
-/// The statement of [`insert_whole`], which returns `read::BOOKING_COLUMNS`.
-fn insert_whole_sql(backend: db::Backend) -> String {
-    // The id is "bk_" and the sequence number, at least five digits (`insert`'s format).
-    let id = match backend {
-        db::Backend::Sqlite => "(SELECT printf('bk_%05d', COALESCE(MAX(seq), 0) + 1) FROM bookings)",
-        db::Backend::Postgres => {
-            "(SELECT 'bk_' || lpad(CAST(n AS TEXT), GREATEST(5, length(CAST(n AS TEXT))), '0') \
-              FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM bookings) AS next)"
-        }
-    };
+/// The statement of [`insert_whole`] (SQLite; PostgreSQL inserts with [`INSERT_IF_CLEAR`]),
+/// which returns `read::BOOKING_COLUMNS`. The id is "bk_" and the sequence number, at least
+/// five digits (`insert`'s format).
+fn insert_whole_sql() -> String {
     format!(
         "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, \
          series_id, status, pinned, created_at, updated_at, engineer_skills, notes, hold_until, price, deposit_due) \
-         VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM bookings), {id}, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM bookings), (SELECT printf('bk_%05d', COALESCE(MAX(seq), 0) + 1) FROM bookings), \
+         ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING {}",
         read::BOOKING_COLUMNS
     )
