@@ -588,7 +588,10 @@ impl<'c> Transaction<'c> {
         self.open = false;
         if self.whole {
             self.conn.committing();
-            self.conn.batch("COMMIT")
+            self.conn.observed(match &self.conn.inner {
+                Inner::Sqlite(conn) => conn.execute_batch("COMMIT"),
+                Inner::Postgres(conn) => conn.commit_write(),
+            })
         } else {
             self.conn.batch("RELEASE studioflow_step")
         }

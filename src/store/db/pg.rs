@@ -23,6 +23,13 @@ pub use postgres::{Error, Statement};
 /// The advisory lock every write transaction of a studio takes first (ASCII "sflw").
 const WRITER_LOCK: i32 = 0x7366_6c77;
 
+/// Sets the transaction's commit not to wait for the write-ahead log's flush, unless the server
+/// has a synchronous standby (as it is configured when the commit is sent): then a commit waits,
+/// as by default, for the standby to have it before anyone sees it, so that a failover never loses
+/// what others have read. See [`Conn::commit_write`].
+const COMMIT_UNFLUSHED: &str = "SELECT set_config('synchronous_commit', \
+     CASE WHEN current_setting('synchronous_standby_names') = '' THEN 'off' ELSE current_setting('synchronous_commit') END, true)";
+
 pub struct Conn {
     /// Always `Some` but in `drop`, which takes it to close it where that is allowed.
     client: RefCell<Option<postgres::Client>>,
@@ -141,7 +148,8 @@ impl Conn {
     /// connection dies), keyed by the schema so that studios sharing a database run side by side;
     /// then `version`, a query of one integer without parameters, if given, and its value.
     pub fn begin_write(&self, version: Option<&str>) -> Result<Option<i64>> {
-        // One round trip for all: a writer holds the lock for every round trip it makes.
+        // One round trip for all: a writer holds the lock for every round trip it makes. Its
+        // commit is made durable after the lock is released ([`Conn::commit_write`]).
         let mut sql = format!("BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext(current_schema()))");
         if let Some(version) = version {
             sql += "; ";
@@ -166,6 +174,27 @@ impl Conn {
             let _ = self.execute_batch("ROLLBACK");
         }
         began
+    }
+
+    /// Commits a transaction of [`Conn::begin_write`], and returns once it is durable, in one
+    /// round trip. The commit itself does not wait for the disk ([`COMMIT_UNFLUSHED`]), so the
+    /// studio's lock, released by the commit, is not held through the flush of the write-ahead
+    /// log: the next writer runs while this one's flush is under way, and flushes of several
+    /// writers can be one. The statement after the commit is a transaction of its own that writes
+    /// to the log (an empty message, the smallest record a transaction can write without a table,
+    /// which takes it a transaction id), so it commits synchronously, with a flush of the log up to
+    /// its own commit record, which comes after this transaction's: the caller hears of success
+    /// only once the writes would survive a crash. (A transaction that writes nothing to the log
+    /// commits without a flush, even with a transaction id.) For the time of that flush, other sessions may already see
+    /// them; anything they commit after is flushed with them, since the log is flushed in order.
+    pub fn commit_write(&self) -> Result<()> {
+        let committed = self.execute_batch(&format!("{COMMIT_UNFLUSHED}; COMMIT; SELECT pg_logical_emit_message(true, 'studioflow.flush', '')"));
+        if committed.as_ref().is_err_and(|e| !matches!(e, super::Error::Postgres(e) if is_lost(e))) {
+            // Refused before the COMMIT ran (cancelled, say), the transaction would stay open and
+            // aborted: it is ended here. After the COMMIT, this only draws a warning.
+            let _ = self.execute_batch("ROLLBACK");
+        }
+        committed
     }
 
     /// Takes the session-level advisory lock `purpose` of this studio if it is free.
