@@ -523,6 +523,39 @@ mod private_cluster {
         assert_eq!(kept, booked, "every booking answered before the crash is there after it");
     }
 
+    /// A role that may not write the flush's message (an administrator revoked
+    /// `pg_logical_emit_message` from PUBLIC) commits as PostgreSQL does by default, flushed
+    /// under the studio's lock: the studio opens, books, and keeps what it answered through a
+    /// crash, where a commit followed by a refused flush would answer every write with an error.
+    #[test]
+    #[ignore = "crashes a PostgreSQL cluster of its own: needs PostgreSQL's initdb and pg_ctl (STUDIOFLOW_TEST_PG_BIN, pg_config or /usr/lib/postgresql); .ci/run runs it where they are"]
+    fn a_role_that_may_not_write_the_flush_message_commits_as_by_default() {
+        let bin = Cluster::find_bin().expect("initdb and pg_ctl were not found: set STUDIOFLOW_TEST_PG_BIN to PostgreSQL's bin directory");
+        let cluster = Cluster::start(bin);
+        let db = TestDb::postgres_in(&cluster.url());
+        let schema = db.text("SELECT current_schema()").unwrap();
+        db.exec(&format!(
+            "CREATE ROLE booker LOGIN; ALTER SCHEMA {schema} OWNER TO booker; \
+             DO $$ DECLARE f regprocedure; BEGIN \
+                 FOR f IN SELECT oid::regprocedure FROM pg_proc WHERE proname = 'pg_logical_emit_message' LOOP \
+                     EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f); \
+                 END LOOP; END $$"
+        ));
+        let as_booker = db.db_arg().replacen("postgres://postgres@", "postgres://booker@", 1);
+        assert_ne!(as_booker, db.db_arg(), "the schema's URL names the postgres user");
+        let mut store = crate::support::small_studio(studioflow::store::Target::Postgres(as_booker));
+        let booked: Vec<String> = (1..=3)
+            .map(|day| {
+                let session = crate::support::session("hall", "c1", &format!("2026-09-{:02}T10:00", day + 2), 60);
+                store.write_with(|w| w.create_booking(&session)).unwrap().id.0
+            })
+            .collect();
+        cluster.crash_and_start();
+        drop(store);
+        let kept: Vec<String> = db.rows("SELECT id FROM bookings ORDER BY id").into_iter().filter_map(|row| row[0].clone()).collect();
+        assert_eq!(kept, booked);
+    }
+
     /// Every commit of the cluster waits for a synchronous standby that does not exist, until this
     /// is dropped (a test that fails meanwhile must not leave its cleanup waiting too). ALTER SYSTEM
     /// is no transaction and writes no WAL: the test's own sessions never wait.

@@ -30,10 +30,20 @@ const WRITER_LOCK: i32 = 0x7366_6c77;
 const COMMIT_UNFLUSHED: &str = "SELECT set_config('synchronous_commit', \
      CASE WHEN current_setting('synchronous_standby_names') = '' THEN 'off' ELSE current_setting('synchronous_commit') END, true)";
 
+/// Whether the connection's role may call `pg_logical_emit_message` with a text message (every
+/// role may, unless an administrator revoked it): the flush of [`Conn::commit_write`]. Its
+/// signature changed in PostgreSQL 17 (a fourth argument with a default), so it is found by name.
+const FLUSH_ALLOWED: &str = "SELECT bool_or(has_function_privilege(p.oid, 'EXECUTE')) FROM pg_catalog.pg_proc p \
+     WHERE p.proname = 'pg_logical_emit_message' AND p.pronamespace = 'pg_catalog'::regnamespace \
+     AND p.proargtypes[2] = 'text'::regtype";
+
 pub struct Conn {
     /// Always `Some` but in `drop`, which takes it to close it where that is allowed.
     client: RefCell<Option<postgres::Client>>,
     statements: RefCell<HashMap<String, Statement>>,
+    /// Whether a writer's commit is flushed apart from it ([`Conn::commit_write`]): when this
+    /// connection's role may write the flush's message, [`FLUSH_ALLOWED`].
+    flush_apart: bool,
 }
 
 /// Closing a `postgres::Client` blocks on its runtime too, and a server may drop its last pooled
@@ -63,14 +73,15 @@ impl Conn {
             }
             _ => None,
         };
-        let client = off_runtime(|| -> Result<postgres::Client> {
+        let client = off_runtime(|| -> Result<(postgres::Client, bool)> {
             let mut client = match tls {
                 Some(tls) => config.connect(tls)?,
                 None => config.connect(postgres::NoTls)?,
             };
             // The schema the URL names (search_path) must exist: a missing one would only show at
             // the first CREATE TABLE, as "no schema has been selected".
-            let schema: Option<String> = client.query_one("SELECT current_schema()", &[])?.get(0);
+            let first = client.query_one(&format!("SELECT current_schema(), ({FLUSH_ALLOWED})"), &[])?;
+            let (schema, flush_apart): (Option<String>, Option<bool>) = (first.get(0), first.get(1));
             if schema.is_none() {
                 let path: String = client.query_one("SHOW search_path", &[])?.get(0);
                 return Err(super::Error::Setup(format!(
@@ -78,9 +89,10 @@ impl Conn {
                      or set options=-csearch_path%3Dname in the URL to one that does"
                 )));
             }
-            Ok(client)
+            Ok((client, flush_apart == Some(true)))
         })?;
-        let conn = Conn { client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()) };
+        let (client, flush_apart) = client;
+        let conn = Conn { client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()), flush_apart };
         // A writer waiting for the studio's lock must see what was committed while it waited:
         // READ COMMITTED takes a fresh snapshot per statement, whatever the server's default.
         conn.execute_batch("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
@@ -187,7 +199,13 @@ impl Conn {
     /// only once the writes would survive a crash. (A transaction that writes nothing to the log
     /// commits without a flush, even with a transaction id.) For the time of that flush, other sessions may already see
     /// them; anything they commit after is flushed with them, since the log is flushed in order.
+    ///
+    /// A role that may not write that message ([`FLUSH_ALLOWED`]) commits as by default, flushed
+    /// under the lock.
     pub fn commit_write(&self) -> Result<()> {
+        if !self.flush_apart {
+            return self.execute_batch("COMMIT");
+        }
         let committed = self.execute_batch(&format!("{COMMIT_UNFLUSHED}; COMMIT; SELECT pg_logical_emit_message(true, 'studioflow.flush', '')"));
         if committed.as_ref().is_err_and(|e| !matches!(e, super::Error::Postgres(e) if is_lost(e))) {
             // Refused before the COMMIT ran (cancelled, say), the transaction would stay open and
