@@ -509,8 +509,13 @@ mod private_cluster {
         let db = TestDb::postgres_in(&cluster.url());
         db.exec("ALTER SYSTEM SET wal_writer_delay = '10s'");
         db.exec("SELECT pg_reload_conf()");
-        let mut store = crate::support::small_studio(&db);
-        let booked: Vec<String> = (1..=12)
+        book_crash_and_find(&cluster, &db, crate::support::small_studio(&db), 12);
+    }
+
+    /// Books `count` sessions of an hour on the days after the small studio's clock, kills
+    /// PostgreSQL right after the last answer, starts it again, and finds every booking answered.
+    fn book_crash_and_find(cluster: &Cluster, db: &TestDb, mut store: studioflow::store::Store, count: u32) {
+        let booked: Vec<String> = (1..=count)
             .map(|day| {
                 let session = crate::support::session("hall", "c1", &format!("2026-09-{:02}T10:00", day + 2), 60);
                 store.write_with(|w| w.create_booking(&session)).unwrap().id.0
@@ -518,8 +523,7 @@ mod private_cluster {
             .collect();
         cluster.crash_and_start();
         drop(store);
-        let kept = db.rows("SELECT id FROM bookings ORDER BY id");
-        let kept: Vec<String> = kept.into_iter().filter_map(|row| row[0].clone()).collect();
+        let kept: Vec<String> = db.rows("SELECT id FROM bookings ORDER BY id").into_iter().filter_map(|row| row[0].clone()).collect();
         assert_eq!(kept, booked, "every booking answered before the crash is there after it");
     }
 
@@ -543,17 +547,7 @@ mod private_cluster {
         ));
         let as_booker = db.db_arg().replacen("postgres://postgres@", "postgres://booker@", 1);
         assert_ne!(as_booker, db.db_arg(), "the schema's URL names the postgres user");
-        let mut store = crate::support::small_studio(studioflow::store::Target::Postgres(as_booker));
-        let booked: Vec<String> = (1..=3)
-            .map(|day| {
-                let session = crate::support::session("hall", "c1", &format!("2026-09-{:02}T10:00", day + 2), 60);
-                store.write_with(|w| w.create_booking(&session)).unwrap().id.0
-            })
-            .collect();
-        cluster.crash_and_start();
-        drop(store);
-        let kept: Vec<String> = db.rows("SELECT id FROM bookings ORDER BY id").into_iter().filter_map(|row| row[0].clone()).collect();
-        assert_eq!(kept, booked);
+        book_crash_and_find(&cluster, &db, crate::support::small_studio(studioflow::store::Target::Postgres(as_booker)), 3);
     }
 
     /// Every commit of the cluster waits for a synchronous standby that does not exist, until this
