@@ -197,8 +197,9 @@ impl Conn {
     /// which takes it a transaction id), so it commits synchronously, with a flush of the log up to
     /// its own commit record, which comes after this transaction's: the caller hears of success
     /// only once the writes would survive a crash. (A transaction that writes nothing to the log
-    /// commits without a flush, even with a transaction id.) For the time of that flush, other sessions may already see
-    /// them; anything they commit after is flushed with them, since the log is flushed in order.
+    /// commits without a flush, even with a transaction id.) For the time of that flush, other
+    /// sessions may already see the writes; anything they commit after is flushed with them,
+    /// since the log is flushed in order.
     ///
     /// A role that may not write that message ([`FLUSH_ALLOWED`]) commits as by default, flushed
     /// under the lock.
