@@ -499,22 +499,23 @@ mod private_cluster {
     /// A booking is durable once it is answered, although a writer's commit does not wait for the
     /// disk while it holds the studio's lock: PostgreSQL killed right after the last answer (an
     /// immediate stop, which loses the write-ahead log not yet written from shared memory) still
-    /// has every booking when it starts again. The log's background writer waits 10 s between its
-    /// rounds, so that only the writers' own flushes write what they committed.
+    /// has every booking when it starts again.
     #[test]
     #[ignore = "crashes a PostgreSQL cluster of its own: needs PostgreSQL's initdb and pg_ctl (STUDIOFLOW_TEST_PG_BIN, pg_config or /usr/lib/postgresql); .ci/run runs it where they are"]
     fn every_booking_answered_survives_a_crash_right_after() {
         let bin = Cluster::find_bin().expect("initdb and pg_ctl were not found: set STUDIOFLOW_TEST_PG_BIN to PostgreSQL's bin directory");
         let cluster = Cluster::start(bin);
         let db = TestDb::postgres_in(&cluster.url());
-        db.exec("ALTER SYSTEM SET wal_writer_delay = '10s'");
-        db.exec("SELECT pg_reload_conf()");
         book_crash_and_find(&cluster, &db, crate::support::small_studio(&db), 12);
     }
 
-    /// Books `count` sessions of an hour on the days after the small studio's clock, kills
-    /// PostgreSQL right after the last answer, starts it again, and finds every booking answered.
+    /// Books `count` sessions of an hour on the days after the small studio's clock with the log's
+    /// background writer slowed to 10 s (so that only the writers' own flushes write what they
+    /// committed), kills PostgreSQL right after the last answer, starts it again, and finds every
+    /// booking answered.
     fn book_crash_and_find(cluster: &Cluster, db: &TestDb, mut store: studioflow::store::Store, count: u32) {
+        db.exec("ALTER SYSTEM SET wal_writer_delay = '10s'");
+        db.exec("SELECT pg_reload_conf()");
         let booked: Vec<String> = (1..=count)
             .map(|day| {
                 let session = crate::support::session("hall", "c1", &format!("2026-09-{:02}T10:00", day + 2), 60);

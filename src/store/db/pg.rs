@@ -23,12 +23,14 @@ pub use postgres::{Error, Statement};
 /// The advisory lock every write transaction of a studio takes first (ASCII "sflw").
 const WRITER_LOCK: i32 = 0x7366_6c77;
 
-/// Sets the transaction's commit not to wait for the write-ahead log's flush, unless the server
-/// has a synchronous standby (as it is configured when the commit is sent): then a commit waits,
-/// as by default, for the standby to have it before anyone sees it, so that a failover never loses
-/// what others have read. See [`Conn::commit_write`].
-const COMMIT_UNFLUSHED: &str = "SELECT set_config('synchronous_commit', \
-     CASE WHEN current_setting('synchronous_standby_names') = '' THEN 'off' ELSE current_setting('synchronous_commit') END, true)";
+/// The commit of [`Conn::commit_write`], then the flush: the transaction's commit does not wait
+/// for the write-ahead log's flush, unless the server has a synchronous standby (as it is
+/// configured when the commit is sent: then a commit waits, as by default, for the standby to have
+/// it before anyone sees it, so that a failover never loses what others have read); then a
+/// transaction of its own writes an empty message to the log and commits synchronously.
+const COMMIT_THEN_FLUSH: &str = "SELECT set_config('synchronous_commit', \
+     CASE WHEN current_setting('synchronous_standby_names') = '' THEN 'off' ELSE current_setting('synchronous_commit') END, true); \
+     COMMIT; SELECT pg_logical_emit_message(true, 'studioflow.flush', '')";
 
 /// Whether the connection's role may call `pg_logical_emit_message` with a text message (every
 /// role may, unless an administrator revoked it): the flush of [`Conn::commit_write`]. Its
@@ -189,7 +191,7 @@ impl Conn {
     }
 
     /// Commits a transaction of [`Conn::begin_write`], and returns once it is durable, in one
-    /// round trip. The commit itself does not wait for the disk ([`COMMIT_UNFLUSHED`]), so the
+    /// round trip ([`COMMIT_THEN_FLUSH`]). The commit itself does not wait for the disk, so the
     /// studio's lock, released by the commit, is not held through the flush of the write-ahead
     /// log: the next writer runs while this one's flush is under way, and flushes of several
     /// writers can be one. The statement after the commit is a transaction of its own that writes
@@ -207,7 +209,7 @@ impl Conn {
         if !self.flush_apart {
             return self.execute_batch("COMMIT");
         }
-        let committed = self.execute_batch(&format!("{COMMIT_UNFLUSHED}; COMMIT; SELECT pg_logical_emit_message(true, 'studioflow.flush', '')"));
+        let committed = self.execute_batch(COMMIT_THEN_FLUSH);
         if committed.as_ref().is_err_and(|e| !matches!(e, super::Error::Postgres(e) if is_lost(e))) {
             // Refused before the COMMIT ran (cancelled, say), the transaction would stay open and
             // aborted: it is ended here. After the COMMIT, this only draws a warning.
