@@ -91,12 +91,12 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     let horizon = studio.horizon_end(now);
     let search_from = q.from.max(now);
     store.require_known(q.room.as_ref(), q.client.as_ref(), q.engineer.as_ref())?;
-    let mut rooms = store.rooms()?;
-    if let Some(only) = &q.room {
-        rooms.retain(|r| &r.id == only);
-    }
-    // A retired room is never offered.
-    rooms.retain(|r| r.active && r.capacity >= q.party_size && r.missing_features(&q.requires).is_empty());
+    let all = store.rooms()?;
+    let rooms = all
+        .iter()
+        .filter(|r| q.room.as_ref().is_none_or(|only| &r.id == only))
+        // A retired room is never offered.
+        .filter(|r| r.active && r.capacity >= q.party_size && r.missing_features(&q.requires).is_empty());
 
     // The day of padding catches sessions that began before the search and reach into it.
     let (from, to) = (q.from - Duration::days(1), q.to + Duration::days(1));
@@ -112,7 +112,6 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     let (first, last) = (tz.local(q.from).date() - Duration::days(1), tz.local(q.to).date());
     let minutes = q.length.num_minutes();
     let candidates: Vec<Candidate> = rooms
-        .iter()
         // The room's booking rules: a length it takes, its notice, how far ahead, its grid.
         .filter(|room| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
         .map(|room| {

@@ -112,7 +112,7 @@ pub fn month_figures(store: &Store, month: Month) -> Result<MonthFigures, StoreE
 
     let mut rooms = Vec::new();
     let mut revenue = 0;
-    for room in store.rooms()? {
+    for room in store.rooms()?.iter() {
         let openings: Vec<Span> = if room.active {
             let first = month.first_day().pred_opt().unwrap_or(month.first_day());
             let last = month.next_first_day().pred_opt().unwrap_or(month.first_day());

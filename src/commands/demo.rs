@@ -97,8 +97,8 @@ fn show(tz: &StudioTz, t: DateTime<Utc>) -> String {
 
 fn month_counts(store: &Store, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<BTreeMap<RoomId, usize>, CommandError> {
     let mut counts = BTreeMap::new();
-    for room in store.rooms()? {
-        counts.insert(room.id, 0);
+    for room in store.rooms()?.iter() {
+        counts.insert(room.id.clone(), 0);
     }
     for b in store.bookings_between(from, to)? {
         if b.status != Status::Cancelled && b.start >= from {

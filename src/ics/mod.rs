@@ -57,7 +57,7 @@ pub fn calendar(store: &Store, of: &CalendarOf, window: Option<(DateTime<Utc>, D
         return Err(IcsError::EmptyWindow);
     }
     let entries = store.calendar_entries(of, from, to)?;
-    let rooms: HashMap<String, String> = store.rooms()?.into_iter().map(|r| (r.id.0, r.name)).collect();
+    let rooms: HashMap<String, String> = store.rooms()?.iter().map(|r| (r.id.0.clone(), r.name.clone())).collect();
     let clients: HashMap<String, String> = store.clients()?.into_iter().map(|c| (c.id.0, c.name)).collect();
     let engineers: HashMap<String, String> = store.engineers()?.into_iter().map(|e| (e.id.0, e.name)).collect();
     let names = Names { rooms, clients, engineers };

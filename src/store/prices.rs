@@ -55,7 +55,7 @@ fn settings_fields(s: &StudioSettings) -> serde_json::Map<String, Json> {
 /// What a session costs at the rates stored now, as this connection (or transaction) sees them:
 /// the quote's total, the one price a booking keeps.
 pub(super) fn session_price(conn: &Connection, tz: &StudioTz, s: &Session) -> Result<i64> {
-    let room = read::rooms(conn, Some(&s.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(s.room.clone()))?;
+    let room = read::room(conn, &s.room)?.ok_or_else(|| StoreError::UnknownRoom(s.room.clone()))?;
     let rate = match &s.engineer {
         Some(e) => Some(
             conn.prepare_cached("SELECT hourly_rate FROM engineers WHERE id = ?")?
@@ -77,7 +77,7 @@ pub(super) struct PriceList {
 
 impl PriceList {
     pub(super) fn read(conn: &Connection) -> Result<PriceList> {
-        let rooms = read::rooms(conn, None)?.into_iter().map(|r| (r.id, r.price)).collect();
+        let rooms = read::rooms(conn)?.iter().map(|r| (r.id.clone(), r.price.clone())).collect();
         let mut stmt = conn.prepare_cached("SELECT id, hourly_rate FROM engineers")?;
         let rows = stmt.query_map((), |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
         let engineers = rows.collect::<super::db::Result<_>>()?;

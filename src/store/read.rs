@@ -7,6 +7,7 @@ use crate::domain::{BookingRules, Money, RoomPrice,
     SeriesId, Session, Status, WeeklyHours,
 };
 use chrono::{DateTime, Duration, Utc};
+use std::sync::Arc;
 use super::db::{self, Value, Connection, OptionalExtension, Row};
 
 /// The longest a booking may last; it bounds the index range that an overlap query scans.
@@ -149,12 +150,13 @@ impl Store {
         Ok(out)
     }
 
-    pub fn rooms(&self) -> Result<Vec<Room>> {
-        rooms(self.conn(), None)
+    /// Every room, in id order, shared with the connection's cache.
+    pub fn rooms(&self) -> Result<Arc<[Room]>> {
+        rooms(self.conn())
     }
 
     pub fn room(&self, id: &RoomId) -> Result<Option<Room>> {
-        Ok(rooms(self.conn(), Some(id))?.pop())
+        room(self.conn(), id)
     }
 
     pub fn clients(&self) -> Result<Vec<Client>> {
@@ -255,14 +257,16 @@ impl Store {
     }
 }
 
-pub(super) fn rooms(conn: &Connection, only: Option<&RoomId>) -> Result<Vec<Room>> {
-    // Every booking and search needs them and they change rarely: kept by the connection until
-    // the cache's version moves (a trigger bumps it on any change of rooms).
-    let all = conn.cached("rooms", || all_rooms(conn))?;
-    Ok(match only {
-        Some(id) => all.into_iter().filter(|room| &room.id == id).collect(),
-        None => all,
-    })
+/// Every room, in id order: kept by the connection until the cache's version moves (a trigger
+/// bumps it on any change of rooms), and shared rather than copied, since every booking and
+/// search reads them.
+pub(super) fn rooms(conn: &Connection) -> Result<Arc<[Room]>> {
+    conn.cached("rooms", || all_rooms(conn).map(Arc::from))
+}
+
+/// One room, by id.
+pub(super) fn room(conn: &Connection, id: &RoomId) -> Result<Option<Room>> {
+    Ok(rooms(conn)?.iter().find(|room| &room.id == id).cloned())
 }
 
 fn all_rooms(conn: &Connection) -> Result<Vec<Room>> {

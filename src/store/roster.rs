@@ -360,7 +360,7 @@ impl Writer<'_> {
     /// gone, hours that no longer hold them, a turnaround that makes two clash, the room retired)
     /// is refused naming them, unless `force`: then it is applied and they are flagged displaced.
     pub fn update_room(&mut self, id: &RoomId, edit: &RoomEdit, force: bool) -> Result<RoomChange> {
-        let before = read::rooms(self.conn(), Some(id))?.pop().ok_or_else(|| StoreError::UnknownRoom(id.clone()))?;
+        let before = read::room(self.conn(), id)?.ok_or_else(|| StoreError::UnknownRoom(id.clone()))?;
         let mut room = before.clone();
         let invalid = |field: &'static str, what: &str| Err(StoreError::invalid(field, format!("{field}: {what}")));
         if let Some(name) = &edit.name {

@@ -165,7 +165,7 @@ pub(super) fn check(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Opt
 /// commit then needs no read of its own.
 pub(super) fn check_noting_client(conn: &Connection, tz: &StudioTz, new: &Session, ignore: Option<&BookingId>) -> Result<Option<Contact>> {
     check_shape(new)?;
-    let room = read::rooms(conn, Some(&new.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
+    let room = read::room(conn, &new.room)?.ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
     check_room_active(&room)?;
     let current = match ignore {
         Some(id) => read::booking(conn, id)?,
@@ -263,7 +263,7 @@ pub(super) fn clear_params(room: &Room, new: &Session, ignore: Option<&BookingId
 /// says the first rule it breaks.
 pub(super) fn check_unless_clear(conn: &Connection, tz: &StudioTz, new: &Session) -> Result<Room> {
     check_shape(new)?;
-    let room = read::rooms(conn, Some(&new.room))?.pop().ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
+    let room = read::room(conn, &new.room)?.ok_or_else(|| StoreError::UnknownRoom(new.room.clone()))?;
     check_room_active(&room)?;
     if let Some(engineer) = &new.engineer {
         check_engineer(conn, engineer, None)?;
@@ -359,7 +359,7 @@ pub(super) enum RulesFor {
 
 /// The room's booking rules that hold for `what`, each refusal naming the rule and what to change.
 pub(super) fn check_room_rules(conn: &Connection, tz: &StudioTz, new: &Session, now: DateTime<Utc>, what: RulesFor) -> Result<()> {
-    let Some(room) = read::rooms(conn, Some(&new.room))?.pop() else { return Ok(()) };
+    let Some(room) = read::room(conn, &new.room)? else { return Ok(()) };
     let rules = room.rules;
     let minutes = (new.end - new.start).num_minutes();
     if what == RulesFor::New {

@@ -140,7 +140,7 @@ impl Writer<'_> {
             }
         }
         if let Some(room) = &new.room {
-            match read::rooms(&self.tx, Some(room))?.pop() {
+            match read::room(&self.tx, room)? {
                 None => return Err(StoreError::UnknownRoom(room.clone())),
                 Some(r) if !r.active => return Err(StoreError::Inactive { kind: "room", id: room.0.clone() }),
                 Some(_) => {}
@@ -221,7 +221,7 @@ impl Writer<'_> {
         }
         let hold = Duration::hours(super::prices::settings(&self.tx)?.waitlist_hold_hours);
         let tz = self.studio()?.tz;
-        let rooms = read::rooms(&self.tx, None)?;
+        let rooms = read::rooms(&self.tx)?;
         let via = self.set_via("waitlist");
         let mut offered = Vec::new();
         let outcome = (|| {

@@ -117,7 +117,7 @@ pub fn build(store: &Store, month: Option<&str>, reflow: Option<&str>) -> Result
     Ok(ViewData {
         studio: StudioOut { name: studio.name.clone(), tz: tz.to_string() },
         range: RangeOut { month: month.to_string(), from: tz.format(from), to: tz.format(to) },
-        rooms: store.rooms()?.into_iter().map(|r| shapes::room(&tz, r, &[])).collect(),
+        rooms: store.rooms()?.iter().map(|r| shapes::room(&tz, r.clone(), &[])).collect(),
         windows: store.offline_windows(None, from, to)?.iter().map(|w| shapes::window(&tz, w)).collect(),
         bookings,
         reflow: record.as_ref().map(|r| shapes::reflow(&tz, r)),

@@ -588,4 +588,29 @@ on_both! {
         assert_eq!(serde_json::Value::Object(e.after.clone()), expected);
         assert_eq!(store.booking(&b.id).unwrap().unwrap(), b);
     }
+
+    /// One use of a pooled connection reads one snapshot on SQLite (a search's rooms, windows and
+    /// bookings agree with each other), and PostgreSQL reads what is committed, as READ COMMITTED
+    /// does. On both, the use may still write after another connection has committed since its
+    /// first read, and what it reads after its write includes both.
+    fn issue_28_a_pooled_use_reads_one_snapshot_and_writes_after_others_did(db) {
+        use studioflow::store::Pool;
+        let mut other = small_studio(db.target());
+        let pool = Pool::open(db.target(), 1).unwrap();
+        let counts = pool
+            .with(|s| {
+                let before = s.booking_count().unwrap();
+                other.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-03T10:00", 60))).unwrap();
+                let again = s.booking_count().unwrap();
+                s.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-03T12:00", 60))).unwrap();
+                (before, again, s.booking_count().unwrap())
+            })
+            .unwrap();
+        let again = if db.is_postgres() { 1 } else { 0 };
+        assert_eq!(counts, (0, again, 2));
+        assert_eq!(pool.with(|s| s.booking_count().unwrap()).unwrap(), 2);
+        // The snapshot ends with the use: the next one reads what was committed in between.
+        other.write_with(|w| w.create_booking(&session("hall", "c3", "2026-09-03T14:00", 60))).unwrap();
+        assert_eq!(pool.with(|s| s.booking_count().unwrap()).unwrap(), 3);
+    }
 }

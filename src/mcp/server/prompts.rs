@@ -284,7 +284,7 @@ pub fn complete(ctx: &Ctx, request: &CompleteRequestParams) -> Result<CompleteRe
         .pool
         .with(|store| -> Result<Vec<String>, StoreError> {
             Ok(match kind {
-                Completes::Room => matching(store.rooms()?.into_iter().map(|r| (r.id.0, r.name)).collect(), prefix),
+                Completes::Room => matching(store.rooms()?.iter().map(|r| (r.id.0.clone(), r.name.clone())).collect(), prefix),
                 Completes::Client => matching(store.clients()?.into_iter().map(|c| (c.id.0, c.name)).collect(), prefix),
                 Completes::Engineer => matching(store.engineers()?.into_iter().map(|e| (e.id.0, e.name)).collect(), prefix),
                 Completes::Month => store.booked_months()?.into_iter().filter(|m| m.starts_with(prefix)).collect(),

@@ -85,7 +85,7 @@ pub fn list(ctx: &Ctx, cursor: Option<&str>, extra: Vec<Resource>) -> Result<Lis
         .pool
         .with(|store| -> Result<Vec<Resource>, crate::store::StoreError> {
             let mut all = Vec::new();
-            for room in store.rooms()? {
+            for room in store.rooms()?.iter() {
                 let of = CalendarOf::Room(room.id.clone());
                 all.push(calendar_resource(&of, &room.name));
             }

@@ -161,6 +161,10 @@ pub struct Connection {
     /// A write transaction begun as the connection was handed out ([`Connection::begin_early`]),
     /// which the next [`Connection::transaction`] takes over.
     early: std::cell::Cell<bool>,
+    /// An SQLite read transaction begun as the connection was handed out
+    /// ([`Connection::hold_cache_version`]): the use's reads see one snapshot, and lock the log
+    /// once. Ended before anything is written, and at the end of the use.
+    snapshot: std::cell::Cell<bool>,
 }
 
 /// What [`Connection::cached`] keeps. The store names a query of one integer, a version that
@@ -238,7 +242,14 @@ pub type Rows<T> = std::vec::IntoIter<Result<T>>;
 
 impl Connection {
     fn new(inner: Inner) -> Connection {
-        Connection { inner, activity: Default::default(), lost: Default::default(), cache: Default::default(), early: Default::default() }
+        Connection {
+            inner,
+            activity: Default::default(),
+            lost: Default::default(),
+            cache: Default::default(),
+            early: Default::default(),
+            snapshot: Default::default(),
+        }
     }
 
     /// Opens (creating if needed) an SQLite file: WAL, full sync, foreign keys on, and a wait for
@@ -287,6 +298,7 @@ impl Connection {
     /// committed by itself.
     fn sending(&self, writes: bool, sql: &str) {
         if writes {
+            self.end_snapshot();
             self.cache.sending_write(self.activity.get().in_transaction, sql);
         }
         let mut activity = self.activity.get();
@@ -336,6 +348,7 @@ impl Connection {
     /// another connection's lock is not released within `wait` (instead of the usual wait).
     pub fn execute_waiting(&self, sql: &str, params: impl Params, wait: std::time::Duration) -> Result<usize> {
         let values = params.into_values();
+        self.end_snapshot();
         self.committing();
         self.observed(match &self.inner {
             Inner::Sqlite(conn) => conn.execute_waiting(sql, &values, wait),
@@ -397,6 +410,7 @@ impl Connection {
     }
 
     fn begin(&self) -> Result<()> {
+        self.end_snapshot();
         self.end_of_transaction();
         let version = self.observed(match &self.inner {
             Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE").map(|()| None),
@@ -417,7 +431,16 @@ impl Connection {
     /// Reads the cache's version now and holds it until the end of this use ([`Connection::end_use`]),
     /// a write or a transaction's start or end; without a version yet, checks that the
     /// connection answers. The pool does this as it hands the connection out.
+    ///
+    /// On SQLite this also begins a read transaction that lasts until the use writes or ends:
+    /// every read of one request (a search's rooms, windows and bookings) sees the same
+    /// snapshot, and the log's read lock is taken once rather than once a statement.
     pub fn hold_cache_version(&self) -> Result<()> {
+        if let Inner::Sqlite(conn) = &self.inner
+            && !self.snapshot.get() && !self.activity.get().in_transaction {
+                conn.begin_read()?;
+                self.snapshot.set(true);
+            }
         match self.cache.source.get() {
             Some(sql) => {
                 let version: i64 = self.query_row(sql, (), |row| row.get(0))?;
@@ -434,7 +457,24 @@ impl Connection {
         if self.early.take() {
             drop(Transaction::begun(self, true));
         }
+        self.end_snapshot();
         self.cache.version.set(None);
+    }
+
+    /// Ends the read transaction of [`Connection::hold_cache_version`], if one is open: before a
+    /// write (which would otherwise have to upgrade a snapshot that may be stale), and at the end
+    /// of the use. The version read in it is not trusted past it.
+    fn end_snapshot(&self) {
+        if !self.snapshot.take() {
+            return;
+        }
+        self.cache.version.set(None);
+        if let Inner::Sqlite(conn) = &self.inner
+            && let Err(e) = conn.end_read() {
+                // A read transaction's end releases a lock and cannot lose anything; should it
+                // fail, the next BEGIN reports the connection's state.
+                tracing::warn!("ending a read transaction: {e}");
+            }
     }
 
     /// Marks the connection lost, so that the pool drops it rather than hand it out again.

@@ -56,6 +56,20 @@ impl Conn {
         Ok(self.conn.prepare_cached(sql)?)
     }
 
+    /// Begins a read transaction: the reads until [`Conn::end_read`] see the database as it was
+    /// at the first of them, and take the write-ahead log's read lock once rather than once each.
+    pub fn begin_read(&self) -> Result<()> {
+        execute(&mut self.prepare_cached("BEGIN DEFERRED")?, &[]).map(drop)
+    }
+
+    /// Ends the read transaction [`Conn::begin_read`] began, if it is still open.
+    pub fn end_read(&self) -> Result<()> {
+        if self.conn.is_autocommit() {
+            return Ok(());
+        }
+        execute(&mut self.prepare_cached("COMMIT")?, &[]).map(drop)
+    }
+
     /// [`Conn::execute`] with a busy timeout of `wait` for this statement alone.
     pub fn execute_waiting(&self, sql: &str, values: &[Value], wait: std::time::Duration) -> Result<usize> {
         self.conn.busy_timeout(wait)?;

@@ -16,10 +16,10 @@ pub fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(RoomsOut, String), ToolE
         let windows = availability::current_and_upcoming(store, now)?;
         let rooms: Vec<_> = store
             .rooms()?
-            .into_iter()
+            .iter()
             .map(|r| {
                 let own: Vec<_> = windows.iter().filter(|w| w.room == r.id).cloned().collect();
-                wire::room(&studio.tz, r, &own)
+                wire::room(&studio.tz, r.clone(), &own)
             })
             .collect();
         let offline = rooms.iter().filter(|r| !r.offline_windows.is_empty()).count();
