@@ -4,8 +4,7 @@
 //! here.
 
 use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz};
-use std::collections::HashMap;
-use crate::store::{BookingQuery, Busy, PersonKind, Store, StoreError};
+use crate::store::{BookingQuery, Busy, BusyPeople, PersonKind, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 /// The longest span one free-slot search may cover, in calendar days of the studio's zone.
@@ -75,6 +74,8 @@ enum Reads {
 /// One room a search may offer, with what is fixed for the whole search.
 struct Candidate<'a> {
     room: &'a Room,
+    /// Its position in the studio's rooms, as the busy reads name it.
+    at: usize,
     /// When the room is open, from the earliest start its rules allow.
     openings: Vec<Span>,
     /// Its offline windows.
@@ -94,9 +95,10 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     let all = store.rooms()?;
     let rooms = all
         .iter()
-        .filter(|r| q.room.as_ref().is_none_or(|only| &r.id == only))
+        .enumerate()
+        .filter(|(_, r)| q.room.as_ref().is_none_or(|only| &r.id == only))
         // A retired room is never offered.
-        .filter(|r| r.active && r.capacity >= q.party_size && r.missing_features(&q.requires).is_empty());
+        .filter(|(_, r)| r.active && r.capacity >= q.party_size && r.missing_features(&q.requires).is_empty());
 
     // The day of padding catches sessions that began before the search and reach into it.
     let (from, to) = (q.from - Duration::days(1), q.to + Duration::days(1));
@@ -113,8 +115,8 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     let minutes = q.length.num_minutes();
     let candidates: Vec<Candidate> = rooms
         // The room's booking rules: a length it takes, its notice, how far ahead, its grid.
-        .filter(|room| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
-        .map(|room| {
+        .filter(|(_, room)| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
+        .map(|(at, room)| {
             let rules = room.rules;
             let room_from = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead)));
             let openings = room
@@ -126,7 +128,7 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
                 .collect();
             let offline = windows.iter().filter(|w| w.room == room.id).map(|w| (w.from, w.to)).collect();
             let latest = rules.max_advance_days.map_or(horizon, |days| horizon.min(now + Duration::days(days)));
-            Candidate { room, openings, offline, latest }
+            Candidate { room, at, openings, offline, latest }
         })
         .collect();
     // A booking blocks its room's turnaround before it: bookings that start this long after
@@ -142,6 +144,7 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
         (Reads::Growing, [one]) => Some(&one.room.id),
         _ => None,
     };
+    let people = BusyPeople { client: q.client.as_ref(), engineer: q.engineer.as_ref() };
     let mut busy = Vec::new();
     let mut read_to = read_from;
     let mut days = 1;
@@ -151,8 +154,8 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
             Reads::Whole => to,
         };
         let fresh = match only {
-            Some(room) => store.busy_in_room(room, q.client.as_ref(), q.engineer.as_ref(), read_to, next)?,
-            None => store.busy_between(read_to, next)?,
+            Some(room) => store.busy_in_room(&all, room, people, read_to, next)?,
+            None => store.busy_between(&all, people, read_to, next)?,
         };
         if read_to == read_from {
             busy = fresh;
@@ -163,7 +166,7 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
         read_to = next;
         // Past this moment a booking not read yet may block; before it, everything is known.
         let known = (next < to).then(|| next - turnaround);
-        let (mut slots, unsettled) = slots_in(q, &tz, &candidates, &busy, &away, known);
+        let (mut slots, unsettled) = slots_in(q, &tz, all.len(), &candidates, &busy, &away, known);
         slots.sort_by(|a, b| (a.start, &a.room).cmp(&(b.start, &b.room)));
         if known.is_none() || slots.iter().take_while(|s| s.start < unsettled).count() >= q.limit {
             slots.truncate(q.limit);
@@ -179,17 +182,20 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
 fn slots_in(
     q: &SlotQuery,
     tz: &StudioTz,
+    rooms: usize,
     candidates: &[Candidate],
     busy: &[Busy],
     away: &[Span],
     known: Option<DateTime<Utc>>,
 ) -> (Vec<Slot>, DateTime<Utc>) {
-    let mut by_room: HashMap<&RoomId, Vec<Span>> = HashMap::new();
+    let mut by_room: Vec<Vec<Span>> = vec![Vec::new(); rooms];
     // The client's and engineer's other sessions block every room.
     let mut people: Vec<Span> = away.to_vec();
     for b in busy {
-        by_room.entry(&b.room).or_default().push((b.start, b.end));
-        if q.client.as_ref() == Some(&b.client) || (q.engineer.is_some() && q.engineer == b.engineer) {
+        if let Some(at) = b.room {
+            by_room[at].push((b.start, b.end));
+        }
+        if b.person {
             people.push((b.start, b.end));
         }
     }
@@ -199,9 +205,7 @@ fn slots_in(
         let (room, rules) = (candidate.room, candidate.room.rules);
         // A session needs the room's turnaround free on both sides of it; padding what is taken
         // by the turnaround says the same. (Padding a window too only trims what is closed anyway.)
-        let mut blocked: Vec<_> = by_room
-            .get(&room.id)
-            .map_or(&[][..], Vec::as_slice)
+        let mut blocked: Vec<_> = by_room[candidate.at]
             .iter()
             .chain(&candidate.offline)
             .map(|&(start, end)| (start - room.buffer, end + room.buffer))

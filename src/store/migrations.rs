@@ -555,6 +555,21 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER webhooks_cached_update AFTER UPDATE ON webhooks BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
     CREATE TRIGGER webhooks_cached_delete AFTER DELETE ON webhooks BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
     "#,
+    // 20: the longest booking ever written, in seconds: a booking that overlaps an instant began
+    // at most this long before it, so the overlap reads scan the index on start_at over that
+    // much rather than over the longest a booking may be (a day). Only ever grows (a booking
+    // shortened or cancelled leaves it), so it is an upper bound whatever is read with it. A
+    // migration that rebuilds `bookings` must create these triggers again.
+    r#"
+    CREATE TABLE booking_bounds (id INTEGER PRIMARY KEY CHECK (id = 1), longest INTEGER NOT NULL);
+    INSERT INTO booking_bounds (id, longest) SELECT 1, COALESCE(MAX(end_at - start_at), 0) FROM bookings;
+    CREATE TRIGGER bookings_longest_insert AFTER INSERT ON bookings
+        WHEN NEW.end_at - NEW.start_at > (SELECT longest FROM booking_bounds WHERE id = 1)
+        BEGIN UPDATE booking_bounds SET longest = NEW.end_at - NEW.start_at WHERE id = 1; END;
+    CREATE TRIGGER bookings_longest_update AFTER UPDATE OF start_at, end_at ON bookings
+        WHEN NEW.end_at - NEW.start_at > (SELECT longest FROM booking_bounds WHERE id = 1)
+        BEGIN UPDATE booking_bounds SET longest = NEW.end_at - NEW.start_at WHERE id = 1; END;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -43,7 +43,7 @@ pub use payments::{Payment, PaymentRecorded};
 pub use pool::Pool;
 pub use waitlist::{NewWaitlistEntry, WaitlistEntry};
 pub use prices::SettingsEdit;
-pub use read::{BookingQuery, Busy};
+pub use read::{BookingQuery, Busy, BusyPeople};
 pub use rules::CancelScope;
 pub use time_off::{TimeOffAdded, TimeOffRemoved, MAX_TIME_OFF};
 pub use tasks::{Lease, LiveTask, NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};

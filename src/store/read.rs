@@ -10,8 +10,14 @@ use chrono::{DateTime, Duration, Utc};
 use std::sync::Arc;
 use super::db::{self, Value, Connection, OptionalExtension, Row};
 
-/// The longest a booking may last; it bounds the index range that an overlap query scans.
+/// The longest a booking may last.
 pub const MAX_BOOKING: Duration = Duration::hours(24);
+
+/// The longest booking written so far, in seconds (kept by triggers; never more than
+/// [`MAX_BOOKING`]): a booking that overlaps an instant began less than this before it, which
+/// bounds the index range an overlap read scans. Read in the statement that uses it, so it is
+/// the bound of the very rows read.
+const LONGEST: &str = "(SELECT longest FROM booking_bounds WHERE id = 1)";
 
 /// The condition (over `bookings b`) of a booking that holds its room and its people: not
 /// cancelled, not flagged displaced, and not in an offline window of its room. Every clash query
@@ -76,39 +82,42 @@ pub struct BookingQuery {
     pub limit: usize,
 }
 
-/// When a room, a client and an engineer are taken: the part of a booking that a free-slot
-/// search needs, read without the rest.
+/// A booking in a free-slot search's way: the part of it the search needs, read without the rest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Busy {
-    pub room: RoomId,
-    pub client: ClientId,
-    pub engineer: Option<EngineerId>,
+    /// Its room, as a position in the rooms the read was given; `None` for a room not among them
+    /// (a search offers none of those, so such a booking is read only for its person).
+    pub room: Option<usize>,
+    /// It is the given client's or engineer's: it blocks every room for the search.
+    pub person: bool,
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,
 }
 
+/// Whose bookings a free-slot search must also step around, wherever they are.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BusyPeople<'a> {
+    pub client: Option<&'a ClientId>,
+    pub engineer: Option<&'a EngineerId>,
+}
+
 impl Store {
-    /// The active bookings that overlap `[from, to)` and hold their places: displaced ones (in
-    /// their room while it is offline, or flagged when their room changed) hold nothing and are
-    /// left out.
-    pub fn busy_between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
+    /// The active bookings that overlap `[from, to)` and hold their places, in `rooms` (sorted by
+    /// id, as [`Store::rooms`] gives them) or of `people`: displaced ones (in their room while it
+    /// is offline, or flagged when their room changed) hold nothing and are left out.
+    pub fn busy_between(&self, rooms: &[Room], people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
         let sql = format!(
             "SELECT room_id, client_id, engineer_id, start_at, end_at FROM bookings b \
-             WHERE {ACTIVE_IN_PLACE} AND end_at > ?1 AND start_at > ?2 AND start_at < ?3"
+             WHERE {ACTIVE_IN_PLACE} AND end_at > ?1 AND start_at > ?2 - {LONGEST} AND start_at < ?3"
         );
-        self.busy(&sql, db::params![from.timestamp(), (from - MAX_BOOKING).timestamp(), to.timestamp()], from, to)
+        self.busy(&sql, db::params![from.timestamp(), from.timestamp(), to.timestamp()], rooms, people, from, to)
     }
 
-    /// [`Store::busy_between`] of one room, and of the client and the engineer given wherever
-    /// they are booked: what a search of that room alone steps around.
-    pub fn busy_in_room(
-        &self,
-        room: &RoomId,
-        client: Option<&ClientId>,
-        engineer: Option<&EngineerId>,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> Result<Vec<Busy>> {
+    /// [`Store::busy_between`] of one room and of `people` wherever they are booked: what a search
+    /// of that room alone steps around. (Its start bound is the longest a booking may be, not
+    /// [`LONGEST`]: SQLite scans each branch of the `OR` by its own index and bounds those scans
+    /// only by parameters, so a bound read in the statement would leave them unbounded below.)
+    pub fn busy_in_room(&self, rooms: &[Room], room: &RoomId, people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
         let sql = format!(
             "SELECT room_id, client_id, engineer_id, start_at, end_at FROM bookings b \
              WHERE {ACTIVE_IN_PLACE} AND end_at > ?1 AND start_at > ?2 AND start_at < ?3 \
@@ -121,31 +130,53 @@ impl Store {
                 (from - MAX_BOOKING).timestamp(),
                 to.timestamp(),
                 room.as_str(),
-                client.map(ClientId::as_str),
-                engineer.map(EngineerId::as_str)
+                people.client.map(ClientId::as_str),
+                people.engineer.map(EngineerId::as_str)
             ],
+            rooms,
+            people,
             from,
             to,
         )
     }
 
     /// The rows of `sql` (bookings active in their rooms over `[from, to)`) less those in an
-    /// offline window of their room: what [`HOLDS_ITS_PLACE`] keeps.
-    fn busy(&self, sql: &str, params: impl db::Params, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
+    /// offline window of their room, which is what [`HOLDS_ITS_PLACE`] keeps, and less those
+    /// neither in `rooms` nor of `people`. A search reads hundreds of rows: their ids are
+    /// compared where they lie in the row, not copied.
+    fn busy(
+        &self,
+        sql: &str,
+        params: impl db::Params,
+        rooms: &[Room],
+        people: BusyPeople<'_>,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Busy>> {
+        let position = |id: &str| rooms.binary_search_by(|room| room.id.as_str().cmp(id)).ok();
         // Every booking read lies within a longest booking of the span, and so does any window it meets.
         let windows = offline_windows(self.conn(), None, from - MAX_BOOKING, to + MAX_BOOKING)?;
+        let windows: Vec<_> = windows.iter().map(|w| (position(w.room.as_str()), w.room.as_str(), w.from.timestamp(), w.to.timestamp())).collect();
         let mut stmt = self.conn().prepare_cached(sql)?;
         let rows = stmt.query_map(params, |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?, row.get::<_, i64>(3)?, row.get::<_, i64>(4)?))
+            let (start, end) = (row.get::<_, i64>(3)?, row.get::<_, i64>(4)?);
+            let (room, offline) = row.with_text(0, |id| {
+                let id = id.unwrap_or_default();
+                let room = position(id);
+                let of_room = |&&(at, of, _, _): &&(Option<usize>, &str, i64, i64)| if room.is_some() { at == room } else { of == id };
+                (room, windows.iter().filter(of_room).any(|&(_, _, from, to)| from < end && to > start))
+            })?;
+            let client = row.with_text(1, |id| id.is_some() && id == people.client.map(ClientId::as_str))?;
+            let engineer = row.with_text(2, |id| id.is_some() && id == people.engineer.map(EngineerId::as_str))?;
+            Ok((room, offline, client || engineer, start, end))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (room, client, engineer, start, end) = row?;
-            let (start, end) = (instant(start)?, instant(end)?);
-            if windows.iter().any(|w| w.room.as_str() == room && w.from < end && w.to > start) {
+            let (room, offline, person, start, end) = row?;
+            if offline || (room.is_none() && !person) {
                 continue;
             }
-            out.push(Busy { room: RoomId(room), client: ClientId(client), engineer: engineer.map(EngineerId), start, end });
+            out.push(Busy { room, person, start: instant(start)?, end: instant(end)? });
         }
         Ok(out)
     }
@@ -177,9 +208,9 @@ impl Store {
         let mut args: Vec<Value> = Vec::new();
         if let Some(from) = query.from {
             // end > from, and the start bound lets the index on start_at do the work.
-            sql += " AND end_at > ? AND start_at > ?";
+            sql += &format!(" AND end_at > ? AND start_at > ? - {LONGEST}");
             args.push(from.timestamp().into());
-            args.push((from - MAX_BOOKING).timestamp().into());
+            args.push(from.timestamp().into());
         }
         if let Some(to) = query.to {
             sql += " AND start_at < ?";

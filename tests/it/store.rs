@@ -5,8 +5,8 @@
 use crate::support::{at, on_both, session, small_studio, TestDb};
 use chrono::Duration;
 use std::sync::{Arc, Barrier};
-use studioflow::domain::{BookingId, EngineerId, Refusal, RoomId, Status};
-use studioflow::store::{BookingQuery, CancelScope, Store, StoreError, SCHEMA_VERSION};
+use studioflow::domain::{Booking, BookingId, EngineerId, Refusal, RoomId, Status};
+use studioflow::store::{BookingQuery, BusyPeople, CancelScope, Store, StoreError, SCHEMA_VERSION};
 
 fn refusal(result: Result<impl std::fmt::Debug, StoreError>) -> Refusal {
     match result {
@@ -147,21 +147,56 @@ on_both! {
         let after = store.write_with(|w| w.create_booking(&session("live", "c2", "2026-09-09T16:00", 60))).unwrap();
         let elsewhere = store.write_with(|w| w.create_booking(&session("hall", "c3", "2026-09-09T14:00", 60))).unwrap();
         store.write_with(|w| w.add_offline_window(&RoomId::new("live"), at("2026-09-09T13:00"), at("2026-09-09T16:00"), "leak")).unwrap();
-        let read = |busy: Vec<studioflow::store::Busy>| {
-            let mut seen: Vec<(String, String)> = busy.into_iter().map(|b| (b.room.0, b.client.0)).collect();
+        let rooms = store.rooms().unwrap();
+        let tz = crate::support::london();
+        // Each booking read as (its room, or "-" for one not among the rooms given; its start; whether it is the person's).
+        let read = |busy: Vec<studioflow::store::Busy>, rooms: &[studioflow::domain::Room]| {
+            let mut seen: Vec<(String, String, bool)> =
+                busy.into_iter().map(|b| (b.room.map_or("-".into(), |at| rooms[at].id.0.clone()), tz.format(b.start), b.person)).collect();
             seen.sort();
             seen
         };
         let (from, to) = (at("2026-09-09T00:00"), at("2026-09-10T00:00"));
-        let pair = |room: &str, client: &str| (room.to_owned(), client.to_owned());
-        let kept = vec![pair("hall", "c3"), pair("live", "c1"), pair("live", "c2")];
-        assert_eq!(read(store.busy_between(from, to).unwrap()), kept, "{inside:?} is in its room's window");
+        let seen = |room: &str, start: &Booking, person: bool| (room.to_owned(), tz.format(start.start), person);
+        let nobody = BusyPeople::default();
+        let kept = vec![seen("hall", &elsewhere, false), seen("live", &before, false), seen("live", &after, false)];
+        assert_eq!(read(store.busy_between(&rooms, nobody, from, to).unwrap(), &rooms), kept, "{inside:?} is in its room's window");
         let c3 = studioflow::domain::ClientId::new("c3");
-        assert_eq!(read(store.busy_in_room(&RoomId::new("live"), Some(&c3), None, from, to).unwrap()), kept);
+        let of_c3 = BusyPeople { client: Some(&c3), engineer: None };
+        let kept_c3 = vec![seen("hall", &elsewhere, true), seen("live", &before, false), seen("live", &after, false)];
+        assert_eq!(read(store.busy_in_room(&rooms, &RoomId::new("live"), of_c3, from, to).unwrap(), &rooms), kept_c3);
+        // Given only the hall, c1's bookings in live are read as the person's, without a room,
+        // and the one in live's window is still left out.
+        let hall: Vec<_> = rooms.iter().filter(|r| r.id.as_str() == "hall").cloned().collect();
+        let c1 = studioflow::domain::ClientId::new("c1");
+        let of_c1 = BusyPeople { client: Some(&c1), engineer: None };
+        assert_eq!(read(store.busy_between(&hall, of_c1, from, to).unwrap(), &hall), vec![seen("-", &before, true), seen("hall", &elsewhere, false)]);
         // The same reads without the window keep all four.
         let window = store.offline_windows(None, from, to).unwrap().remove(0);
         store.write_with(|w| w.remove_offline_window(window.id)).unwrap();
-        assert_eq!(read(store.busy_between(from, to).unwrap()).len(), 4, "{before:?} {after:?} {elsewhere:?}");
+        assert_eq!(read(store.busy_between(&rooms, nobody, from, to).unwrap(), &rooms).len(), 4, "{before:?} {after:?} {elsewhere:?}");
+        assert_eq!(read(store.busy_between(&hall, of_c1, from, to).unwrap(), &hall).len(), 3);
+    }
+
+    /// Issue 28: the overlap reads scan the index on start_at back only as far as the longest
+    /// booking written, which triggers keep: a long session that began hours before a query is
+    /// still read, and so is one made longer afterwards by hand (an import, a repair).
+    fn a_long_booking_is_read_by_the_overlap_reads_it_meets(db) {
+        let mut store = small_studio(db);
+        let long = store.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-09T00:00", 600))).unwrap();
+        let short = store.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-10T00:00", 60))).unwrap();
+        let rooms = store.rooms().unwrap();
+        let read = |store: &Store, from: &str, to: &str| {
+            let query = BookingQuery { from: Some(at(from)), to: Some(at(to)), limit: 10, ..Default::default() };
+            let listed: Vec<BookingId> = store.query_bookings(&query).unwrap().into_iter().map(|(b, _)| b.id).collect();
+            let busy: Vec<_> = store.busy_between(&rooms, BusyPeople::default(), at(from), at(to)).unwrap().into_iter().map(|b| b.start).collect();
+            (listed, busy)
+        };
+        assert_eq!(read(&store, "2026-09-09T09:30", "2026-09-09T09:45"), (vec![long.id.clone()], vec![long.start]));
+        let end = at("2026-09-10T20:00").timestamp();
+        store.write_with(|w| w.conn().execute_batch(&format!("UPDATE bookings SET end_at = {end} WHERE id = '{}'", short.id)).map_err(Into::into)).unwrap();
+        assert_eq!(read(&store, "2026-09-10T19:00", "2026-09-10T19:30"), (vec![short.id.clone()], vec![short.start]));
+        assert_eq!(read(&store, "2026-09-10T20:00", "2026-09-10T21:00"), (vec![], vec![]));
     }
 
     fn removing_a_window_never_revives_a_booking_into_a_clash(db) {
@@ -317,6 +352,8 @@ on_both! {
         assert_eq!(store.rooms().unwrap().len(), 3);
         // The tables of the new version are there, and empty.
         assert_eq!(db.scalar("SELECT COUNT(*) FROM reflows"), 0);
+        // The longest booking is the one the old file held (two hours).
+        assert_eq!(db.scalar("SELECT longest FROM booking_bounds"), 7200);
     }
 }
 
