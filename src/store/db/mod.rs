@@ -457,8 +457,7 @@ impl Connection {
     pub fn hold_cache_version(&self) -> Result<()> {
         if let Inner::Sqlite(conn) = &self.inner
             && !self.snapshot.get() && !self.activity.get().in_transaction {
-                conn.begin_read()?;
-                self.snapshot.set(true);
+                self.snapshot.set(conn.begin_read()?);
             }
         match self.cache.source.get() {
             Some(sql) => {

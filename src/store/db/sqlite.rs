@@ -58,8 +58,13 @@ impl Conn {
 
     /// Begins a read transaction: the reads until [`Conn::end_read`] see the database as it was
     /// at the first of them, and take the write-ahead log's read lock once rather than once each.
-    pub fn begin_read(&self) -> Result<()> {
-        execute(&mut self.prepare_cached("BEGIN DEFERRED")?, &[]).map(drop)
+    /// Inside a transaction already (none should be open here) it begins nothing and says so.
+    pub fn begin_read(&self) -> Result<bool> {
+        if !self.conn.is_autocommit() {
+            return Ok(false);
+        }
+        execute(&mut self.prepare_cached("BEGIN DEFERRED")?, &[])?;
+        Ok(true)
     }
 
     /// Ends the read transaction [`Conn::begin_read`] began, if it is still open.
