@@ -137,25 +137,20 @@ impl Row<'_> {
     /// A text column (or NULL) lent to `read` without a copy: for rows read by the hundred whose
     /// text is only compared.
     pub fn with_text<T>(&self, column: usize, read: impl FnOnce(Option<&str>) -> T) -> Result<T> {
-        let lend = |cell: Cell<'_>| match cell {
+        self.cell(column, |cell| match cell {
             Cell::Null => Ok(read(None)),
             Cell::Text(text) => Ok(read(Some(text))),
             other => Err(Error::column(column, format!("expected text, found {}", other.kind()))),
-        };
-        match &self.0 {
-            RowRef::Sqlite(row) => sqlite::with_cell(row, column, lend)?,
-            RowRef::Values(values) => match values.get(column) {
-                Some(Value::Null) => lend(Cell::Null),
-                Some(Value::Int(value)) => lend(Cell::Int(*value)),
-                Some(Value::Text(text)) => lend(Cell::Text(text)),
-                None => Err(Error::column(column, "no such column")),
-            },
-        }
+        })
     }
 
     pub fn get<I: ColumnIndex, T: FromValue>(&self, column: I) -> Result<T> {
         let column = column.position();
-        let read = |cell: Cell<'_>| T::from_cell(cell).map_err(|message| Error::column(column, message));
+        self.cell(column, |cell| T::from_cell(cell).map_err(|message| Error::column(column, message)))
+    }
+
+    /// Column `column` as a [`Cell`] borrowed from the row, handed to `read`.
+    fn cell<T>(&self, column: usize, read: impl FnOnce(Cell<'_>) -> Result<T>) -> Result<T> {
         match &self.0 {
             RowRef::Sqlite(row) => sqlite::with_cell(row, column, read)?,
             RowRef::Values(values) => match values.get(column) {
