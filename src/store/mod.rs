@@ -263,6 +263,24 @@ impl Store {
         Ok(())
     }
 
+    /// `load`'s value, kept by this connection under `key` while the studio, its rooms and its
+    /// webhooks are unchanged and the kept value `fits` what else it shows (checked by the caller
+    /// on each use): an answer written once and sent again while nothing it shows has moved.
+    pub fn kept<T: Clone + Send + 'static, E: From<StoreError>>(
+        &self,
+        key: &'static str,
+        fits: impl FnOnce(&T) -> bool,
+        load: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        struct Failed<E>(E);
+        impl<E: From<StoreError>> From<db::Error> for Failed<E> {
+            fn from(e: db::Error) -> Self {
+                Failed(StoreError::from(e).into())
+            }
+        }
+        self.conn.cached_while(key, fits, || load().map_err(Failed)).map_err(|Failed(e)| e)
+    }
+
     /// Runs `f` unless another server is running work of the same `purpose` on this studio right
     /// now (then `None`): one sweeper at a time across servers. See [`Connection::try_lock`].
     pub fn exclusively<T>(&mut self, purpose: Exclusive, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<Option<T>> {

@@ -2,7 +2,7 @@
 //! contract, every tool's happy path and bad inputs, paging, idempotent retries, double bookings,
 //! protocol errors, legacy `initialize` clients, and the HTTP guards.
 
-use crate::mcp_client::{http, meta, stdio, Mcp};
+use crate::mcp_client::{http, meta, stdio, Mcp, StdioServer};
 use crate::support::temp_db;
 use serde_json::{json, Value};
 
@@ -309,4 +309,51 @@ fn http_serves_tools_and_guards_its_endpoint() {
     assert!(h.refused("create_booking", other).contains(won["bookings"][0]["id"].as_str().unwrap()));
 
     assert!(h.terminate(std::time::Duration::from_secs(10)), "SIGTERM stops the server cleanly");
+}
+
+/// `list_rooms` keeps its written answer while nothing it shows changes (issue 28): what this
+/// server writes, what another process writes to the same file, and the offline windows it shows
+/// each make it write the answer again.
+#[test]
+fn list_rooms_answers_anew_once_a_room_the_studio_or_a_window_changes() {
+    let db = temp_db();
+    let mut s = stdio(&db.path, &["--demo"]);
+    let room = |rooms: &Value, id: &str| rooms["rooms"].as_array().unwrap().iter().find(|r| r["id"] == id).cloned().unwrap();
+    let summary = |s: &mut StdioServer| s.call("list_rooms", json!({}))["content"][0]["text"].as_str().unwrap().to_owned();
+
+    let first = s.ok("list_rooms", json!({}));
+    assert_eq!(s.ok("list_rooms", json!({})), first, "the same answer while nothing changed");
+    assert_eq!(room(&first, "studio-a")["capacity"], 10);
+    assert!(summary(&mut s).contains("1 with offline windows"), "{}", summary(&mut s));
+
+    // Through this server.
+    s.ok("update_room", json!({"id": "studio-a", "capacity": 12}));
+    assert_eq!(room(&s.ok("list_rooms", json!({})), "studio-a")["capacity"], 12);
+
+    // Through another process: a room, then the studio's name.
+    let other = rusqlite::Connection::open(&db.path).unwrap();
+    other.execute("UPDATE rooms SET name = 'Studio A (new desk)' WHERE id = 'studio-a'", []).unwrap();
+    assert_eq!(room(&s.ok("list_rooms", json!({})), "studio-a")["name"], "Studio A (new desk)");
+    other.execute("UPDATE studio SET name = 'Renamed Rooms'", []).unwrap();
+    assert!(summary(&mut s).contains("at Renamed Rooms;"), "{}", summary(&mut s));
+
+    // Offline windows, which the cache's version does not follow: one added by another process,
+    // one through this server, then the first removed.
+    other
+        .execute(
+            "INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES ('studio-a', ?1, ?2, 'desk swap', 0)",
+            [crate::support::at("2026-10-01T09:00").timestamp(), crate::support::at("2026-10-02T09:00").timestamp()],
+        )
+        .unwrap();
+    let rooms = s.ok("list_rooms", json!({}));
+    let windows = room(&rooms, "studio-a")["offline_windows"].clone();
+    assert_eq!(windows.as_array().unwrap().len(), 1, "{windows}");
+    assert_eq!(windows[0]["reason"], "desk swap");
+    assert!(summary(&mut s).contains("2 with offline windows"), "{}", summary(&mut s));
+    s.ok("set_room_offline", json!({"room": "studio-c", "from": "2026-10-05T09:00", "to": "2026-10-05T18:00", "reason": "survey"}));
+    assert_eq!(room(&s.ok("list_rooms", json!({})), "studio-c")["offline_windows"][0]["reason"], "survey");
+    s.ok("remove_offline_window", json!({"id": windows[0]["id"]}));
+    let rooms = s.ok("list_rooms", json!({}));
+    assert_eq!(room(&rooms, "studio-a")["offline_windows"], json!([]));
+    assert_eq!(room(&rooms, "studio-c")["offline_windows"].as_array().unwrap().len(), 1);
 }

@@ -503,6 +503,18 @@ impl Connection {
     /// `load`'s value, kept under `key` and read again only once the cache's version has moved
     /// (see [`Cache`]): for what every request needs and rarely changes (the studio, its rooms).
     pub fn cached<T: Clone + Send + 'static, E: From<Error>>(&self, key: &'static str, load: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+        self.cached_while(key, |_| true, load)
+    }
+
+    /// [`Connection::cached`] of a value that also depends on what the cached tables do not hold
+    /// (the clock, another table): a kept value is used only while the version has not moved and
+    /// `fits` it; otherwise `load`'s takes its place.
+    pub fn cached_while<T: Clone + Send + 'static, E: From<Error>>(
+        &self,
+        key: &'static str,
+        fits: impl FnOnce(&T) -> bool,
+        load: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
         let Some(sql) = self.cache.source.get() else { return load() };
         if self.cache.wrote.get() {
             return load();
@@ -521,6 +533,7 @@ impl Connection {
         if let Some((seen, value)) = self.cache.values.borrow().get(key)
             && *seen == version
             && let Some(value) = value.downcast_ref::<T>()
+            && fits(value)
         {
             return Ok(value.clone());
         }

@@ -168,6 +168,50 @@ impl<T: Serialize + Send> Answer for T {
     }
 }
 
+/// An answer of type `O` already written as JSON text, for a handler that keeps its answer and
+/// sends it again while nothing it shows has changed (`list_rooms`, see [`Store::kept`]): it is
+/// written as the very text, and its schema is `O`'s.
+pub struct Written<O> {
+    text: Arc<serde_json::value::RawValue>,
+    shape: std::marker::PhantomData<fn() -> O>,
+}
+
+impl<O: Serialize> Written<O> {
+    pub fn new(answer: &O) -> serde_json::Result<Self> {
+        Ok(Written { text: Arc::from(serde_json::value::to_raw_value(answer)?), shape: std::marker::PhantomData })
+    }
+}
+
+impl<O> Clone for Written<O> {
+    fn clone(&self) -> Self {
+        Written { text: self.text.clone(), shape: std::marker::PhantomData }
+    }
+}
+
+impl<O> Serialize for Written<O> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.text.serialize(serializer)
+    }
+}
+
+impl<O: JsonSchema> JsonSchema for Written<O> {
+    fn inline_schema() -> bool {
+        O::inline_schema()
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        O::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        O::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        O::json_schema(generator)
+    }
+}
+
 /// A tool's outcome as the `CallToolResult` a client receives: the answer with its summary, a
 /// refusal or a passing failure as `isError`, and a failure of ours as a JSON-RPC error.
 pub fn call_tool_result(outcome: Result<Reply, ToolError>) -> Result<CallToolResult, McpError> {

@@ -3,28 +3,46 @@
 //! room offline, list offline windows, and end one early.
 
 use super::super::wire::{self, *};
-use super::{names, plural, room_id, span_ahead, time, Call, ToolError};
+use super::{names, plural, room_id, span_ahead, time, Call, ToolError, Written};
 use crate::availability;
-use crate::domain::{check_rate, BookingRules, BookingRulesEdit, Line, List, Rate, Room, RoomPrice, WeeklyHours};
+use crate::domain::{check_rate, BookingRules, BookingRulesEdit, Line, List, OfflineWindow, Rate, Room, RoomPrice, WeeklyHours};
+use std::sync::Arc;
 use crate::store::{RoomEdit, StoreError};
 use chrono::{Duration, Utc};
 
-pub fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(RoomsOut, String), ToolError> {
+/// `list_rooms`' answer as last written by this connection, with the offline windows it shows:
+/// written again only once the studio or a room changes (the cache's version moves) or the
+/// windows that have not ended do (one was added, edited or removed, or one ended).
+struct KeptRooms {
+    windows: Vec<OfflineWindow>,
+    answer: Written<RoomsOut>,
+    summary: String,
+}
+
+pub fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(Written<RoomsOut>, String), ToolError> {
     ctx.with(|store| {
-        let studio = store.studio()?.clone();
+        let studio = store.studio()?;
         let now = studio.now(Utc::now());
         let windows = availability::current_and_upcoming(store, now)?;
-        let rooms: Vec<_> = store
-            .rooms()?
-            .iter()
-            .map(|r| {
-                let own: Vec<_> = windows.iter().filter(|w| w.room == r.id).cloned().collect();
-                wire::room(&studio.tz, r.clone(), &own)
-            })
-            .collect();
-        let offline = rooms.iter().filter(|r| !r.offline_windows.is_empty()).count();
-        let summary = format!("{} at {}; {} with offline windows.", plural(rooms.len(), "room", "rooms"), studio.name, offline);
-        Ok((RoomsOut { rooms }, summary))
+        let kept = store.kept(
+            "list_rooms",
+            |kept: &Arc<KeptRooms>| kept.windows == windows,
+            || {
+                let rooms: Vec<_> = store
+                    .rooms()?
+                    .iter()
+                    .map(|r| {
+                        let own: Vec<_> = windows.iter().filter(|w| w.room == r.id).cloned().collect();
+                        wire::room(&studio.tz, r.clone(), &own)
+                    })
+                    .collect();
+                let offline = rooms.iter().filter(|r| !r.offline_windows.is_empty()).count();
+                let summary = format!("{} at {}; {} with offline windows.", plural(rooms.len(), "room", "rooms"), studio.name, offline);
+                let answer = Written::new(&RoomsOut { rooms }).map_err(|e| ToolError::Internal(format!("writing the rooms: {e}")))?;
+                Ok::<_, ToolError>(Arc::new(KeptRooms { windows: windows.clone(), answer, summary }))
+            },
+        )?;
+        Ok((kept.answer.clone(), kept.summary.clone()))
     })
 }
 
