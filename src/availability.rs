@@ -3,7 +3,7 @@
 //! ended, and the bookings an offline window would displace. Built on the store's reads; no SQL
 //! here.
 
-use crate::domain::{align_up, free_windows, Booking, ClientId, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz};
+use crate::domain::{align_up, free_windows, Booking, ClientId, DayOffsets, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz};
 use crate::store::{BookingQuery, Busy, BusyPeople, PersonKind, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
@@ -113,6 +113,9 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     }
     let (first, last) = (tz.local(q.from).date() - Duration::days(1), tz.local(q.to).date());
     let minutes = q.length.num_minutes();
+    // Every room's hours over the same days: their offsets are found once (an opening closes on
+    // its day or the next).
+    let days = DayOffsets::new(&tz, first, last + Duration::days(1));
     let candidates: Vec<Candidate> = rooms
         // The room's booking rules: a length it takes, its notice, how far ahead, its grid.
         .filter(|(_, room)| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
@@ -121,7 +124,7 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
             let room_from = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead)));
             let openings = room
                 .hours
-                .openings(&tz, first, last)
+                .openings_over(&days, first, last)
                 .into_iter()
                 .map(|(o, c)| (o.max(room_from), c))
                 .filter(|(o, c)| o < c)

@@ -3,7 +3,7 @@
 //! `mon-fri 10:00-01:00`; a close at or before the open means past midnight.
 
 use super::text::MAX_LIST;
-use super::time::{Pick, StudioTz};
+use super::time::{DayOffsets, Pick, StudioTz};
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, Utc, Weekday};
 use std::fmt;
 
@@ -130,12 +130,19 @@ impl WeeklyHours {
     /// The openings that begin on local dates `first..=last`, as instants. Opening and closing
     /// times that the clock skips or repeats resolve to the shorter opening.
     pub fn openings(&self, tz: &StudioTz, first: NaiveDate, last: NaiveDate) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+        // An opening closes on its day or the next.
+        self.openings_over(&DayOffsets::new(tz, first, last.succ_opt().unwrap_or(last)), first, last)
+    }
+
+    /// [`WeeklyHours::openings`] over days whose offsets are known: what every room of one search
+    /// shares.
+    pub fn openings_over(&self, days: &DayOffsets, first: NaiveDate, last: NaiveDate) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
         let mut out = Vec::new();
         for day in first.iter_days().take_while(|d| *d <= last) {
             for span in self.spans.iter().filter(|s| s.weekday == day.weekday()) {
                 let opens = day.and_time(span.opens);
                 let closes = opens + span.length;
-                out.push((tz.resolve_boundary(opens, Pick::Later), tz.resolve_boundary(closes, Pick::Earlier)));
+                out.push((days.boundary(opens, Pick::Later), days.boundary(closes, Pick::Earlier)));
             }
         }
         out
@@ -145,7 +152,7 @@ impl WeeklyHours {
     pub fn contains(&self, tz: &StudioTz, start: DateTime<Utc>, end: DateTime<Utc>) -> bool {
         let day = tz.local(start).date();
         let first = day.pred_opt().unwrap_or(day);
-        self.openings(tz, first, day).iter().any(|&(o, c)| o <= start && end <= c)
+        self.openings_over(&DayOffsets::none(tz), first, day).iter().any(|&(o, c)| o <= start && end <= c)
     }
 
     /// The lines that [`WeeklyHours::parse`] reads back, one per span.

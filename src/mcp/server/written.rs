@@ -8,23 +8,21 @@
 //! the same JSON either way.
 
 use rmcp::model::{CallToolResult, JsonRpcMessage, JsonRpcVersion2_0, RequestId, ServerJsonRpcMessage, ServerResult};
-use serde::Serialize;
-use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// The structured answers a session's transport is to write, by the id of the request each
 /// answers. One is taken out as its response is written, so the map holds the calls under way.
 #[derive(Clone, Default)]
-pub struct WrittenAnswers(Arc<Mutex<HashMap<RequestId, Box<RawValue>>>>);
+pub struct WrittenAnswers(Arc<Mutex<HashMap<RequestId, String>>>);
 
 impl WrittenAnswers {
     /// Leaves the answer to request `id` for its response.
-    pub fn put(&self, id: RequestId, answer: Box<RawValue>) {
+    pub fn put(&self, id: RequestId, answer: String) {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(id, answer);
     }
 
-    fn take(&self, id: &RequestId) -> Option<Box<RawValue>> {
+    fn take(&self, id: &RequestId) -> Option<String> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(id)
     }
 }
@@ -36,8 +34,7 @@ pub fn line(message: &ServerJsonRpcMessage, answers: &WrittenAnswers) -> serde_j
         && let Some(answer) = answers.take(&response.id)
     {
         if let ServerResult::CallToolResult(result) = &response.result {
-            let whole = Answered { jsonrpc: &response.jsonrpc, id: &response.id, result: WithAnswer { result, structured_content: &answer } };
-            return serde_json::to_string(&whole);
+            return with_answer(&response.jsonrpc, &response.id, result, &answer);
         }
         // Only a tool's result leaves an answer; a response of another kind keeps its own.
         tracing::error!(id = %response.id, "an answer was left for a response that is not a tool's result");
@@ -45,21 +42,28 @@ pub fn line(message: &ServerJsonRpcMessage, answers: &WrittenAnswers) -> serde_j
     serde_json::to_string(message)
 }
 
-/// A response with a tool's result: as `JsonRpcResponse` writes it.
-#[derive(Serialize)]
-struct Answered<'a> {
-    jsonrpc: &'a JsonRpcVersion2_0,
-    id: &'a RequestId,
-    result: WithAnswer<'a>,
-}
-
-/// A `CallToolResult` and its structured content, written as the one object the SDK would write.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WithAnswer<'a> {
-    #[serde(flatten)]
-    result: &'a CallToolResult,
-    structured_content: &'a RawValue,
+/// A response with a tool's result, as `JsonRpcResponse` writes it, with `answer` (JSON text) as
+/// the result's `structuredContent`: the result is an object, whose closing brace makes way for
+/// one more member.
+fn with_answer(jsonrpc: &JsonRpcVersion2_0, id: &RequestId, result: &CallToolResult, answer: &str) -> serde_json::Result<String> {
+    let result = serde_json::to_string(result)?;
+    let Some(members) = result.strip_suffix('}') else {
+        return Err(serde::ser::Error::custom(format!("a tool's result written as {result}, not as an object")));
+    };
+    let mut line = String::with_capacity(result.len() + answer.len() + 64);
+    line.push_str("{\"jsonrpc\":");
+    line.push_str(&serde_json::to_string(jsonrpc)?);
+    line.push_str(",\"id\":");
+    line.push_str(&serde_json::to_string(id)?);
+    line.push_str(",\"result\":");
+    line.push_str(members);
+    if !members.ends_with('{') {
+        line.push(',');
+    }
+    line.push_str("\"structuredContent\":");
+    line.push_str(answer);
+    line.push_str("}}");
+    Ok(line)
 }
 
 #[cfg(test)]
@@ -80,7 +84,7 @@ mod tests {
         let expected: Value = serde_json::to_value(response(whole, 7)).unwrap();
 
         let answers = WrittenAnswers::default();
-        answers.put(NumberOrString::Number(7), serde_json::value::to_raw_value(&answer).unwrap());
+        answers.put(NumberOrString::Number(7), serde_json::to_string(&answer).unwrap());
         let without = CallToolResult::success(vec![ContentBlock::text("1 booking.")]);
         let written = line(&response(without.clone(), 7), &answers).unwrap();
         assert_eq!(serde_json::from_str::<Value>(&written).unwrap(), expected, "{written}");
@@ -93,7 +97,7 @@ mod tests {
     #[test]
     fn an_answer_goes_only_to_its_own_request() {
         let answers = WrittenAnswers::default();
-        answers.put(NumberOrString::String("a".into()), serde_json::value::to_raw_value(&json!({"rooms": []})).unwrap());
+        answers.put(NumberOrString::String("a".into()), serde_json::to_string(&json!({"rooms": []})).unwrap());
         let other = line(&response(CallToolResult::success(vec![]), 1), &answers).unwrap();
         assert_eq!(serde_json::from_str::<Value>(&other).unwrap().pointer("/result/structuredContent"), None);
         let own = JsonRpcMessage::response(ServerResult::CallToolResult(CallToolResult::success(vec![])), NumberOrString::String("a".into()));

@@ -155,7 +155,7 @@ impl Reply {
 /// (`super::written`), which skips building that value.
 pub trait Answer: Send {
     fn value(&self) -> serde_json::Result<serde_json::Value>;
-    fn text(&self) -> serde_json::Result<Box<serde_json::value::RawValue>>;
+    fn text(&self) -> serde_json::Result<String>;
 }
 
 impl<T: Serialize + Send> Answer for T {
@@ -163,34 +163,59 @@ impl<T: Serialize + Send> Answer for T {
         serde_json::to_value(self)
     }
 
-    fn text(&self) -> serde_json::Result<Box<serde_json::value::RawValue>> {
-        serde_json::value::to_raw_value(self)
+    fn text(&self) -> serde_json::Result<String> {
+        serde_json::to_string(self)
     }
 }
 
-/// An answer of type `O` already written as JSON text, for a handler that keeps its answer and
-/// sends it again while nothing it shows has changed (`list_rooms`, see [`Store::kept`]): it is
-/// written as the very text, and its schema is `O`'s.
+/// An answer of type `O` whose JSON text is not left to serde: kept from an earlier call while
+/// nothing it shows has changed (`list_rooms`, see [`Store::kept`]), or written by a writer of its
+/// own that is held to serde_json's text by a test (`query_bookings`' page). Its value, for a
+/// transport that wants one, is still `O`'s, and so is its schema.
 pub struct Written<O> {
-    text: Arc<serde_json::value::RawValue>,
-    shape: std::marker::PhantomData<fn() -> O>,
+    answer: Arc<O>,
+    text: Text<O>,
+}
+
+enum Text<O> {
+    Kept(Arc<str>),
+    By(fn(&O) -> String),
 }
 
 impl<O: Serialize> Written<O> {
-    pub fn new(answer: &O) -> serde_json::Result<Self> {
-        Ok(Written { text: Arc::from(serde_json::value::to_raw_value(answer)?), shape: std::marker::PhantomData })
+    /// `answer`, with its text written now to be sent again (as it is, by [`Written::clone`]).
+    pub fn kept(answer: O) -> serde_json::Result<Self> {
+        let text = Arc::from(serde_json::to_string(&answer)?);
+        Ok(Written { answer: Arc::new(answer), text: Text::Kept(text) })
+    }
+
+    /// `answer`, whose text `write` writes if a transport asks for text.
+    pub fn by(answer: O, write: fn(&O) -> String) -> Self {
+        Written { answer: Arc::new(answer), text: Text::By(write) }
     }
 }
 
 impl<O> Clone for Written<O> {
     fn clone(&self) -> Self {
-        Written { text: self.text.clone(), shape: std::marker::PhantomData }
+        let text = match &self.text {
+            Text::Kept(text) => Text::Kept(text.clone()),
+            Text::By(write) => Text::By(*write),
+        };
+        Written { answer: self.answer.clone(), text }
     }
 }
 
-impl<O> Serialize for Written<O> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.text.serialize(serializer)
+// Not `Serialize`, so that it is not an answer by the blanket impl above but by this one.
+impl<O: Serialize + Send + Sync> Answer for Written<O> {
+    fn value(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(&*self.answer)
+    }
+
+    fn text(&self) -> serde_json::Result<String> {
+        Ok(match &self.text {
+            Text::Kept(text) => String::from(&**text),
+            Text::By(write) => write(&self.answer),
+        })
     }
 }
 
@@ -393,7 +418,7 @@ pub fn decode<A: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<
 pub(crate) fn spec<A, O>(name: &'static str, title: &str, description: &str, effect: Effect, access: Access, run: Run<A, O>) -> ToolSpec
 where
     A: DeserializeOwned + JsonSchema + 'static,
-    O: Serialize + JsonSchema + Send + 'static,
+    O: Answer + JsonSchema + 'static,
 {
     let annotations = match effect {
         Effect::Read => ToolAnnotations::new().read_only(true).destructive(false).idempotent(true),

@@ -38,7 +38,7 @@ pub fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(Written<RoomsOut>, Strin
                     .collect();
                 let offline = rooms.iter().filter(|r| !r.offline_windows.is_empty()).count();
                 let summary = format!("{} at {}; {} with offline windows.", plural(rooms.len(), "room", "rooms"), studio.name, offline);
-                let answer = Written::new(&RoomsOut { rooms }).map_err(|e| ToolError::Internal(format!("writing the rooms: {e}")))?;
+                let answer = Written::kept(RoomsOut { rooms }).map_err(|e| ToolError::Internal(format!("writing the rooms: {e}")))?;
                 Ok::<_, ToolError>(Arc::new(KeptRooms { windows: windows.clone(), answer, summary }))
             },
         )?;

@@ -21,6 +21,27 @@ pub struct BookingsOut {
     pub next_cursor: Option<String>,
 }
 
+impl BookingsOut {
+    /// The page as JSON text, each booking by [`BookingOut::write_json`]: serde_json's text.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(64 + 512 * self.bookings.len());
+        out.push_str("{\"bookings\":[");
+        for (at, booking) in self.bookings.iter().enumerate() {
+            if at > 0 {
+                out.push(',');
+            }
+            booking.write_json(&mut out);
+        }
+        out.push_str("],\"next_cursor\":");
+        match &self.next_cursor {
+            Some(cursor) => crate::domain::json_text(&mut out, cursor),
+            None => out.push_str("null"),
+        }
+        out.push('}');
+        out
+    }
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct BookingDetailOut {
     pub booking: BookingOut,
@@ -442,4 +463,42 @@ pub struct WaitlistJoinedOut {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct WaitlistLeftOut {
     pub removed: WaitlistEntryOut,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page written by hand is serde_json's text: empty or not, with a cursor or without.
+    #[test]
+    fn a_page_of_bookings_is_written_as_serde_json_writes_it() {
+        let booking = |id: &str, notes: Option<&str>| BookingOut {
+            id: id.into(),
+            room: "studio-a".into(),
+            client: "c\"1".into(),
+            engineer: None,
+            start: "2026-09-07T10:00:00+01:00".into(),
+            end: "2026-09-07T12:00:00+01:00".into(),
+            party_size: 3,
+            requires: vec!["drums".into(), "piano\n".into()],
+            engineer_skills: vec![],
+            series: Some("series-001".into()),
+            status: "confirmed".into(),
+            pinned: true,
+            notes: notes.map(str::to_owned),
+            hold_until: None,
+            displaced: false,
+            price: None,
+            deposit_due: 0,
+            paid: 1200,
+        };
+        let pages = [
+            BookingsOut { bookings: vec![], next_cursor: None },
+            BookingsOut { bookings: vec![booking("bk_1", None)], next_cursor: Some("c1.6a1f.2".into()) },
+            BookingsOut { bookings: vec![booking("bk_1", Some("late \\ ok")), booking("bk_2", None)], next_cursor: None },
+        ];
+        for page in pages {
+            assert_eq!(page.to_json(), serde_json::to_string(&page).unwrap());
+        }
+    }
 }
