@@ -25,7 +25,7 @@ pub fn list_rooms(ctx: &Call<'_>, _: NoArgs) -> Result<(Written<RoomsOut>, Strin
         let now = studio.now(Utc::now());
         let windows = availability::current_and_upcoming(store, now)?;
         let kept = store.kept(
-            "list_rooms",
+            names::LIST_ROOMS,
             |kept: &Arc<KeptRooms>| kept.windows == windows,
             || {
                 let rooms: Vec<_> = store
