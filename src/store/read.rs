@@ -162,8 +162,9 @@ impl Store {
                 let of_room = |&&(at, of, _, _): &&(Option<usize>, &str, i64, i64)| if room.is_some() { at == room } else { of == id };
                 (room, windows.iter().filter(of_room).any(|&(_, _, from, to)| from < end && to > start))
             })?;
-            let client = row.with_text(1, |id| id.is_some() && id == people.client.map(ClientId::as_str))?;
-            let engineer = row.with_text(2, |id| id.is_some() && id == people.engineer.map(EngineerId::as_str))?;
+            // Most searches name no person: their columns are then not read at all.
+            let client = people.client.is_some() && row.with_text(1, |id| id.is_some() && id == people.client.map(ClientId::as_str))?;
+            let engineer = people.engineer.is_some() && row.with_text(2, |id| id.is_some() && id == people.engineer.map(EngineerId::as_str))?;
             Ok((room, offline, client || engineer, start, end))
         })?;
         let mut out = Vec::new();
