@@ -191,7 +191,10 @@ impl DayOffsets {
 }
 
 /// The offset `day` keeps all day on the studio's clock, if it keeps one: the same at its local
-/// noon and 13 hours either side, which brackets the whole local day.
+/// noon and 13 and 37 hours either side. Thirteen bracket the day itself; a clock put back by
+/// more than an hour on a neighbouring day repeats times of this one too (Antarctica/Casey went
+/// from +11 to +08 at 02:00 on 5 March 2010, so 23:00 on the 4th came twice), and thirty-seven
+/// reach past the largest such step.
 fn steady_offset(tz: &StudioTz, day: NaiveDate) -> Option<i64> {
     use chrono::Offset;
     let noon = match tz.0.from_local_datetime(&day.and_time(NaiveTime::from_hms_opt(12, 0, 0)?)) {
@@ -200,7 +203,7 @@ fn steady_offset(tz: &StudioTz, day: NaiveDate) -> Option<i64> {
     };
     let offset = noon.offset().fix().local_minus_utc();
     let utc = noon.naive_utc();
-    let around = [utc - chrono::Duration::hours(13), utc + chrono::Duration::hours(13)];
+    let around = [-37, -13, 13, 37].map(|hours| utc + chrono::Duration::hours(hours));
     around.iter().all(|t| tz.0.offset_from_utc_datetime(t).fix().local_minus_utc() == offset).then_some(i64::from(offset))
 }
 
@@ -261,7 +264,8 @@ mod tests {
     /// The table's arithmetic gives what asking the zone gives, for every quarter hour of every
     /// day over years of each zone's changes: an hour each way (London), half an hour (Lord
     /// Howe), at midnight (Havana, and São Paulo before 2019), a whole day skipped (Apia, 30
-    /// December 2011), none at all (Kolkata); and outside the table's days.
+    /// December 2011), three hours back that repeat the evening before (Casey, March 2010), none
+    /// at all (Kolkata); and outside the table's days.
     #[test]
     fn day_offsets_give_the_zones_own_boundaries() {
         let zones = [
@@ -271,6 +275,7 @@ mod tests {
             ("America/Sao_Paulo", 2017),
             ("Pacific/Apia", 2011),
             ("Asia/Kolkata", 2026),
+            ("Antarctica/Casey", 2009),
         ];
         for (zone, year) in zones {
             let tz: StudioTz = zone.parse().unwrap();
