@@ -4,7 +4,7 @@
 //! written out in one shape that the `studio_report` tool answers and the view shows alike. No
 //! SQL here, and no protocol.
 
-use crate::domain::{free_windows, Booking, Span, Status, StudioTz};
+use crate::domain::{free_windows, Booking, DayOffsets, Span, Status, StudioTz};
 use crate::reflow::Month;
 use crate::store::{Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
@@ -112,11 +112,13 @@ pub fn month_figures(store: &Store, month: Month) -> Result<MonthFigures, StoreE
 
     let mut rooms = Vec::new();
     let mut revenue = 0;
+    let first = month.first_day().pred_opt().unwrap_or(month.first_day());
+    let last = month.next_first_day().pred_opt().unwrap_or(month.first_day());
+    // Every room's hours over the same days (an opening closes on its day or the next).
+    let days = DayOffsets::new(&tz, first, month.next_first_day());
     for room in store.rooms()?.iter() {
         let openings: Vec<Span> = if room.active {
-            let first = month.first_day().pred_opt().unwrap_or(month.first_day());
-            let last = month.next_first_day().pred_opt().unwrap_or(month.first_day());
-            room.hours.openings(&tz, first, last).into_iter().map(|(a, b)| (a.max(from), b.min(to))).filter(|(a, b)| b > a).collect()
+            room.hours.openings_over(&days, first, last).into_iter().map(|(a, b)| (a.max(from), b.min(to))).filter(|(a, b)| b > a).collect()
         } else {
             Vec::new()
         };

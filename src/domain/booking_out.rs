@@ -154,7 +154,8 @@ pub fn json_text(out: &mut String, text: &str) {
     out.push('"');
 }
 
-fn json_optional_text(out: &mut String, text: Option<&str>) {
+/// [`json_text`], or `null`.
+pub fn json_optional_text(out: &mut String, text: Option<&str>) {
     match text {
         Some(text) => json_text(out, text),
         None => out.push_str("null"),

@@ -130,12 +130,13 @@ impl WeeklyHours {
     /// The openings that begin on local dates `first..=last`, as instants. Opening and closing
     /// times that the clock skips or repeats resolve to the shorter opening.
     pub fn openings(&self, tz: &StudioTz, first: NaiveDate, last: NaiveDate) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
-        // An opening closes on its day or the next.
-        self.openings_over(&DayOffsets::new(tz, first, last.succ_opt().unwrap_or(last)), first, last)
+        // One set of hours asks the zone twice a day; a table of the days' offsets pays only
+        // when several share it.
+        self.openings_over(&DayOffsets::none(tz), first, last)
     }
 
-    /// [`WeeklyHours::openings`] over days whose offsets are known: what every room of one search
-    /// shares.
+    /// [`WeeklyHours::openings`] over days whose offsets are known: what every room of one search,
+    /// or of one month's figures, shares.
     pub fn openings_over(&self, days: &DayOffsets, first: NaiveDate, last: NaiveDate) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
         let mut out = Vec::new();
         for day in first.iter_days().take_while(|d| *d <= last) {
@@ -152,7 +153,7 @@ impl WeeklyHours {
     pub fn contains(&self, tz: &StudioTz, start: DateTime<Utc>, end: DateTime<Utc>) -> bool {
         let day = tz.local(start).date();
         let first = day.pred_opt().unwrap_or(day);
-        self.openings_over(&DayOffsets::none(tz), first, day).iter().any(|&(o, c)| o <= start && end <= c)
+        self.openings(tz, first, day).iter().any(|&(o, c)| o <= start && end <= c)
     }
 
     /// The lines that [`WeeklyHours::parse`] reads back, one per span.

@@ -160,7 +160,7 @@ impl StudioTz {
 /// midnight to midnight, or none on a day the clocks change: a schedule's boundary on a steady day
 /// is its local time less the offset, and only on a changing day (or outside the days) is the
 /// zone asked, as [`StudioTz::resolve_boundary`] does. A search lays every room's opening hours
-/// over the same days, so it asks the zone three times a day instead of twice per room and day.
+/// over the same days, so it asks the zone five times a day instead of twice per room and day.
 pub struct DayOffsets {
     tz: StudioTz,
     first: NaiveDate,
@@ -174,8 +174,8 @@ impl DayOffsets {
         DayOffsets { tz: *tz, first, offsets }
     }
 
-    /// No days at all: every boundary asks the zone (for one or two days' hours, where a table
-    /// would cost more than it saves).
+    /// No days at all: every boundary asks the zone (for one set of hours, where a table would
+    /// cost more than it saves).
     pub fn none(tz: &StudioTz) -> DayOffsets {
         DayOffsets { tz: *tz, first: NaiveDate::MIN, offsets: Vec::new() }
     }

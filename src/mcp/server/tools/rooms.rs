@@ -6,9 +6,9 @@ use super::super::wire::{self, *};
 use super::{names, plural, room_id, span_ahead, time, Call, ToolError, Written};
 use crate::availability;
 use crate::domain::{check_rate, BookingRules, BookingRulesEdit, Line, List, OfflineWindow, Rate, Room, RoomPrice, WeeklyHours};
-use std::sync::Arc;
 use crate::store::{RoomEdit, StoreError};
 use chrono::{Duration, Utc};
+use std::sync::Arc;
 
 /// `list_rooms`' answer as last written by this connection, with the offline windows it shows:
 /// written again only once the studio or a room changes (the cache's version moves) or the

@@ -33,10 +33,7 @@ impl BookingsOut {
             booking.write_json(&mut out);
         }
         out.push_str("],\"next_cursor\":");
-        match &self.next_cursor {
-            Some(cursor) => crate::domain::json_text(&mut out, cursor),
-            None => out.push_str("null"),
-        }
+        crate::domain::json_optional_text(&mut out, self.next_cursor.as_deref());
         out.push('}');
         out
     }
