@@ -274,6 +274,13 @@ pub fn serve(config: ServeConfig) -> CommandResult {
         Ok(())
     })??;
     let pool = Arc::new(pool);
+    // The bookings are read into memory beside the start-up rather than by the first query.
+    let loading = pool.clone();
+    std::thread::spawn(move || {
+        if let Err(e) = loading.with(|store| store.load_bookings_into_memory()).map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+            tracing::warn!(error = %e, "reading the bookings into memory at start failed: the first query reads them");
+        }
+    });
     let auth_pool = pool.clone();
     let tasks = crate::tasks::Tasks::new(pool.clone(), task_config);
     let holds = pool.clone();

@@ -509,3 +509,25 @@ $$;
 CREATE TRIGGER bookings_longest AFTER INSERT OR UPDATE OF start_at, end_at ON bookings FOR EACH ROW EXECUTE FUNCTION note_longest_booking();
 -- ===== 21: nothing: SQLite's covering index of the busy reads (bookings_busy), which PostgreSQL's plans do not need
 SELECT 1;
+-- ===== 22: a change number on every booking, for the bookings a server keeps in memory (mirror.rs)
+-- The clock's row is taken by every change of a booking until its transaction ends, so numbers
+-- are handed out in the order the changes commit: a reader that sees one change sees every
+-- change numbered before it.
+CREATE TABLE booking_clock (id BIGINT PRIMARY KEY CHECK (id = 1), n BIGINT NOT NULL);
+INSERT INTO booking_clock (id, n) VALUES (1, 0);
+CREATE TABLE bookings_gone (seq BIGINT NOT NULL, changed BIGINT NOT NULL);
+CREATE INDEX bookings_gone_changed ON bookings_gone (changed);
+ALTER TABLE bookings ADD COLUMN changed BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX bookings_changed ON bookings (changed);
+CREATE FUNCTION bookings_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE booking_clock SET n = n + 1 WHERE id = 1 RETURNING n INTO NEW.changed;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER bookings_changed BEFORE INSERT OR UPDATE ON bookings FOR EACH ROW EXECUTE FUNCTION bookings_changed();
+CREATE FUNCTION bookings_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    WITH c AS (UPDATE booking_clock SET n = n + 1 WHERE id = 1 RETURNING n) INSERT INTO bookings_gone (seq, changed) SELECT OLD.seq, n FROM c;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER bookings_gone AFTER DELETE ON bookings FOR EACH ROW EXECUTE FUNCTION bookings_gone();

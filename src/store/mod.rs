@@ -14,6 +14,7 @@ mod grants;
 mod idempotency;
 mod mail;
 mod migrations;
+mod mirror;
 mod outbox;
 mod payments;
 mod pool;
@@ -32,6 +33,7 @@ mod webhooks;
 mod write;
 
 pub use db::{Backend, Target};
+use std::sync::Arc;
 pub use migrations::{migrate_to, MigrationError, LATEST as SCHEMA_VERSION};
 pub use edits::{BookingEdit, Undone, WindowRemoved};
 pub use error::{as_task, PlanRefusal, Remedy, Result, StoreError, UndoRefusal};
@@ -40,6 +42,7 @@ pub use calendars::{CalendarEntry, FeedRecord};
 pub use reflows::{MoveRecord, NewReflow, ReflowRecord};
 pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, RoomEdit};
 pub use payments::{Payment, PaymentRecorded};
+use mirror::Mirror;
 pub use pool::Pool;
 pub use waitlist::{NewWaitlistEntry, WaitlistEntry};
 pub use prices::SettingsEdit;
@@ -85,6 +88,9 @@ pub struct Store {
     studio: Option<Studio>,
     /// The SQLite file, to say why it cannot be written when SQLite refuses to (`explained`).
     file: Option<std::path::PathBuf>,
+    /// The bookings in memory, shared with the other connections of a pool (`mirror.rs`); a
+    /// store opened by itself reads the table.
+    mirror: Option<Arc<Mirror>>,
 }
 
 /// `text` as the store keeps it, by its kind's rule (the one rule every text from outside keeps,
@@ -154,9 +160,37 @@ impl Store {
         if version >= CACHE_VERSION_SINCE {
             conn.set_cache_version(CACHE_VERSION, CACHED_TABLES);
         }
-        let mut store = Store { conn, version, studio: None, file: None };
+        let mut store = Store { conn, version, studio: None, file: None, mirror: None };
         store.studio = store.load_studio()?;
         Ok(store)
+    }
+
+    /// Reads bookings through `mirror`, kept with other connections to the same database, once
+    /// the schema numbers their changes; before that, from the table.
+    pub(crate) fn share_mirror(&mut self, mirror: &Arc<Mirror>) {
+        if self.version >= mirror::SINCE {
+            self.mirror = Some(mirror.clone());
+        }
+    }
+
+    /// Reads the bookings into memory now, if this store keeps them there, rather than at the
+    /// first read that needs them (a server does this as it starts).
+    pub fn load_bookings_into_memory(&self) -> Result<()> {
+        match self.mirror() {
+            Some(mirror) => mirror.catch_up(&self.conn),
+            None => Ok(()),
+        }
+    }
+
+    /// How many bookings this store holds in memory (see `mirror.rs`); `None` for one that reads
+    /// them from the table.
+    pub fn bookings_in_memory(&self) -> Option<usize> {
+        self.mirror.as_deref().map(Mirror::len)
+    }
+
+    /// The bookings in memory, unless the connection is inside a transaction (see `mirror.rs`).
+    fn mirror(&self) -> Option<&Mirror> {
+        self.mirror.as_deref().filter(|_| Mirror::usable_on(&self.conn))
     }
 
     /// The schema version of the open database.

@@ -4,11 +4,14 @@
 //! and drops one found lost. It is also the one place where work cut short by a lost connection
 //! is done again: once, on a fresh connection, when nothing of it may have been committed.
 
-use super::{Result, Store, StoreError, Target};
+use super::{Mirror, Result, Store, StoreError, Target};
+use std::sync::Arc;
 
 /// How the pool makes and checks connections.
 struct Manager {
     target: Target,
+    /// The bookings in memory, shared by every connection of the pool.
+    mirror: Arc<Mirror>,
 }
 
 impl r2d2::ManageConnection for Manager {
@@ -16,7 +19,9 @@ impl r2d2::ManageConnection for Manager {
     type Error = StoreError;
 
     fn connect(&self) -> Result<Store> {
-        Store::open(&self.target)
+        let mut store = Store::open(&self.target)?;
+        store.share_mirror(&self.mirror);
+        Ok(store)
     }
 
     /// Not called: the pool checks a connection itself as it hands it out ([`Pool::checked`]),
@@ -47,7 +52,7 @@ impl Pool {
         // once with its own error rather than as a pool time-out.
         let first = Store::open(&target)?;
         drop(first);
-        let manager = Manager { target: target.clone() };
+        let manager = Manager { target: target.clone(), mirror: Arc::default() };
         let inner = r2d2::Pool::builder()
             .max_size(size.max(1))
             .min_idle(Some(1))

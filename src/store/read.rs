@@ -34,6 +34,10 @@ const ACTIVE_IN_PLACE: &str = "b.status != 'cancelled' AND b.displaced = 0";
 pub(super) const BOOKING_COLUMNS: &str = "id, room_id, client_id, engineer_id, start_at, end_at, party_size, \
      requires, series_id, status, pinned, seq, notes, hold_until, displaced, price, deposit_due, paid, engineer_skills";
 
+/// How many columns [`BOOKING_COLUMNS`] names, and where among them is the sequence number.
+pub(super) const BOOKING_WIDTH: usize = 19;
+pub(super) const SEQ_AT: usize = 11;
+
 /// A booking row and its sequence number (the tie-breaker of the keyset order).
 pub(super) fn booking_from_row(row: &Row<'_>) -> db::Result<(Booking, i64)> {
     fn bad(column: usize, what: String) -> db::Error {
@@ -63,7 +67,14 @@ pub(super) fn booking_from_row(row: &Row<'_>) -> db::Result<(Booking, i64)> {
         displaced: row.get(14)?,
         money: Money { price: row.get(15)?, deposit_due: row.get(16)?, paid: row.get(17)? },
     };
-    Ok((booking, row.get(11)?))
+    Ok((booking, row.get(SEQ_AT)?))
+}
+
+/// Where a busy read finds its bookings: a statement of the table and its arguments, or the
+/// bookings in memory (of one room and the search's people, or of every room).
+enum BusyRead<'a> {
+    Table(String, Vec<Value>),
+    Memory(&'a super::Mirror, Option<&'a RoomId>),
 }
 
 /// Which bookings to list. Every filter is optional; the time filter keeps bookings that overlap it.
@@ -106,7 +117,11 @@ impl Store {
     /// id, as [`Store::rooms`] gives them) or of `people`: displaced ones (in their room while it
     /// is offline, or flagged when their room changed) hold nothing and are left out.
     pub fn busy_between(&self, rooms: &[Room], people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
-        self.busy(&busy_between_sql(), db::params![from.timestamp(), from.timestamp(), to.timestamp()], rooms, people, from, to)
+        let read = match self.mirror() {
+            Some(mirror) => BusyRead::Memory(mirror, None),
+            None => BusyRead::Table(busy_between_sql(), db::Params::into_values(db::params![from.timestamp(), from.timestamp(), to.timestamp()])),
+        };
+        self.busy(read, rooms, people, from, to)
     }
 
     /// [`Store::busy_between`] of one room and of `people` wherever they are booked: what a search
@@ -114,66 +129,73 @@ impl Store {
     /// [`LONGEST`]: SQLite scans each branch of the `OR` by its own index and bounds those scans
     /// only by parameters, so a bound read in the statement would leave them unbounded below.)
     pub fn busy_in_room(&self, rooms: &[Room], room: &RoomId, people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
+        if let Some(mirror) = self.mirror() {
+            return self.busy(BusyRead::Memory(mirror, Some(room)), rooms, people, from, to);
+        }
         let sql = format!(
             "SELECT room_id, client_id, engineer_id, start_at, end_at FROM bookings b \
              WHERE {ACTIVE_IN_PLACE} AND end_at > ?1 AND start_at > ?2 AND start_at < ?3 \
              AND (room_id = ?4 OR client_id = ?5 OR engineer_id = ?6)"
         );
-        self.busy(
-            &sql,
-            db::params![
-                from.timestamp(),
-                (from - MAX_BOOKING).timestamp(),
-                to.timestamp(),
-                room.as_str(),
-                people.client.map(ClientId::as_str),
-                people.engineer.map(EngineerId::as_str)
-            ],
-            rooms,
-            people,
-            from,
-            to,
-        )
+        let params = db::params![
+            from.timestamp(),
+            (from - MAX_BOOKING).timestamp(),
+            to.timestamp(),
+            room.as_str(),
+            people.client.map(ClientId::as_str),
+            people.engineer.map(EngineerId::as_str)
+        ];
+        self.busy(BusyRead::Table(sql, db::Params::into_values(params)), rooms, people, from, to)
     }
 
-    /// The rows of `sql` (bookings active in their rooms over `[from, to)`) less those in an
+    /// The bookings `read` gives (active in their rooms over `[from, to)`) less those in an
     /// offline window of their room, which is what [`HOLDS_ITS_PLACE`] keeps, and less those
     /// neither in `rooms` nor of `people`. A search reads hundreds of rows: their ids are
     /// compared where they lie in the row, not copied.
-    fn busy(
-        &self,
-        sql: &str,
-        params: impl db::Params,
-        rooms: &[Room],
-        people: BusyPeople<'_>,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> Result<Vec<Busy>> {
+    fn busy(&self, read: BusyRead<'_>, rooms: &[Room], people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
         let position = |id: &str| rooms.binary_search_by(|room| room.id.as_str().cmp(id)).ok();
         // Every booking read lies within a longest booking of the span, and so does any window it meets.
         let windows = offline_windows(self.conn(), None, from - MAX_BOOKING, to + MAX_BOOKING)?;
         let windows: Vec<_> = windows.iter().map(|w| (position(w.room.as_str()), w.room.as_str(), w.from.timestamp(), w.to.timestamp())).collect();
-        let mut stmt = self.conn().prepare_cached(sql)?;
-        let rows = stmt.query_map(params, |row| {
-            let (start, end) = (row.get::<_, i64>(3)?, row.get::<_, i64>(4)?);
-            let (room, offline) = row.with_text(0, |id| {
-                let id = id.unwrap_or_default();
-                let room = position(id);
-                let of_room = |&&(at, of, _, _): &&(Option<usize>, &str, i64, i64)| if room.is_some() { at == room } else { of == id };
-                (room, windows.iter().filter(of_room).any(|&(_, _, from, to)| from < end && to > start))
-            })?;
-            // Most searches name no person: their columns are then not read at all.
-            let client = people.client.is_some() && row.with_text(1, |id| id.is_some() && id == people.client.map(ClientId::as_str))?;
-            let engineer = people.engineer.is_some() && row.with_text(2, |id| id.is_some() && id == people.engineer.map(EngineerId::as_str))?;
-            Ok((room, offline, client || engineer, start, end))
-        })?;
+        // Where a booking of room `id` (at `room` among `rooms`) over [start, end) stands: its
+        // room's position, and whether a window of its room takes it out.
+        let placed = |id: &str, start: i64, end: i64| {
+            let room = position(id);
+            let of_room = |&&(at, of, _, _): &&(Option<usize>, &str, i64, i64)| if room.is_some() { at == room } else { of == id };
+            (room, windows.iter().filter(of_room).any(|&(_, _, from, to)| from < end && to > start))
+        };
         let mut out = Vec::new();
-        for row in rows {
-            let (room, offline, person, start, end) = row?;
-            if offline || (room.is_none() && !person) {
-                continue;
+        match read {
+            BusyRead::Table(sql, params) => {
+                let mut stmt = self.conn().prepare_cached(&sql)?;
+                let rows = stmt.query_map(params, |row| {
+                    let (start, end) = (row.get::<_, i64>(3)?, row.get::<_, i64>(4)?);
+                    let (room, offline) = row.with_text(0, |id| placed(id.unwrap_or_default(), start, end))?;
+                    // Most searches name no person: their columns are then not read at all.
+                    let client = people.client.is_some() && row.with_text(1, |id| id.is_some() && id == people.client.map(ClientId::as_str))?;
+                    let engineer = people.engineer.is_some() && row.with_text(2, |id| id.is_some() && id == people.engineer.map(EngineerId::as_str))?;
+                    Ok((room, offline, client || engineer, start, end))
+                })?;
+                for row in rows {
+                    let (room, offline, person, start, end) = row?;
+                    if offline || (room.is_none() && !person) {
+                        continue;
+                    }
+                    out.push(Busy { room, person, start: instant(start)?, end: instant(end)? });
+                }
             }
-            out.push(Busy { room, person, start: instant(start)?, end: instant(end)? });
+            BusyRead::Memory(mirror, only) => {
+                mirror.active_between(self.conn(), from.timestamp(), to.timestamp(), |b| {
+                    let person = people.client == Some(&b.client) || (people.engineer.is_some() && b.engineer.as_ref() == people.engineer);
+                    if only.is_some_and(|room| &b.room != room) && !person {
+                        return;
+                    }
+                    let (room, offline) = placed(b.room.as_str(), b.start.timestamp(), b.end.timestamp());
+                    if !offline && (room.is_some() || person) {
+                        out.push(Busy { room, person, start: b.start, end: b.end });
+                    }
+                })?;
+            }
         }
         Ok(out)
     }
@@ -201,6 +223,9 @@ impl Store {
 
     /// Bookings in (start, sequence) order, with each one's position for the next page.
     pub fn query_bookings(&self, query: &BookingQuery) -> Result<Vec<(Booking, (i64, i64))>> {
+        if let Some(mirror) = self.mirror() {
+            return mirror.query(self.conn(), query);
+        }
         let mut sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings WHERE 1 = 1");
         let mut args: Vec<Value> = Vec::new();
         if let Some(from) = query.from {
@@ -395,6 +420,13 @@ mod tests {
 
     /// A search's busy reads step through the covering index alone, never the table: SQLite
     /// chooses it only while the statement's conditions imply the index's own.
+    #[test]
+    fn the_width_and_the_sequence_number_s_place_are_those_of_the_booking_columns() {
+        let columns: Vec<&str> = BOOKING_COLUMNS.split(',').map(str::trim).collect();
+        assert_eq!(columns.len(), BOOKING_WIDTH);
+        assert_eq!(columns[SEQ_AT], "seq");
+    }
+
     #[test]
     fn the_busy_reads_use_only_the_covering_index() {
         let store = Store::open_in_memory().unwrap();

@@ -18,6 +18,7 @@ mod mail;
 mod mcp;
 mod mcp_beyond_tools;
 mod mcp_client;
+mod mirror;
 mod oauth;
 mod outbox;
 mod pg_faults;

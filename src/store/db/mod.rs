@@ -435,6 +435,12 @@ impl Connection {
         Ok(())
     }
 
+    /// Whether a transaction of [`Connection::transaction`] is open: what it writes is its own
+    /// until it commits.
+    pub fn in_transaction(&self) -> bool {
+        self.activity.get().in_transaction
+    }
+
     /// Names the query of the cache's version (one row, one integer), once the schema has it,
     /// and the tables whose changes move it: until then [`Connection::cached`] keeps nothing.
     pub fn set_cache_version(&self, sql: &'static str, tables: &'static [&'static str]) {

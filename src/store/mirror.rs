@@ -1,0 +1,266 @@
+//! The bookings, kept in memory and shared by the connections of one pool, so that a query or a
+//! free-slot search walks an ordered map rather than reading hundreds of rows.
+//!
+//! Schema 22 numbers every change of a booking from one clock, kept by triggers in the change's
+//! own transaction (an insert, an update, a deletion, by any process). Before it answers, a read
+//! asks its connection for the changes numbered after the last one applied here and applies
+//! them, in number order, one catch-up at a time. Numbers are handed out in commit order (one
+//! writer at a time on SQLite; on PostgreSQL the clock's row is held to the commit), so a read
+//! that sees a change also sees every change numbered before it: after a catch-up, what is here
+//! is at least as new as what the connection's own read of the table would have been.
+//!
+//! A connection inside a transaction reads the table itself ([`Mirror::usable_on`]): its own
+//! writes are not committed, and must never reach what other connections read.
+
+use super::db::{self, Connection};
+use super::read::{booking_from_row, BookingQuery, BOOKING_COLUMNS, BOOKING_WIDTH, SEQ_AT};
+use super::Result;
+use crate::domain::{Booking, Status};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+/// The schema version from which bookings carry their change number.
+pub(super) const SINCE: i64 = 22;
+
+/// A booking's place in every order kept here: its start, then its sequence number.
+type Place = (i64, i64);
+
+/// The bookings of one studio in memory. See the module docs.
+#[derive(Default)]
+pub struct Mirror {
+    /// Held through a whole catch-up, its read of the database and its applying: catch-ups
+    /// follow one another, each asking from where the last one ended.
+    catching_up: Mutex<()>,
+    state: RwLock<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The last change number applied; `None` before the first read of the table.
+    clock: Option<i64>,
+    /// Every booking by sequence number.
+    entries: HashMap<i64, Arc<Entry>>,
+    /// Every booking in (start, sequence) order.
+    by_start: BTreeMap<Place, Arc<Entry>>,
+    /// The same, per room, client, engineer and series ([`Column`]).
+    by: [HashMap<String, BTreeMap<Place, Arc<Entry>>>; 4],
+    /// The longest booking held, in seconds: an overlap read starts its walk that far back.
+    longest: i64,
+}
+
+struct Entry {
+    booking: Booking,
+    seq: i64,
+    /// The number of the change that left the booking so.
+    changed: i64,
+}
+
+/// The columns a query may name one value of, in the order of [`State::by`].
+#[derive(Clone, Copy)]
+enum Column {
+    Room,
+    Client,
+    Engineer,
+    Series,
+}
+
+impl Entry {
+    fn place(&self) -> Place {
+        (self.booking.start.timestamp(), self.seq)
+    }
+
+    fn key(&self, column: Column) -> Option<&str> {
+        let b = &self.booking;
+        match column {
+            Column::Room => Some(b.room.as_str()),
+            Column::Client => Some(b.client.as_str()),
+            Column::Engineer => b.engineer.as_ref().map(|e| e.as_str()),
+            Column::Series => b.series.as_ref().map(|s| s.as_str()),
+        }
+    }
+}
+
+const COLUMNS: [Column; 4] = [Column::Room, Column::Client, Column::Engineer, Column::Series];
+
+/// The changes numbered after `?1`, with their numbers: the bookings as they are, then the
+/// deleted ones (a row of NULLs but its sequence number and change number).
+fn changes_sql() -> String {
+    let gone: Vec<&str> = (0..BOOKING_WIDTH).map(|i| if i == SEQ_AT { "seq" } else { "NULL" }).collect();
+    format!(
+        "SELECT {BOOKING_COLUMNS}, changed FROM bookings WHERE changed > ?1 \
+         UNION ALL SELECT {}, changed FROM bookings_gone WHERE changed > ?1",
+        gone.join(", ")
+    )
+}
+
+impl Mirror {
+    /// Whether reads on `conn` may be answered from here: not inside a transaction, whose
+    /// writes are its own until it commits.
+    pub(super) fn usable_on(conn: &Connection) -> bool {
+        !conn.in_transaction()
+    }
+
+    /// Applies the changes `conn` sees after the last one applied here (every booking, the
+    /// first time).
+    pub(super) fn catch_up(&self, conn: &Connection) -> Result<()> {
+        let _one = self.catching_up.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut after = self.state.read().unwrap_or_else(PoisonError::into_inner).clock;
+        // Most reads find nothing new: one row of the clock says so.
+        if let Some(clock) = after {
+            let now: i64 = conn.prepare_cached("SELECT n FROM booking_clock WHERE id = 1")?.query_row((), |row| row.get(0))?;
+            if now == clock {
+                return Ok(());
+            }
+            if now < clock {
+                // A clock that went back is another database (a file restored in place): what is
+                // held here is read again from the start.
+                *self.state.write().unwrap_or_else(PoisonError::into_inner) = State::default();
+                after = None;
+            }
+        }
+        static CHANGES: std::sync::LazyLock<String> = std::sync::LazyLock::new(changes_sql);
+        let mut stmt = conn.prepare_cached(&CHANGES)?;
+        // The bookings are applied as they are read, rather than gathered first: the first
+        // catch-up reads every one. Deletions come after, each undoing only an older change.
+        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+        let (mut gone, mut last) = (Vec::new(), after.unwrap_or(0));
+        let applied = stmt.query_map([after.unwrap_or(-1)], |row| {
+            let changed: i64 = row.get(BOOKING_WIDTH)?;
+            last = last.max(changed);
+            match row.get::<_, Option<String>>(0)? {
+                Some(_) => {
+                    let (booking, seq) = booking_from_row(row)?;
+                    state.apply(Entry { booking, seq, changed });
+                }
+                None => gone.push((row.get::<_, i64>(SEQ_AT)?, changed)),
+            }
+            Ok(())
+        })?;
+        applied.collect::<db::Result<()>>()?;
+        for (seq, changed) in gone {
+            state.forget(seq, changed);
+        }
+        state.clock = Some(last);
+        Ok(())
+    }
+
+    /// How many bookings are held.
+    pub(super) fn len(&self) -> usize {
+        self.state.read().unwrap_or_else(PoisonError::into_inner).entries.len()
+    }
+
+    /// The bookings `query` asks for, in (start, sequence) order, each with its place for the
+    /// next page: what [`super::Store::query_bookings`] reads from the table.
+    pub(super) fn query(&self, conn: &Connection, query: &BookingQuery) -> Result<Vec<(Booking, Place)>> {
+        self.catch_up(conn)?;
+        let state = self.state.read().unwrap_or_else(PoisonError::into_inner);
+        let named = [
+            query.room.as_ref().map(|r| r.as_str()),
+            query.client.as_ref().map(|c| c.as_str()),
+            query.engineer.as_ref().map(|e| e.as_str()),
+            query.series.as_ref().map(|s| s.as_str()),
+        ];
+        // The narrowest order to walk: that of the first column named, or every booking's.
+        let walked = match COLUMNS.iter().zip(named).find_map(|(&column, value)| Some((column, value?))) {
+            Some((column, value)) => match state.by[column as usize].get(value) {
+                Some(map) => map,
+                None => return Ok(Vec::new()),
+            },
+            None => &state.by_start,
+        };
+        let from = query.from.map(|t| t.timestamp());
+        let mut low = match from {
+            // A booking that ends after `from` began less than the longest booking before it.
+            Some(from) => Bound::Excluded((from.saturating_sub(state.longest), i64::MAX)),
+            None => Bound::Unbounded,
+        };
+        if let Some(after) = query.after {
+            low = match low {
+                Bound::Excluded(place) if place >= after => low,
+                _ => Bound::Excluded(after),
+            };
+        }
+        let high = query.to.map_or(Bound::Unbounded, |to| Bound::Excluded((to.timestamp(), i64::MIN)));
+        if matches!((low, high), (Bound::Excluded(l), Bound::Excluded(h)) if l >= h) {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for (place, entry) in walked.range((low, high)) {
+            if out.len() >= query.limit {
+                break;
+            }
+            let b = &entry.booking;
+            let kept = from.is_none_or(|from| b.end.timestamp() > from)
+                && COLUMNS.iter().zip(named).all(|(&column, value)| value.is_none_or(|v| entry.key(column) == Some(v)))
+                && query.statuses.as_ref().is_none_or(|statuses| statuses.contains(&b.status));
+            if kept {
+                out.push((b.clone(), *place));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Calls `each` with every booking that holds its place by its own flags (not cancelled, not
+    /// displaced) and overlaps `[from, to)`, in start order: what the busy reads of a free-slot
+    /// search read from the table, before they drop those in an offline window of their room.
+    pub(super) fn active_between(&self, conn: &Connection, from: i64, to: i64, mut each: impl FnMut(&Booking)) -> Result<()> {
+        self.catch_up(conn)?;
+        let state = self.state.read().unwrap_or_else(PoisonError::into_inner);
+        if from.saturating_sub(state.longest) >= to {
+            return Ok(());
+        }
+        let low = Bound::Excluded((from.saturating_sub(state.longest), i64::MAX));
+        for entry in state.by_start.range((low, Bound::Excluded((to, i64::MIN)))).map(|(_, entry)| entry) {
+            let b = &entry.booking;
+            if b.end.timestamp() > from && b.status != Status::Cancelled && !b.displaced {
+                each(b);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl State {
+    /// Holds `entry` in place of what was held of its booking, unless that is newer.
+    fn apply(&mut self, entry: Entry) {
+        if self.entries.get(&entry.seq).is_some_and(|held| held.changed > entry.changed) {
+            return;
+        }
+        self.remove(entry.seq);
+        let entry = Arc::new(entry);
+        let place = entry.place();
+        self.longest = self.longest.max((entry.booking.end - entry.booking.start).num_seconds());
+        self.by_start.insert(place, entry.clone());
+        for column in COLUMNS {
+            if let Some(key) = entry.key(column) {
+                self.by[column as usize].entry(key.to_owned()).or_default().insert(place, entry.clone());
+            }
+        }
+        self.entries.insert(entry.seq, entry);
+    }
+
+    /// Drops booking `seq`, deleted by change `changed`, unless what is held of it is newer
+    /// (its number was taken again by a booking inserted since).
+    fn forget(&mut self, seq: i64, changed: i64) {
+        if self.entries.get(&seq).is_some_and(|held| held.changed < changed) {
+            self.remove(seq);
+        }
+    }
+
+    fn remove(&mut self, seq: i64) {
+        let Some(old) = self.entries.remove(&seq) else { return };
+        self.by_start.remove(&old.place());
+        for column in COLUMNS {
+            if let Some(key) = old.key(column) {
+                let map = &mut self.by[column as usize];
+                if let Some(places) = map.get_mut(key) {
+                    places.remove(&old.place());
+                    if places.is_empty() {
+                        map.remove(key);
+                    }
+                }
+            }
+        }
+    }
+}
