@@ -2,7 +2,7 @@
 //! wall-clock times only where a person reads or writes them. Nonexistent and ambiguous local times
 //! are errors here, never silent guesses; only opening hours resolve them leniently, and say so.
 
-use chrono::{DateTime, Datelike, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -122,7 +122,43 @@ impl StudioTz {
     }
 
     /// An instant as RFC 3339 with the studio's offset, e.g. `2026-09-07T10:00:00+01:00`.
+    /// Every answer writes two or three of these a booking, so the text is put together digit by
+    /// digit; chrono's general formatting writes the rare rest (an offset with seconds, as zones
+    /// had before about 1940, or a year outside 0 to 9999), as it writes them all in the tests.
     pub fn format(&self, t: DateTime<Utc>) -> String {
+        let offset = chrono::Offset::fix(&self.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc();
+        let local = t.naive_utc() + chrono::Duration::seconds(offset.into());
+        if offset % 60 != 0 || !(0..=9999).contains(&local.year()) {
+            return self.format_by_chrono(t);
+        }
+        fn two(out: &mut String, n: u32) {
+            out.push(char::from(b'0' + (n / 10 % 10) as u8));
+            out.push(char::from(b'0' + (n % 10) as u8));
+        }
+        let mut out = String::with_capacity(25);
+        let year = local.year().unsigned_abs();
+        two(&mut out, year / 100);
+        two(&mut out, year % 100);
+        out.push('-');
+        two(&mut out, local.month());
+        out.push('-');
+        two(&mut out, local.day());
+        out.push('T');
+        two(&mut out, local.hour());
+        out.push(':');
+        two(&mut out, local.minute());
+        out.push(':');
+        two(&mut out, local.second());
+        out.push(if offset < 0 { '-' } else { '+' });
+        let minutes = offset.unsigned_abs() / 60;
+        two(&mut out, minutes / 60);
+        out.push(':');
+        two(&mut out, minutes % 60);
+        out
+    }
+
+    /// [`StudioTz::format`] through chrono's RFC 3339 formatting.
+    fn format_by_chrono(&self, t: DateTime<Utc>) -> String {
         let local = t.with_timezone(&self.0);
         let offset = FixedOffset::east_opt(chrono::Offset::fix(local.offset()).local_minus_utc())
             .unwrap_or(FixedOffset::east_opt(0).expect("zero is a valid offset"));
@@ -266,6 +302,27 @@ mod tests {
     /// Howe), at midnight (Havana, and São Paulo before 2019), a whole day skipped (Apia, 30
     /// December 2011), three hours back that repeat the evening before (Casey, March 2010), none
     /// at all (Kolkata); and outside the table's days.
+    /// The text of an instant is chrono's, digit for digit: every hour of two years and a few
+    /// around 1900 (offsets with seconds), in zones west and east, on the half and three
+    /// quarters of an hour, across their clock changes.
+    #[test]
+    fn instants_are_written_as_chrono_writes_them() {
+        let zones = ["Europe/London", "America/St_Johns", "Asia/Kolkata", "Asia/Kathmandu", "Pacific/Chatham", "America/Havana", "Europe/Amsterdam", "UTC"];
+        for zone in zones {
+            let tz: StudioTz = zone.parse().unwrap();
+            let hours = (0..2 * 366 * 24).map(|h| Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap() + chrono::Duration::hours(h));
+            let early = (0..200).map(|d| Utc.with_ymd_and_hms(1890, 1, 1, 0, 17, 59).unwrap() + chrono::Duration::days(d * 173));
+            for t in hours.chain(early) {
+                assert_eq!(tz.format(t), tz.format_by_chrono(t), "{zone} {t}");
+            }
+        }
+        // The early instants meet an offset with seconds (Kolkata's +05:53:20 until 1941).
+        let kolkata: StudioTz = "Asia/Kolkata".parse().unwrap();
+        let t = Utc.with_ymd_and_hms(1900, 1, 1, 0, 0, 0).unwrap();
+        assert_ne!(chrono::Offset::fix(&kolkata.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc() % 60, 0);
+        assert_eq!(kolkata.format(t), kolkata.format_by_chrono(t));
+    }
+
     #[test]
     fn day_offsets_give_the_zones_own_boundaries() {
         let zones = [
