@@ -125,7 +125,16 @@ impl BookingOut {
 /// `text` as a JSON string, escaped as serde_json escapes it: `"` and `\`, and the control
 /// characters (the five with a short escape, the rest as `\u00XX`); everything else as it is.
 pub fn json_text(out: &mut String, text: &str) {
+    // Most text needs no escape: one pass that never stops early (so it runs over several
+    // bytes at a time) says so, and the text is copied whole.
+    let escaped = text.bytes().fold(false, |any, b| any | (b < 0x20) | (b == b'"') | (b == b'\\'));
+    out.reserve(text.len() + 2);
     out.push('"');
+    if !escaped {
+        out.push_str(text);
+        out.push('"');
+        return;
+    }
     let mut plain = 0;
     for (at, byte) in text.bytes().enumerate() {
         let escape = match byte {
