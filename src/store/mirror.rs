@@ -47,6 +47,9 @@ struct State {
     by: [HashMap<String, BTreeMap<Place, Arc<Entry>>>; 4],
     /// The longest booking held, in seconds: an overlap read starts its walk that far back.
     longest: i64,
+    /// Bookings whose row could not be read (its sequence number, and the change that left it
+    /// so): while there is one, reads go to the table.
+    unreadable: HashMap<i64, i64>,
 }
 
 struct Entry {
@@ -104,35 +107,37 @@ impl Mirror {
     /// Applies the changes `conn` sees after the last one applied here (every booking, the
     /// first time).
     pub(super) fn catch_up(&self, conn: &Connection) -> Result<()> {
+        let held = || self.state.read().unwrap_or_else(PoisonError::into_inner).clock;
+        // Most reads find nothing new: one row of the clock says so. A clock behind the one held
+        // is that of a snapshot older than what another connection applied (SQLite's read
+        // transaction of a request that began earlier): what is held is newer, and answers it.
+        let now: i64 = conn.prepare_cached("SELECT n FROM booking_clock WHERE id = 1")?.query_row((), |row| row.get(0))?;
+        if held().is_some_and(|clock| clock >= now) {
+            return Ok(());
+        }
         let _one = self.catching_up.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut after = self.state.read().unwrap_or_else(PoisonError::into_inner).clock;
-        // Most reads find nothing new: one row of the clock says so.
-        if let Some(clock) = after {
-            let now: i64 = conn.prepare_cached("SELECT n FROM booking_clock WHERE id = 1")?.query_row((), |row| row.get(0))?;
-            if now == clock {
-                return Ok(());
-            }
-            if now < clock {
-                // A clock that went back is another database (a file restored in place): what is
-                // held here is read again from the start.
-                *self.state.write().unwrap_or_else(PoisonError::into_inner) = State::default();
-                after = None;
-            }
+        let after = held();
+        if after.is_some_and(|clock| clock >= now) {
+            return Ok(());
         }
         static CHANGES: std::sync::LazyLock<String> = std::sync::LazyLock::new(changes_sql);
         let mut stmt = conn.prepare_cached(&CHANGES)?;
         // The bookings are applied as they are read, rather than gathered first: the first
         // catch-up reads every one. Deletions come after, each undoing only an older change.
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
-        let (mut gone, mut last) = (Vec::new(), after.unwrap_or(0));
+        let (mut gone, mut last) = (Vec::new(), now);
         let applied = stmt.query_map([after.unwrap_or(-1)], |row| {
             let changed: i64 = row.get(BOOKING_WIDTH)?;
             last = last.max(changed);
             match row.get::<_, Option<String>>(0)? {
-                Some(_) => {
-                    let (booking, seq) = booking_from_row(row)?;
-                    state.apply(Entry { booking, seq, changed });
-                }
+                Some(_) => match booking_from_row(row) {
+                    Ok((booking, seq)) => state.apply(Entry { booking, seq, changed }),
+                    Err(e) => {
+                        let seq: i64 = row.get(SEQ_AT)?;
+                        tracing::warn!(seq, error = %e, "a booking cannot be read into memory: bookings are read from the table until it is mended");
+                        state.unreadable(seq, changed);
+                    }
+                },
                 None => gone.push((row.get::<_, i64>(SEQ_AT)?, changed)),
             }
             Ok(())
@@ -141,6 +146,8 @@ impl Mirror {
         for (seq, changed) in gone {
             state.forget(seq, changed);
         }
+        // Every change numbered up to the clock read first is committed and was read (in the
+        // same snapshot on SQLite; on PostgreSQL committed before the clock showed it).
         state.clock = Some(last);
         Ok(())
     }
@@ -151,10 +158,15 @@ impl Mirror {
     }
 
     /// The bookings `query` asks for, in (start, sequence) order, each with its place for the
-    /// next page: what [`super::Store::query_bookings`] reads from the table.
-    pub(super) fn query(&self, conn: &Connection, query: &BookingQuery) -> Result<Vec<(Booking, Place)>> {
+    /// next page: what [`super::Store::query_bookings`] reads from the table. `None` while a
+    /// booking cannot be read into memory: the table answers then, with its error where the
+    /// booking is asked for.
+    pub(super) fn query(&self, conn: &Connection, query: &BookingQuery) -> Result<Option<Vec<(Booking, Place)>>> {
         self.catch_up(conn)?;
         let state = self.state.read().unwrap_or_else(PoisonError::into_inner);
+        if !state.unreadable.is_empty() {
+            return Ok(None);
+        }
         let named = [
             query.room.as_ref().map(|r| r.as_str()),
             query.client.as_ref().map(|c| c.as_str()),
@@ -165,7 +177,7 @@ impl Mirror {
         let walked = match COLUMNS.iter().zip(named).find_map(|(&column, value)| Some((column, value?))) {
             Some((column, value)) => match state.by[column as usize].get(value) {
                 Some(map) => map,
-                None => return Ok(Vec::new()),
+                None => return Ok(Some(Vec::new())),
             },
             None => &state.by_start,
         };
@@ -183,7 +195,7 @@ impl Mirror {
         }
         let high = query.to.map_or(Bound::Unbounded, |to| Bound::Excluded((to.timestamp(), i64::MIN)));
         if matches!((low, high), (Bound::Excluded(l), Bound::Excluded(h)) if l >= h) {
-            return Ok(Vec::new());
+            return Ok(Some(Vec::new()));
         }
         let mut out = Vec::new();
         for (place, entry) in walked.range((low, high)) {
@@ -198,17 +210,21 @@ impl Mirror {
                 out.push((b.clone(), *place));
             }
         }
-        Ok(out)
+        Ok(Some(out))
     }
 
     /// Calls `each` with every booking that holds its place by its own flags (not cancelled, not
     /// displaced) and overlaps `[from, to)`, in start order: what the busy reads of a free-slot
     /// search read from the table, before they drop those in an offline window of their room.
-    pub(super) fn active_between(&self, conn: &Connection, from: i64, to: i64, mut each: impl FnMut(&Booking)) -> Result<()> {
+    /// False, with nothing called, while a booking cannot be read into memory.
+    pub(super) fn active_between(&self, conn: &Connection, from: i64, to: i64, mut each: impl FnMut(&Booking)) -> Result<bool> {
         self.catch_up(conn)?;
         let state = self.state.read().unwrap_or_else(PoisonError::into_inner);
+        if !state.unreadable.is_empty() {
+            return Ok(false);
+        }
         if from.saturating_sub(state.longest) >= to {
-            return Ok(());
+            return Ok(true);
         }
         let low = Bound::Excluded((from.saturating_sub(state.longest), i64::MAX));
         for entry in state.by_start.range((low, Bound::Excluded((to, i64::MIN)))).map(|(_, entry)| entry) {
@@ -217,7 +233,7 @@ impl Mirror {
                 each(b);
             }
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -228,6 +244,7 @@ impl State {
             return;
         }
         self.remove(entry.seq);
+        self.unreadable.remove(&entry.seq);
         let entry = Arc::new(entry);
         let place = entry.place();
         self.longest = self.longest.max((entry.booking.end - entry.booking.start).num_seconds());
@@ -246,6 +263,15 @@ impl State {
         if self.entries.get(&seq).is_some_and(|held| held.changed < changed) {
             self.remove(seq);
         }
+        if self.unreadable.get(&seq).is_some_and(|&at| at < changed) {
+            self.unreadable.remove(&seq);
+        }
+    }
+
+    /// Notes that change `changed` left booking `seq` in a row that cannot be read.
+    fn unreadable(&mut self, seq: i64, changed: i64) {
+        self.remove(seq);
+        self.unreadable.insert(seq, changed);
     }
 
     fn remove(&mut self, seq: i64) {

@@ -117,11 +117,13 @@ impl Store {
     /// id, as [`Store::rooms`] gives them) or of `people`: displaced ones (in their room while it
     /// is offline, or flagged when their room changed) hold nothing and are left out.
     pub fn busy_between(&self, rooms: &[Room], people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
-        let read = match self.mirror() {
-            Some(mirror) => BusyRead::Memory(mirror, None),
-            None => BusyRead::Table(busy_between_sql(), db::Params::into_values(db::params![from.timestamp(), from.timestamp(), to.timestamp()])),
-        };
-        self.busy(read, rooms, people, from, to)
+        if let Some(mirror) = self.mirror()
+            && let Some(found) = self.busy(BusyRead::Memory(mirror, None), rooms, people, from, to)?
+        {
+            return Ok(found);
+        }
+        let params = db::params![from.timestamp(), from.timestamp(), to.timestamp()];
+        Ok(self.busy(BusyRead::Table(busy_between_sql(), db::Params::into_values(params)), rooms, people, from, to)?.unwrap_or_default())
     }
 
     /// [`Store::busy_between`] of one room and of `people` wherever they are booked: what a search
@@ -129,8 +131,10 @@ impl Store {
     /// [`LONGEST`]: SQLite scans each branch of the `OR` by its own index and bounds those scans
     /// only by parameters, so a bound read in the statement would leave them unbounded below.)
     pub fn busy_in_room(&self, rooms: &[Room], room: &RoomId, people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
-        if let Some(mirror) = self.mirror() {
-            return self.busy(BusyRead::Memory(mirror, Some(room)), rooms, people, from, to);
+        if let Some(mirror) = self.mirror()
+            && let Some(found) = self.busy(BusyRead::Memory(mirror, Some(room)), rooms, people, from, to)?
+        {
+            return Ok(found);
         }
         let sql = format!(
             "SELECT room_id, client_id, engineer_id, start_at, end_at FROM bookings b \
@@ -145,14 +149,15 @@ impl Store {
             people.client.map(ClientId::as_str),
             people.engineer.map(EngineerId::as_str)
         ];
-        self.busy(BusyRead::Table(sql, db::Params::into_values(params)), rooms, people, from, to)
+        Ok(self.busy(BusyRead::Table(sql, db::Params::into_values(params)), rooms, people, from, to)?.unwrap_or_default())
     }
 
     /// The bookings `read` gives (active in their rooms over `[from, to)`) less those in an
     /// offline window of their room, which is what [`HOLDS_ITS_PLACE`] keeps, and less those
     /// neither in `rooms` nor of `people`. A search reads hundreds of rows: their ids are
-    /// compared where they lie in the row, not copied.
-    fn busy(&self, read: BusyRead<'_>, rooms: &[Room], people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
+    /// compared where they lie in the row, not copied. `None` when the memory could not answer
+    /// (see [`super::Mirror::active_between`]); the table always does.
+    fn busy(&self, read: BusyRead<'_>, rooms: &[Room], people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Option<Vec<Busy>>> {
         let position = |id: &str| rooms.binary_search_by(|room| room.id.as_str().cmp(id)).ok();
         // Every booking read lies within a longest booking of the span, and so does any window it meets.
         let windows = offline_windows(self.conn(), None, from - MAX_BOOKING, to + MAX_BOOKING)?;
@@ -185,7 +190,7 @@ impl Store {
                 }
             }
             BusyRead::Memory(mirror, only) => {
-                mirror.active_between(self.conn(), from.timestamp(), to.timestamp(), |b| {
+                let answered = mirror.active_between(self.conn(), from.timestamp(), to.timestamp(), |b| {
                     let person = people.client == Some(&b.client) || (people.engineer.is_some() && b.engineer.as_ref() == people.engineer);
                     if only.is_some_and(|room| &b.room != room) && !person {
                         return;
@@ -195,9 +200,12 @@ impl Store {
                         out.push(Busy { room, person, start: b.start, end: b.end });
                     }
                 })?;
+                if !answered {
+                    return Ok(None);
+                }
             }
         }
-        Ok(out)
+        Ok(Some(out))
     }
 
     /// Every room, in id order, shared with the connection's cache.
@@ -223,8 +231,10 @@ impl Store {
 
     /// Bookings in (start, sequence) order, with each one's position for the next page.
     pub fn query_bookings(&self, query: &BookingQuery) -> Result<Vec<(Booking, (i64, i64))>> {
-        if let Some(mirror) = self.mirror() {
-            return mirror.query(self.conn(), query);
+        if let Some(mirror) = self.mirror()
+            && let Some(rows) = mirror.query(self.conn(), query)?
+        {
+            return Ok(rows);
         }
         let mut sql = format!("SELECT {BOOKING_COLUMNS} FROM bookings WHERE 1 = 1");
         let mut args: Vec<Value> = Vec::new();

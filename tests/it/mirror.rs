@@ -153,3 +153,56 @@ on_both! {
         assert_eq!(pool.with(|s| s.bookings_in_memory()).unwrap(), Some(table.booking_count().unwrap() as usize));
     }
 }
+
+on_both! {
+    /// On SQLite a request reads in a snapshot taken as its connection was handed out. One that
+    /// began before a change (its clock behind) while another request brought the memory past
+    /// it is answered from the newer memory, which is never emptied or taken back for it.
+    fn a_read_that_began_before_a_change_is_answered_from_the_newer_memory(db) {
+        let mut table = small_studio(db);
+        table.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 60))).unwrap();
+        let pool = Pool::open(db, 2).unwrap();
+        let all = BookingQuery { limit: 1000, ..Default::default() };
+        pool.with(|older| {
+            assert_eq!(older.query_bookings(&all).unwrap().len(), 1);
+            let later = table.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-08T12:00", 60))).unwrap();
+            // Another connection of the pool reads the change into memory.
+            let seen = pool.with(|newer| newer.query_bookings(&all).unwrap()).unwrap();
+            assert_eq!(seen.len(), 2);
+            // The request that began first reads on, in its own snapshot.
+            let read = older.query_bookings(&all).unwrap();
+            assert!(read.iter().any(|(b, _)| b.id == later.id), "the newer memory answers: {read:?}");
+            assert_eq!(older.bookings_in_memory(), Some(2));
+        })
+        .unwrap();
+        assert_eq!(pool.with(|s| s.query_bookings(&all).unwrap()).unwrap(), table.query_bookings(&all).unwrap());
+    }
+
+    /// A booking whose row cannot be read (text that is not a list where a list belongs, written
+    /// by hand) is not held: until it is mended, every read goes to the table, which answers as
+    /// it did before there was any memory, and fails only where that booking is asked for.
+    fn a_booking_that_cannot_be_read_sends_reads_to_the_table_until_it_is_mended(db) {
+        let mut table = small_studio(db);
+        let broken = table.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-07T12:00", 60))).unwrap();
+        let other = table.write_with(|w| w.create_booking(&session("hall", "c2", "2026-09-20T12:00", 60))).unwrap();
+        let pool = Pool::open(db, 2).unwrap();
+        let all = BookingQuery { limit: 1000, ..Default::default() };
+        assert_eq!(pool.with(|s| s.query_bookings(&all).unwrap().len()).unwrap(), 2);
+        let set = |table: &mut Store, requires: &str| {
+            let sql = format!("UPDATE bookings SET requires = '{requires}' WHERE id = '{}'", broken.id);
+            table.write_with(|w| w.conn().execute_batch(&sql).map_err(Into::into)).unwrap();
+        };
+        set(&mut table, "not a list");
+        let later = BookingQuery { from: Some(at("2026-09-15T00:00")), limit: 1000, ..Default::default() };
+        let kept = pool.with(|s| (s.query_bookings(&later).map_err(|e| e.to_string()), s.query_bookings(&all).map_err(|e| e.to_string()))).unwrap();
+        let read = (table.query_bookings(&later).map_err(|e| e.to_string()), table.query_bookings(&all).map_err(|e| e.to_string()));
+        assert_eq!(kept, read);
+        assert_eq!(kept.0.unwrap().iter().map(|(b, _)| b.id.clone()).collect::<Vec<_>>(), vec![other.id.clone()]);
+        assert!(kept.1.is_err(), "the table's error where the broken booking is read");
+        assert_eq!(pool.with(|s| s.bookings_in_memory()).unwrap(), Some(1));
+        set(&mut table, "[]");
+        let mended = pool.with(|s| s.query_bookings(&all).unwrap()).unwrap();
+        assert_eq!(mended, table.query_bookings(&all).unwrap());
+        assert_eq!(pool.with(|s| s.bookings_in_memory()).unwrap(), Some(2));
+    }
+}
