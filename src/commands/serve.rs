@@ -277,7 +277,7 @@ pub fn serve(config: ServeConfig) -> CommandResult {
     // The bookings are read into memory beside the start-up rather than by the first query.
     let loading = pool.clone();
     std::thread::spawn(move || {
-        if let Err(e) = loading.with(|store| store.load_bookings_into_memory()).map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+        if let Err(e) = loading.with(|store| store.load_bookings_into_memory()).and_then(|loaded| loaded) {
             tracing::warn!(error = %e, "reading the bookings into memory at start failed: the first query reads them");
         }
     });

@@ -3,8 +3,9 @@
 //!
 //! Schema 22 numbers every change of a booking from one clock, kept by triggers in the change's
 //! own transaction (an insert, an update, a deletion, by any process). Before it answers, a read
-//! asks its connection for the changes numbered after the last one applied here and applies
-//! them, in number order, one catch-up at a time. Numbers are handed out in commit order (one
+//! asks its connection for the clock and, when it is ahead of what is held, for the changes
+//! numbered after the last one applied here, and applies them, one catch-up at a time (a change
+//! older than what is held of its booking changes nothing). Numbers are handed out in commit order (one
 //! writer at a time on SQLite; on PostgreSQL the clock's row is held to the commit), so a read
 //! that sees a change also sees every change numbered before it: after a catch-up, what is here
 //! is at least as new as what the connection's own read of the table would have been.
@@ -29,8 +30,8 @@ type Place = (i64, i64);
 /// The bookings of one studio in memory. See the module docs.
 #[derive(Default)]
 pub struct Mirror {
-    /// Held through a whole catch-up, its read of the database and its applying: catch-ups
-    /// follow one another, each asking from where the last one ended.
+    /// Held through a catch-up's read of the changes and their applying: catch-ups follow one
+    /// another, each asking from where the last one ended.
     catching_up: Mutex<()>,
     state: RwLock<State>,
 }
