@@ -3,7 +3,7 @@
 //! ended, and the bookings an offline window would displace. Built on the store's reads; no SQL
 //! here.
 
-use crate::domain::{align_up, free_windows, Booking, ClientId, DayOffsets, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz};
+use crate::domain::{align_up, free_windows, Booking, ClientId, DayOffsets, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz, WeeklyHours};
 use crate::store::{BookingQuery, Busy, BusyPeople, PersonKind, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
@@ -116,17 +116,25 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     // Every room's hours over the same days: their offsets are found once (an opening closes on
     // its day or the next).
     let days = DayOffsets::new(&tz, first, last + Duration::days(1));
+    // Rooms of a studio mostly share their hours: each set of hours is turned into instants once.
+    let mut hours_seen: Vec<(&WeeklyHours, Vec<Span>)> = Vec::new();
     let candidates: Vec<Candidate> = rooms
         // The room's booking rules: a length it takes, its notice, how far ahead, its grid.
         .filter(|(_, room)| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
         .map(|(at, room)| {
             let rules = room.rules;
             let room_from = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead)));
-            let openings = room
-                .hours
-                .openings_over(&days, first, last)
-                .into_iter()
-                .map(|(o, c)| (o.max(room_from), c))
+            let at_hours = match hours_seen.iter().position(|(hours, _)| *hours == &room.hours) {
+                Some(at_hours) => at_hours,
+                None => {
+                    hours_seen.push((&room.hours, room.hours.openings_over(&days, first, last)));
+                    hours_seen.len() - 1
+                }
+            };
+            let openings = hours_seen[at_hours]
+                .1
+                .iter()
+                .map(|&(o, c)| (o.max(room_from), c))
                 .filter(|(o, c)| o < c)
                 .collect();
             let offline = windows.iter().filter(|w| w.room == room.id).map(|w| (w.from, w.to)).collect();
@@ -206,6 +214,15 @@ fn slots_in(
     let mut slots = Vec::new();
     for candidate in candidates {
         let (room, rules) = (candidate.room, candidate.room.rules);
+        // An opening from `known` on has no window that ends by then, nor any that starts
+        // before it: it settles nothing yet, and `unsettled` is at `known` already.
+        let openings = match known {
+            Some(known) => &candidate.openings[..candidate.openings.partition_point(|&(open, _)| open < known)],
+            None => &candidate.openings[..],
+        };
+        if openings.is_empty() {
+            continue;
+        }
         // A session needs the room's turnaround free on both sides of it; padding what is taken
         // by the turnaround says the same. (Padding a window too only trims what is closed anyway.)
         let mut blocked: Vec<_> = by_room[candidate.at]
@@ -214,7 +231,7 @@ fn slots_in(
             .map(|&(start, end)| (start - room.buffer, end + room.buffer))
             .collect();
         blocked.extend(people.iter().copied());
-        for (open, close) in free_windows(&candidate.openings, blocked, q.length) {
+        for (open, close) in free_windows(openings, blocked, q.length) {
             if let Some(known) = known
                 && close > known
             {
