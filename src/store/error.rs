@@ -52,6 +52,11 @@ pub enum StoreError {
     /// request may simply be sent again.
     #[error("the database connection was lost ({0}); nothing was changed: retry")]
     ConnectionLost(db::Error),
+    /// Another server changed the studio's settings or rooms as this write began, after this
+    /// one had read them: nothing was changed, and the pool runs the work again once (so this
+    /// reaches a caller only when they changed twice meanwhile).
+    #[error("{0}; nothing was changed: retry")]
+    ChangedMeanwhile(db::Error),
     /// The connection was lost while a change was being committed: it may have been made or
     /// not. A retry is safe where the request says so itself (an idempotency key).
     #[error(
@@ -114,6 +119,9 @@ impl From<db::Error> for StoreError {
         if e.lost_maybe_committed() {
             return StoreError::OutcomeUnknown(e);
         }
+        if matches!(e, db::Error::Stale) {
+            return StoreError::ChangedMeanwhile(e);
+        }
         match e.refusal() {
             Some(db::Refusal::Overlap(constraint)) => StoreError::Overlap { constraint },
             // A connection does not know its file's path: where the store does (opening, and
@@ -153,6 +161,7 @@ impl StoreError {
             self,
             StoreError::Database(_) | StoreError::Migration(_) | StoreError::Corrupt(_) | StoreError::Pool(_) | StoreError::TaskGone
                 | StoreError::NoRandomness(_) | StoreError::Unwritable { .. } | StoreError::ConnectionLost(_) | StoreError::OutcomeUnknown(_)
+                | StoreError::ChangedMeanwhile(_)
         )
     }
 
@@ -160,7 +169,7 @@ impl StoreError {
     /// be had in time. Nothing is wrong with the request; sent again, it may succeed (after
     /// [`StoreError::OutcomeUnknown`], safely only if it carries an idempotency key).
     pub fn is_transient(&self) -> bool {
-        matches!(self, StoreError::ConnectionLost(_) | StoreError::OutcomeUnknown(_) | StoreError::Pool(_))
+        matches!(self, StoreError::ConnectionLost(_) | StoreError::OutcomeUnknown(_) | StoreError::Pool(_) | StoreError::ChangedMeanwhile(_))
     }
 
     /// Whether the database gave up on a lock another connection held.

@@ -283,6 +283,12 @@ impl Store {
         self.conn.lost_uncommitted()
     }
 
+    /// Whether this use's write transaction found the studio's settings or rooms changed as it
+    /// began, and was undone: the work may be done again ([`db::Connection::changed_meanwhile`]).
+    pub(crate) fn changed_meanwhile(&self) -> bool {
+        self.conn.changed_meanwhile()
+    }
+
     /// Ends a use of the connection (the pool takes it back): the cache's version read when it
     /// was handed out is not trusted past it.
     pub(crate) fn end_use(&self) {

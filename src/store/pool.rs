@@ -108,14 +108,25 @@ impl Pool {
     }
 
     fn run<T>(&self, writing: bool, f: &mut dyn FnMut(&mut Store) -> T) -> Result<T> {
-        let mut again = true;
+        // Work that writes finds a lost connection only as it runs (its check is the BEGIN that
+        // its first statement takes along: `Connection::begin_early`), so it may meet every
+        // connection of a restarted server before a fresh one.
+        let mut again = if writing { self.size + 1 } else { 1 };
+        // Each connection finds a change of the cached values once (and then knows it).
+        let mut changed = self.size + 1;
         loop {
             let mut store = self.checked(writing)?;
             let outcome = f(&mut store);
             store.end_use();
             // The lost connection goes back marked broken, and r2d2 drops it (`has_broken`).
-            if store.lost_uncommitted() && std::mem::take(&mut again) {
+            if store.lost_uncommitted() && again > 0 {
+                again -= 1;
                 tracing::info!("the database connection was lost before anything was committed: running the work again on a fresh connection");
+                continue;
+            }
+            if store.changed_meanwhile() && changed > 0 {
+                changed -= 1;
+                tracing::debug!("the studio's settings or rooms changed as the work began: running it again on what they are now");
                 continue;
             }
             return Ok(outcome);

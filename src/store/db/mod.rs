@@ -49,6 +49,10 @@ pub enum Error {
     /// earlier commit), so whether that took effect is unknown; otherwise nothing was changed.
     #[error("{}", pg::describe(.error))]
     Lost { error: pg::Error, maybe_committed: bool },
+    /// A write transaction begun with its first statement ([`Connection::begin_early`]) found
+    /// that the cached values it went on had changed: it was rolled back.
+    #[error("the studio's settings or rooms changed as this write began")]
+    Stale,
 }
 
 impl From<pg::Error> for Error {
@@ -179,6 +183,12 @@ pub struct Connection {
     /// ([`Connection::hold_cache_version`]): the use's reads see one snapshot, and lock the log
     /// once. Ended before anything is written, and at the end of the use.
     snapshot: std::cell::Cell<bool>,
+    /// A write transaction begun early on PostgreSQL whose `BEGIN` waits for its first statement
+    /// ([`Connection::begin_early`]), with the version it was assumed to read.
+    deferred: std::cell::Cell<Option<Option<i64>>>,
+    /// This use found the cache's version moved as its deferred `BEGIN` was sent: the work done
+    /// on it changed nothing, and may be done again ([`Connection::changed_meanwhile`]).
+    stale: std::cell::Cell<bool>,
 }
 
 /// What [`Connection::cached`] keeps. The store names a query of one integer, a version that
@@ -200,6 +210,9 @@ struct Cache {
     version: std::cell::Cell<Option<i64>>,
     /// This transaction has sent a write that names a cached table.
     wrote: std::cell::Cell<bool>,
+    /// The version as last read from the database, however long ago: what a deferred `BEGIN`
+    /// expects to read ([`Connection::begin_early`]).
+    known: std::cell::Cell<Option<i64>>,
     values: std::cell::RefCell<std::collections::HashMap<&'static str, (i64, Box<dyn std::any::Any + Send>)>>,
 }
 
@@ -263,6 +276,8 @@ impl Connection {
             cache: Default::default(),
             early: Default::default(),
             snapshot: Default::default(),
+            deferred: Default::default(),
+            stale: Default::default(),
         }
     }
 
@@ -300,6 +315,13 @@ impl Connection {
     /// longer counts for [`Connection::lost_uncommitted`].
     pub fn begin_use(&self) {
         self.activity.set(Activity::default());
+        self.stale.set(false);
+    }
+
+    /// Whether this use's deferred `BEGIN` found the cache's version moved, after work had gone
+    /// on the values it replaced: the transaction was rolled back, and the work may be done again.
+    pub fn changed_meanwhile(&self) -> bool {
+        self.stale.get()
     }
 
     /// Whether the connection was lost during this use with nothing sent on it possibly
@@ -332,6 +354,10 @@ impl Connection {
     /// becomes [`Error::Lost`], saying whether anything may have been committed first, and the
     /// connection is marked lost for the pool.
     fn observed<T>(&self, result: Result<T>) -> Result<T> {
+        let result = match &self.inner {
+            Inner::Postgres(conn) => self.settle_deferred(conn, result),
+            Inner::Sqlite(_) => result,
+        };
         result.map_err(|e| match e {
             Error::Postgres(error) if pg::is_lost(&error) => {
                 self.lost.set(true);
@@ -339,6 +365,26 @@ impl Connection {
             }
             other => other,
         })
+    }
+
+    /// Once a deferred `BEGIN` has gone out with a statement: the version it read against the one
+    /// assumed. The same, the statement's result stands. Moved (another server changed a room,
+    /// say), whatever was done on the values cached at the old one may be wrong: the values are
+    /// dropped, and the statement's result becomes [`Error::Stale`], which rolls the
+    /// transaction back.
+    fn settle_deferred<T>(&self, conn: &pg::Conn, result: Result<T>) -> Result<T> {
+        let Some(read) = conn.take_begun() else { return result };
+        let Some(assumed) = self.deferred.take() else { return result };
+        if read.is_some() {
+            self.cache.known.set(read);
+        }
+        if read == assumed || self.cache.source.get().is_none() {
+            return result;
+        }
+        self.cache.values.borrow_mut().clear();
+        self.cache.version.set(read);
+        self.stale.set(true);
+        Err(Error::Stale)
     }
 
     pub fn backend(&self) -> Backend {
@@ -417,13 +463,34 @@ impl Connection {
     /// write, so that the transaction's first round trip is also the check that the connection
     /// answers, and reads the cache's version. Rolled back at the end of the use if nothing took
     /// it over ([`Connection::end_use`]).
+    ///
+    /// On PostgreSQL, when the connection has read the cache's version before, the `BEGIN` is not
+    /// sent now but with the transaction's first statement, in one round trip (see
+    /// [`pg::Conn::defer_begin`]), and the version is assumed unmoved until then: a connection
+    /// lost meanwhile is found by that statement, and work done on a cached value that moved
+    /// meanwhile is undone ([`Connection::changed_meanwhile`]). The pool runs the work again
+    /// for either.
     pub fn begin_early(&self) -> Result<()> {
+        if let Inner::Postgres(conn) = &self.inner {
+            let (source, assumed) = (self.cache.source.get(), self.cache.known.get());
+            if source.is_none() || assumed.is_some() {
+                self.end_snapshot();
+                self.end_of_transaction();
+                conn.defer_begin(source);
+                self.deferred.set(Some(assumed));
+                self.cache.version.set(assumed);
+                self.activity.set(Activity { in_transaction: true, ..self.activity.get() });
+                self.early.set(true);
+                return Ok(());
+            }
+        }
         self.begin()?;
         self.early.set(true);
         Ok(())
     }
 
     fn begin(&self) -> Result<()> {
+        self.deferred.set(None);
         self.end_snapshot();
         self.end_of_transaction();
         let version = self.observed(match &self.inner {
@@ -431,6 +498,9 @@ impl Connection {
             Inner::Postgres(conn) => conn.begin_write(self.cache.source.get()),
         })?;
         self.cache.version.set(version);
+        if version.is_some() {
+            self.cache.known.set(version);
+        }
         self.activity.set(Activity { in_transaction: true, ..self.activity.get() });
         Ok(())
     }
@@ -464,6 +534,7 @@ impl Connection {
             Some(sql) => {
                 let version: i64 = self.query_row(sql, (), |row| row.get(0))?;
                 self.cache.version.set(Some(version));
+                self.cache.known.set(Some(version));
             }
             None => self.query_row("SELECT 1", (), |_| Ok(()))?,
         }
@@ -476,6 +547,7 @@ impl Connection {
         if self.early.take() {
             drop(Transaction::begun(self, true));
         }
+        self.deferred.set(None);
         self.end_snapshot();
         self.cache.version.set(None);
     }
@@ -529,6 +601,7 @@ impl Connection {
             Some(version) => version,
             None => {
                 let version: i64 = self.query_row(sql, (), |row| row.get(0))?;
+                self.cache.known.set(Some(version));
                 // Inside a transaction that has not written, the version holds until it does.
                 if self.activity.get().in_transaction {
                     self.cache.version.set(Some(version));

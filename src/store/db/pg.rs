@@ -1,24 +1,31 @@
-//! The PostgreSQL half of the connection layer: the only file that names the postgres crate.
+//! The PostgreSQL half of the connection layer: the only file that names the PostgreSQL client
+//! (tokio-postgres, driven by a runtime of each connection's own, so that the store's calls stay
+//! blocking, as on SQLite).
 //!
 //! The store's SQL uses SQLite's `?` and `?N` parameters; each statement is rewritten to `$n`
 //! once, prepared once per connection and kept. Arguments are converted to the type the server
 //! deduced for each parameter, and columns are read back as [`Value`]s: every integer the schema
 //! holds is BIGINT, a boolean expression reads as 0 or 1.
 //!
-//! The postgres crate blocks on a runtime of its own, which tokio refuses (with a panic) on a
-//! thread that drives the server's runtime. The server keeps its store calls on blocking threads,
-//! but a connection can still be made, used or dropped on a worker (r2d2 topping up the pool, the
-//! last `Arc<Pool>` going away), so every call to the client goes through [`off_runtime`]: there,
-//! as on SQLite, it blocks its thread rather than bringing the server down.
+//! A write transaction's `BEGIN` waits for the first statement of the transaction and goes out
+//! with it, pipelined ([`Conn::defer_begin`]): the studio's lock is taken and the statement run in
+//! one round trip, so the lock is not held while the answer to a lone `BEGIN` travels back.
+//!
+//! Each connection's runtime blocks its thread, which tokio refuses (with a panic) on a thread
+//! that drives the server's runtime. The server keeps its store calls on blocking threads, but a
+//! connection can still be made, used or dropped on a worker (r2d2 topping up the pool, the last
+//! `Arc<Pool>` going away), so every call to the client goes through [`off_runtime`]: there, as
+//! on SQLite, it blocks its thread rather than bringing the server down.
 
 use super::{Refusal, Result, Value};
-use postgres::types::{IsNull, ToSql, Type};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::pin::Pin;
+use std::future::Future;
+use std::pin::{pin, Pin};
 use std::task::{Context, Poll};
+use tokio_postgres::types::{IsNull, ToSql, Type};
 
-pub use postgres::{Error, Statement};
+pub use tokio_postgres::{Error, Statement};
 
 /// The advisory lock every write transaction of a studio takes first (ASCII "sflw").
 const WRITER_LOCK: i32 = 0x7366_6c77;
@@ -39,24 +46,62 @@ const FLUSH_ALLOWED: &str = "SELECT bool_or(has_function_privilege(p.oid, 'EXECU
      WHERE p.proname = 'pg_logical_emit_message' AND p.pronamespace = 'pg_catalog'::regnamespace \
      AND p.proargtypes[2] = 'text'::regtype";
 
+/// The client and the runtime that drives its connection (a task on it, run while a call
+/// blocks on the runtime).
+struct Io {
+    runtime: tokio::runtime::Runtime,
+    /// Always `Some` but in `drop`.
+    client: Option<tokio_postgres::Client>,
+    /// The connection's task, which ends once the client is dropped and it has said goodbye.
+    connection: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// A connection says goodbye (`Terminate`, sent as the client is dropped) as it closes, so that
+/// PostgreSQL logs no broken one: its task is run until it ends, for a second at most.
+impl Drop for Io {
+    fn drop(&mut self) {
+        drop(self.client.take());
+        if let Some(connection) = self.connection.take() {
+            let _ = self.runtime.block_on(async { tokio::time::timeout(std::time::Duration::from_secs(1), connection).await });
+        }
+    }
+}
+
+impl Io {
+    /// Runs `work` on the client to its end, off the server's runtime ([`off_runtime`]).
+    fn run<'a, T: Send, F: Future<Output = Result<T, Error>>>(&'a self, work: impl FnOnce(&'a tokio_postgres::Client) -> F + Send) -> Result<T> {
+        let client = self.client.as_ref().ok_or_else(|| super::Error::Setup("the connection was closed".into()))?;
+        Ok(off_runtime(|| self.runtime.block_on(work(client)))?)
+    }
+
+    fn is_closed(&self) -> bool {
+        self.client.as_ref().is_none_or(tokio_postgres::Client::is_closed)
+    }
+}
+
 pub struct Conn {
     /// Always `Some` but in `drop`, which takes it to close it where that is allowed.
-    client: RefCell<Option<postgres::Client>>,
+    io: RefCell<Option<Io>>,
     statements: RefCell<HashMap<String, Statement>>,
     /// Whether a writer's commit is flushed apart from it ([`Conn::commit_write`]): when this
     /// connection's role may write the flush's message, [`FLUSH_ALLOWED`].
     flush_apart: bool,
+    /// The `BEGIN` of a write transaction that waits for its first statement ([`Conn::defer_begin`]).
+    deferred: RefCell<Option<String>>,
+    /// The version the last `BEGIN` read, once it has been sent: taken by [`Conn::take_begun`].
+    begun: Cell<Option<Option<i64>>>,
 }
 
-/// Closing a `postgres::Client` blocks on its runtime too, and a server may drop its last pooled
-/// connection on a worker thread (when its `Arc<Pool>` goes away there, even while the runtime
-/// shuts down): there the client is closed on a thread of its own.
+/// Closing the client's runtime blocks, which tokio refuses on a thread that drives a runtime,
+/// and a server may drop its last pooled connection on a worker thread (when its `Arc<Pool>`
+/// goes away there, even while the runtime shuts down): there the connection is closed on a
+/// thread of its own.
 impl Drop for Conn {
     fn drop(&mut self) {
-        if let Some(client) = self.client.get_mut().take()
+        if let Some(io) = self.io.get_mut().take()
             && tokio::runtime::Handle::try_current().is_ok()
         {
-            std::thread::spawn(move || drop(client));
+            std::thread::spawn(move || drop(io));
         }
     }
 }
@@ -65,9 +110,10 @@ impl Conn {
     pub fn connect(url: &str) -> Result<Conn> {
         // sslrootcert is libpq's, not the crate's: it is taken out before the crate reads the URL.
         let (url, root) = take_parameter(url, "sslrootcert");
-        let config: postgres::Config = url.parse().map_err(|e| super::Error::Setup(format!("{e}: the PostgreSQL URL looks like postgres://USER@HOST:PORT/DATABASE")))?;
+        let config: tokio_postgres::Config =
+            url.parse().map_err(|e| super::Error::Setup(format!("{e}: the PostgreSQL URL looks like postgres://USER@HOST:PORT/DATABASE")))?;
         let tls = match config.get_ssl_mode() {
-            postgres::config::SslMode::Require => {
+            tokio_postgres::config::SslMode::Require => {
                 Some(Tls(crate::tls::verifying_client(root.as_deref().map(std::path::Path::new)).map_err(super::Error::Setup)?))
             }
             _ if root.is_some() => {
@@ -75,46 +121,65 @@ impl Conn {
             }
             _ => None,
         };
-        let client = off_runtime(|| -> Result<(postgres::Client, bool)> {
-            let mut client = match tls {
-                Some(tls) => config.connect(tls)?,
-                None => config.connect(postgres::NoTls)?,
-            };
-            // The schema the URL names (search_path) must exist: a missing one would only show at
-            // the first CREATE TABLE, as "no schema has been selected".
-            let first = client.query_one(&format!("SELECT current_schema(), ({FLUSH_ALLOWED})"), &[])?;
-            let (schema, flush_apart): (Option<String>, Option<bool>) = (first.get(0), first.get(1));
-            if schema.is_none() {
-                let path: String = client.query_one("SHOW search_path", &[])?.get(0);
-                return Err(super::Error::Setup(format!(
-                    "no schema of the search_path ({path}) exists in this database: create it first (CREATE SCHEMA name), \
-                     or set options=-csearch_path%3Dname in the URL to one that does"
-                )));
-            }
-            Ok((client, flush_apart == Some(true)))
+        // Made, and on failure dropped, where blocking is allowed ([`off_runtime`]).
+        let (runtime, client, connection) = off_runtime(|| -> Result<_> {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| super::Error::Setup(format!("a runtime for the PostgreSQL connection could not start: {e}")))?;
+            let (client, connection) = runtime.block_on(async {
+                // The connection's task lives on the runtime, and runs whenever a call blocks on it.
+                let spawn = |connection: Pin<Box<dyn Future<Output = Result<(), Error>> + Send>>| tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+                match tls {
+                    Some(tls) => config.connect(tls).await.map(|(client, connection)| (client, spawn(Box::pin(connection)))),
+                    None => config.connect(tokio_postgres::NoTls).await.map(|(client, connection)| (client, spawn(Box::pin(connection)))),
+                }
+            })?;
+            Ok((runtime, client, connection))
         })?;
-        let (client, flush_apart) = client;
-        let conn = Conn { client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()), flush_apart };
+        // Owned by a `Conn` at once, whose drop closes it where that is allowed.
+        let mut conn = Conn {
+            io: RefCell::new(Some(Io { runtime, client: Some(client), connection: Some(connection) })),
+            statements: RefCell::new(HashMap::new()),
+            flush_apart: false,
+            deferred: RefCell::new(None),
+            begun: Cell::new(None),
+        };
+        // The schema the URL names (search_path) must exist: a missing one would only show at
+        // the first CREATE TABLE, as "no schema has been selected".
+        let sql = format!("SELECT current_schema(), ({FLUSH_ALLOWED})");
+        let first = conn.io()?.run(|client| client.query_one(&sql, &[]))?;
+        let (schema, flush_apart): (Option<String>, Option<bool>) = (first.get(0), first.get(1));
+        if schema.is_none() {
+            let path: String = conn.io()?.run(|client| client.query_one("SHOW search_path", &[]))?.get(0);
+            return Err(super::Error::Setup(format!(
+                "no schema of the search_path ({path}) exists in this database: create it first (CREATE SCHEMA name), \
+                 or set options=-csearch_path%3Dname in the URL to one that does"
+            )));
+        }
+        conn.flush_apart = flush_apart == Some(true);
         // A writer waiting for the studio's lock must see what was committed while it waited:
         // READ COMMITTED takes a fresh snapshot per statement, whatever the server's default.
         conn.execute_batch("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
         Ok(conn)
     }
 
-    fn client(&self) -> Result<std::cell::RefMut<'_, postgres::Client>> {
-        std::cell::RefMut::filter_map(self.client.borrow_mut(), Option::as_mut).map_err(|_| super::Error::Setup("the connection was closed".into()))
+    fn io(&self) -> Result<std::cell::Ref<'_, Io>> {
+        std::cell::Ref::filter_map(self.io.borrow(), Option::as_ref).map_err(|_| super::Error::Setup("the connection was closed".into()))
     }
 
     pub fn is_closed(&self) -> bool {
-        self.client.borrow().as_ref().is_none_or(postgres::Client::is_closed)
+        self.io.borrow().as_ref().is_none_or(Io::is_closed)
     }
 
     pub fn prepare_cached(&self, sql: &str) -> Result<Statement> {
         if let Some(stmt) = self.statements.borrow().get(sql) {
             return Ok(stmt.clone());
         }
-        let client = &mut *self.client()?;
-        let stmt = off_runtime(|| client.prepare(&rewrite(sql)))?;
+        let rewritten = rewrite(sql);
+        let stmt = self.io()?.run(|client| client.prepare(&rewritten))?;
         self.statements.borrow_mut().insert(sql.to_owned(), stmt.clone());
         Ok(stmt)
     }
@@ -126,16 +191,58 @@ impl Conn {
 
     pub fn execute_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<usize> {
         let args = arguments(values);
-        let client = &mut *self.client()?;
-        let changed = off_runtime(|| client.execute(stmt, &args))?;
+        let io = self.io()?;
+        let changed = self.after_begin(&io, |client| client.execute(stmt, &args))?;
         Ok(usize::try_from(changed).unwrap_or(usize::MAX))
     }
 
     pub fn query_prepared(&self, stmt: &Statement, values: &[Value]) -> Result<Vec<Vec<Value>>> {
         let args = arguments(values);
-        let client = &mut *self.client()?;
-        let rows = off_runtime(|| client.query(stmt, &args))?;
+        let io = self.io()?;
+        let rows = self.after_begin(&io, |client| client.query(stmt, &args))?;
         rows.iter().map(|row| (0..row.len()).map(|i| row.try_get::<_, Value>(i).map_err(super::Error::from)).collect()).collect()
+    }
+
+    /// Runs `work`, after the deferred `BEGIN` if one waits: both go out at once, and the
+    /// version the `BEGIN` read is kept for [`Conn::take_begun`]. A `BEGIN` that fails fails the
+    /// work too (it runs in the aborted transaction), with the `BEGIN`'s error.
+    fn after_begin<'a, T: Send, F: Future<Output = Result<T, Error>>>(
+        &self,
+        io: &'a Io,
+        work: impl FnOnce(&'a tokio_postgres::Client) -> F + Send,
+    ) -> Result<T> {
+        let Some(begin) = self.deferred.borrow_mut().take() else {
+            return io.run(work);
+        };
+        let (began, worked) = io.run(|client| {
+            let began = client.simple_query(&begin);
+            let worked = work(client);
+            async move {
+                let (began, worked) = both(began, worked).await;
+                Ok::<_, Error>((began, worked))
+            }
+        })?;
+        let began = began.map_err(super::Error::from).and_then(|messages| self.begun_version(messages, begin.matches(';').count() > 1));
+        if began.is_err() {
+            let _ = self.execute_batch("ROLLBACK");
+        }
+        self.begun.set(Some(began?));
+        Ok(worked?)
+    }
+
+    /// The version a `BEGIN` of [`Conn::begin_sql`] read: the value of its last row, if it read one.
+    fn begun_version(&self, messages: Vec<tokio_postgres::SimpleQueryMessage>, reads_version: bool) -> Result<Option<i64>> {
+        if !reads_version {
+            return Ok(None);
+        }
+        let last = messages.iter().rev().find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => Some(row.get(0).and_then(|v| v.parse::<i64>().ok())),
+            _ => None,
+        });
+        match last {
+            Some(Some(value)) => Ok(Some(value)),
+            _ => Err(super::Error::NoRows),
+        }
     }
 
     /// [`Conn::execute`] in a transaction of its own whose lock waits end after `wait`.
@@ -154,40 +261,66 @@ impl Conn {
     }
 
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
-        let client = &mut *self.client()?;
-        Ok(off_runtime(|| client.batch_execute(sql))?)
+        if self.deferred.borrow().is_some() {
+            if sql == "ROLLBACK" {
+                // Nothing was begun on the server: there is nothing to undo.
+                self.deferred.borrow_mut().take();
+                return Ok(());
+            }
+            // Another statement of the transaction (a savepoint, say) goes after the `BEGIN`.
+            let begin = self.deferred.borrow_mut().take().unwrap_or_default();
+            let both = format!("{begin}; {sql}");
+            let messages = self.io()?.run(|client| client.simple_query(&both));
+            if messages.is_err() {
+                let _ = self.execute_batch("ROLLBACK");
+            }
+            // The version is the last row of the `BEGIN`'s statements; `sql` itself reads none.
+            self.begun.set(Some(self.begun_version(messages?, begin.matches(';').count() > 1)?));
+            return Ok(());
+        }
+        Ok(self.io()?.run(|client| client.batch_execute(sql))?)
     }
 
-    /// `BEGIN`, then the studio's writer lock (held to COMMIT or ROLLBACK, or until the
-    /// connection dies), keyed by the schema so that studios sharing a database run side by side;
-    /// then `version`, a query of one integer without parameters, if given, and its value.
-    pub fn begin_write(&self, version: Option<&str>) -> Result<Option<i64>> {
-        // One round trip for all: a writer holds the lock for every round trip it makes. Its
-        // commit is made durable after the lock is released ([`Conn::commit_write`]).
+    /// The statements that begin a write transaction: `BEGIN`, then the studio's writer lock
+    /// (held to COMMIT or ROLLBACK, or until the connection dies), keyed by the schema so that
+    /// studios sharing a database run side by side; then `version`, a query of one integer
+    /// without parameters, if given.
+    fn begin_sql(version: Option<&str>) -> String {
         let mut sql = format!("BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext(current_schema()))");
         if let Some(version) = version {
             sql += "; ";
             sql += version;
         }
+        sql
+    }
+
+    /// Begins a write transaction now ([`Conn::begin_sql`]), and returns the version it read.
+    pub fn begin_write(&self, version: Option<&str>) -> Result<Option<i64>> {
+        // One round trip for all: a writer holds the lock for every round trip it makes. Its
+        // commit is made durable after the lock is released ([`Conn::commit_write`]).
+        let sql = Conn::begin_sql(version);
         let began = (|| {
-            let client = &mut *self.client()?;
-            let messages = off_runtime(|| client.simple_query(&sql))?;
-            if version.is_none() {
-                return Ok(None);
-            }
-            let last = messages.iter().rev().find_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(row) => Some(row.get(0).and_then(|v| v.parse::<i64>().ok())),
-                _ => None,
-            });
-            match last {
-                Some(Some(value)) => Ok(Some(value)),
-                _ => Err(super::Error::NoRows),
-            }
+            let messages = self.io()?.run(|client| client.simple_query(&sql))?;
+            self.begun_version(messages, version.is_some())
         })();
         if began.is_err() {
             let _ = self.execute_batch("ROLLBACK");
         }
         began
+    }
+
+    /// Begins a write transaction with its first statement, whatever that is: the two go out
+    /// together, and the studio's lock is held for one round trip fewer. The version the `BEGIN`
+    /// read is known only then ([`Conn::take_begun`]); what was done before it on a cached value
+    /// must be checked against it. A transaction that ends before any statement costs nothing.
+    pub fn defer_begin(&self, version: Option<&str>) {
+        self.begun.set(None);
+        *self.deferred.borrow_mut() = Some(Conn::begin_sql(version));
+    }
+
+    /// The version read by a deferred `BEGIN` ([`Conn::defer_begin`]) that has now been sent, once.
+    pub fn take_begun(&self) -> Option<Option<i64>> {
+        self.begun.take()
     }
 
     /// Commits a transaction of [`Conn::begin_write`], and returns once it is durable, in one
@@ -204,8 +337,11 @@ impl Conn {
     /// since the log is flushed in order.
     ///
     /// A role that may not write that message ([`FLUSH_ALLOWED`]) commits as by default, flushed
-    /// under the lock.
+    /// under the lock. A transaction whose `BEGIN` was never sent has nothing to commit.
     pub fn commit_write(&self) -> Result<()> {
+        if self.deferred.borrow_mut().take().is_some() {
+            return Ok(());
+        }
         if !self.flush_apart {
             return self.execute_batch("COMMIT");
         }
@@ -238,7 +374,35 @@ impl Conn {
     }
 }
 
-/// Runs `f`, which blocks on the postgres crate's own runtime, where that is allowed: as it is
+/// Both futures to their ends, each polled first in the order given: the requests they send go
+/// out in that order, one after the other, before either is answered (tokio-postgres pipelines
+/// requests made before their answers are awaited).
+async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    let (mut out_a, mut out_b) = (None, None);
+    std::future::poll_fn(|cx| {
+        if out_a.is_none()
+            && let Poll::Ready(out) = a.as_mut().poll(cx)
+        {
+            out_a = Some(out);
+        }
+        if out_b.is_none()
+            && let Poll::Ready(out) = b.as_mut().poll(cx)
+        {
+            out_b = Some(out);
+        }
+        match (out_a.take(), out_b.take()) {
+            (Some(a), Some(b)) => Poll::Ready((a, b)),
+            (a, b) => {
+                (out_a, out_b) = (a, b);
+                Poll::Pending
+            }
+        }
+    })
+    .await
+}
+
+/// Runs `f`, which blocks on a connection's own runtime, where that is allowed: as it is
 /// outside tokio and on its blocking threads; on a worker of a multi-threaded runtime, with the
 /// worker handed over meanwhile (`block_in_place`); on a current-thread runtime, on a thread of
 /// its own.
@@ -294,7 +458,7 @@ fn percent_decoded(text: &str) -> String {
 /// which only encrypts). Channel binding is not offered.
 struct Tls(std::sync::Arc<rustls::ClientConfig>);
 
-impl postgres::tls::MakeTlsConnect<postgres::Socket> for Tls {
+impl tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket> for Tls {
     type Stream = TlsStream;
     type TlsConnect = TlsConnect;
     type Error = std::io::Error;
@@ -311,17 +475,17 @@ struct TlsConnect {
     name: rustls_pki_types::ServerName<'static>,
 }
 
-impl postgres::tls::TlsConnect<postgres::Socket> for TlsConnect {
+impl tokio_postgres::tls::TlsConnect<tokio_postgres::Socket> for TlsConnect {
     type Stream = TlsStream;
     type Error = std::io::Error;
     type Future = std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<TlsStream>> + Send>>;
 
-    fn connect(self, socket: postgres::Socket) -> Self::Future {
+    fn connect(self, socket: tokio_postgres::Socket) -> Self::Future {
         Box::pin(async move { tokio_rustls::TlsConnector::from(self.config).connect(self.name, socket).await.map(TlsStream) })
     }
 }
 
-struct TlsStream(tokio_rustls::client::TlsStream<postgres::Socket>);
+struct TlsStream(tokio_rustls::client::TlsStream<tokio_postgres::Socket>);
 
 impl tokio::io::AsyncRead for TlsStream {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> Poll<std::io::Result<()>> {
@@ -343,13 +507,13 @@ impl tokio::io::AsyncWrite for TlsStream {
     }
 }
 
-impl postgres::tls::TlsStream for TlsStream {
-    fn channel_binding(&self) -> postgres::tls::ChannelBinding {
-        postgres::tls::ChannelBinding::none()
+impl tokio_postgres::tls::TlsStream for TlsStream {
+    fn channel_binding(&self) -> tokio_postgres::tls::ChannelBinding {
+        tokio_postgres::tls::ChannelBinding::none()
     }
 }
 
-/// Arguments as the postgres crate takes them.
+/// Arguments as tokio-postgres takes them.
 fn arguments(values: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|value| value as &(dyn ToSql + Sync)).collect()
 }
@@ -409,10 +573,10 @@ impl ToSql for Value {
         matches!(*ty, Type::INT8 | Type::INT4 | Type::INT2 | Type::BOOL | Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN)
     }
 
-    postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
-impl<'a> postgres::types::FromSql<'a> for Value {
+impl<'a> tokio_postgres::types::FromSql<'a> for Value {
     fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Value, Box<dyn std::error::Error + Sync + Send>> {
         Ok(match *ty {
             Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
@@ -466,7 +630,7 @@ pub fn describe(e: &Error) -> String {
 /// timeout), 25P03 (idle in transaction timeout). Nothing sent on the session commits after any
 /// of these; whether something sent before was committed is the caller's to know.
 pub fn is_lost(e: &Error) -> bool {
-    use postgres::error::SqlState;
+    use tokio_postgres::error::SqlState;
     if e.is_closed() {
         return true;
     }
@@ -493,7 +657,7 @@ pub fn is_lost(e: &Error) -> bool {
 }
 
 pub fn refusal(e: &Error) -> Option<Refusal> {
-    use postgres::error::SqlState;
+    use tokio_postgres::error::SqlState;
     let db = e.as_db_error()?;
     let code = db.code();
     if *code == SqlState::LOCK_NOT_AVAILABLE || *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE {
