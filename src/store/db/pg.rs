@@ -79,6 +79,13 @@ impl Io {
     }
 }
 
+/// The statements that begin a write transaction ([`Conn::begin_sql`]), and whether their last
+/// reads the cache's version.
+struct Begin {
+    sql: String,
+    reads_version: bool,
+}
+
 pub struct Conn {
     /// Always `Some` but in `drop`, which takes it to close it where that is allowed.
     io: RefCell<Option<Io>>,
@@ -87,7 +94,7 @@ pub struct Conn {
     /// connection's role may write the flush's message, [`FLUSH_ALLOWED`].
     flush_apart: bool,
     /// The `BEGIN` of a write transaction that waits for its first statement ([`Conn::defer_begin`]).
-    deferred: RefCell<Option<String>>,
+    deferred: RefCell<Option<Begin>>,
     /// The version the last `BEGIN` read, once it has been sent: taken by [`Conn::take_begun`].
     begun: Cell<Option<Option<i64>>>,
 }
@@ -215,34 +222,19 @@ impl Conn {
             return io.run(work);
         };
         let (began, worked) = io.run(|client| {
-            let began = client.simple_query(&begin);
+            let began = client.simple_query(&begin.sql);
             let worked = work(client);
             async move {
                 let (began, worked) = both(began, worked).await;
                 Ok::<_, Error>((began, worked))
             }
         })?;
-        let began = began.map_err(super::Error::from).and_then(|messages| self.begun_version(messages, begin.matches(';').count() > 1));
+        let began = began.map_err(super::Error::from).and_then(|messages| begun_version(messages, begin.reads_version));
         if began.is_err() {
             let _ = self.execute_batch("ROLLBACK");
         }
         self.begun.set(Some(began?));
         Ok(worked?)
-    }
-
-    /// The version a `BEGIN` of [`Conn::begin_sql`] read: the value of its last row, if it read one.
-    fn begun_version(&self, messages: Vec<tokio_postgres::SimpleQueryMessage>, reads_version: bool) -> Result<Option<i64>> {
-        if !reads_version {
-            return Ok(None);
-        }
-        let last = messages.iter().rev().find_map(|m| match m {
-            tokio_postgres::SimpleQueryMessage::Row(row) => Some(row.get(0).and_then(|v| v.parse::<i64>().ok())),
-            _ => None,
-        });
-        match last {
-            Some(Some(value)) => Ok(Some(value)),
-            _ => Err(super::Error::NoRows),
-        }
     }
 
     /// [`Conn::execute`] in a transaction of its own whose lock waits end after `wait`.
@@ -268,15 +260,8 @@ impl Conn {
                 return Ok(());
             }
             // Another statement of the transaction (a savepoint, say) goes after the `BEGIN`.
-            let begin = self.deferred.borrow_mut().take().unwrap_or_default();
-            let both = format!("{begin}; {sql}");
-            let messages = self.io()?.run(|client| client.simple_query(&both));
-            if messages.is_err() {
-                let _ = self.execute_batch("ROLLBACK");
-            }
-            // The version is the last row of the `BEGIN`'s statements; `sql` itself reads none.
-            self.begun.set(Some(self.begun_version(messages?, begin.matches(';').count() > 1)?));
-            return Ok(());
+            let io = self.io()?;
+            return self.after_begin(&io, |client| client.batch_execute(sql));
         }
         Ok(self.io()?.run(|client| client.batch_execute(sql))?)
     }
@@ -285,24 +270,21 @@ impl Conn {
     /// (held to COMMIT or ROLLBACK, or until the connection dies), keyed by the schema so that
     /// studios sharing a database run side by side; then `version`, a query of one integer
     /// without parameters, if given.
-    fn begin_sql(version: Option<&str>) -> String {
+    fn begin_sql(version: Option<&str>) -> Begin {
         let mut sql = format!("BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK}, hashtext(current_schema()))");
         if let Some(version) = version {
             sql += "; ";
             sql += version;
         }
-        sql
+        Begin { sql, reads_version: version.is_some() }
     }
 
     /// Begins a write transaction now ([`Conn::begin_sql`]), and returns the version it read.
     pub fn begin_write(&self, version: Option<&str>) -> Result<Option<i64>> {
         // One round trip for all: a writer holds the lock for every round trip it makes. Its
         // commit is made durable after the lock is released ([`Conn::commit_write`]).
-        let sql = Conn::begin_sql(version);
-        let began = (|| {
-            let messages = self.io()?.run(|client| client.simple_query(&sql))?;
-            self.begun_version(messages, version.is_some())
-        })();
+        let begin = Conn::begin_sql(version);
+        let began = (|| begun_version(self.io()?.run(|client| client.simple_query(&begin.sql))?, begin.reads_version))();
         if began.is_err() {
             let _ = self.execute_batch("ROLLBACK");
         }
@@ -371,6 +353,21 @@ impl Conn {
             Some(Value::Int(value)) => Ok(*value),
             _ => Err(super::Error::NoRows),
         }
+    }
+}
+
+/// The version a `BEGIN` of [`Conn::begin_sql`] read: the value of its last row, if it read one.
+fn begun_version(messages: Vec<tokio_postgres::SimpleQueryMessage>, reads_version: bool) -> Result<Option<i64>> {
+    if !reads_version {
+        return Ok(None);
+    }
+    let last = messages.iter().rev().find_map(|m| match m {
+        tokio_postgres::SimpleQueryMessage::Row(row) => Some(row.get(0).and_then(|v| v.parse::<i64>().ok())),
+        _ => None,
+    });
+    match last {
+        Some(Some(value)) => Ok(Some(value)),
+        _ => Err(super::Error::NoRows),
     }
 }
 
