@@ -6,7 +6,7 @@
 //! `STUDIOFLOW_TEST_PG` (a URL such as `postgres://postgres@127.0.0.1/test`) and says it was skipped
 //! without it.
 //!
-//! Before the timed setups it counts the round trips to PostgreSQL of one booking: one server
+//! Before the timed setups it counts the round trips to PostgreSQL of one booking and of one query: one server
 //! connects through a relay of the bench's own that passes the bytes on and counts the turns
 //! of each conversation (the server sends after PostgreSQL has answered), less the turns its
 //! background work (task and notification sweeps) takes in as long a time with no booking.
@@ -347,9 +347,10 @@ fn through(url: &str, address: SocketAddr) -> (String, String) {
     (format!("{scheme}://{user}{address}{}", &rest[at..]), upstream)
 }
 
-/// Round trips to PostgreSQL per `create_booking`, counted on the wire (see [`Relay`]), with the
-/// background work's turns in as long a time taken out; and that background rate per second.
-fn round_trips(base: &str, bookings: usize) -> (f64, f64) {
+/// Round trips to PostgreSQL per `create_booking`, then per `query_bookings` (the same mix as the
+/// querying clients'), counted on the wire (see [`Relay`]), with the background work's turns in
+/// as long a time taken out; and that background rate per second.
+fn round_trips(base: &str, bookings: usize) -> (f64, f64, f64) {
     let schema = PgSchema::new(base);
     let url = schema.url();
     build_studio(&Target::parse(&url));
@@ -372,7 +373,14 @@ fn round_trips(base: &str, bookings: usize) -> (f64, f64) {
     std::thread::sleep(took.max(std::time::Duration::from_millis(500)));
     let background_per_s = (relay.turns() - before) as f64 / idle_from.elapsed().as_secs_f64();
     let per_booking = (booked as f64 - background_per_s * took.as_secs_f64()).max(0.0) / bookings as f64;
-    (per_booking, background_per_s)
+    let (mut rng, days) = (Rng(3), (2 * (20 + bookings)).div_ceil(24));
+    let (before, started) = (relay.turns(), Instant::now());
+    for _ in 0..bookings {
+        c.call("query_bookings", query_args(&mut rng, days));
+    }
+    let (queried, took) = (relay.turns() - before, started.elapsed());
+    let per_query = (queried as f64 - background_per_s * took.as_secs_f64()).max(0.0) / bookings as f64;
+    (per_booking, per_query, background_per_s)
 }
 
 fn option(args: &[String], name: &str) -> Option<usize> {
@@ -407,8 +415,8 @@ fn main() {
     drop(admin);
 
     let counted = if full { 200 } else { 20 };
-    let (trips, background) = round_trips(&base, counted);
-    eprintln!("PostgreSQL: {trips:.2} round trips per booking");
+    let (trips, query_trips, background) = round_trips(&base, counted);
+    eprintln!("PostgreSQL: {trips:.2} round trips per booking, {query_trips:.2} per query");
 
     let dir = tempfile::tempdir().unwrap();
     let mut rows = Vec::new();
@@ -459,8 +467,8 @@ fn main() {
         );
     }
     println!(
-        "\nRound trips to PostgreSQL per create_booking (one server, one client, {counted} bookings, counted on the wire): {trips:.2} \
-         (the server's background work, {background:.1} round trips/s, taken out)."
+        "\nRound trips to PostgreSQL per create_booking (one server, one client, {counted} bookings, counted on the wire): {trips:.2}; \
+         per query_bookings (then {counted} queries): {query_trips:.2} (the server's background work, {background:.1} round trips/s, taken out)."
     );
     println!("\nOne writer per studio at a time (SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory lock): bookings/s is bound by one transaction at a time (its statements and its commit), whatever the number of servers.");
 }

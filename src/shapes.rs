@@ -4,7 +4,7 @@
 //! fields, so a tool's answer and a page can never differ. It knows no protocol.
 
 // A booking's shape lives below the store, which tells webhooks of bookings in it too.
-pub use crate::domain::{booking_out as booking, into_booking_out as into_booking, BookingOut};
+pub use crate::domain::{booking_out as booking, BookingOut};
 use crate::domain::{OfflineWindow, Room, StudioTz};
 use crate::store::ReflowRecord;
 use schemars::JsonSchema;

@@ -13,7 +13,7 @@ mod slots;
 mod text;
 mod time;
 
-pub use booking_out::{booking_out, into_booking_out, json_optional_text, BookingOut};
+pub use booking_out::{booking_out, json_optional_text, write_booking_json, BookingOut};
 pub use booking_rules::{BookingRules, BookingRulesEdit, MAX_ADVANCE_DAYS, MAX_LEAD_MINUTES};
 pub use calendars::CalendarOf;
 pub use hours::{DaySpan, WeeklyHours};

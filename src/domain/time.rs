@@ -2,7 +2,7 @@
 //! wall-clock times only where a person reads or writes them. Nonexistent and ambiguous local times
 //! are errors here, never silent guesses; only opening hours resolve them leniently, and say so.
 
-use chrono::{DateTime, Datelike, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Timelike, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -122,39 +122,46 @@ impl StudioTz {
     }
 
     /// An instant as RFC 3339 with the studio's offset, e.g. `2026-09-07T10:00:00+01:00`.
-    /// Every answer writes two or three of these a booking, so the text is put together digit by
-    /// digit; chrono's general formatting writes the rare rest (an offset with seconds, as zones
-    /// had before about 1940, or a year outside 0 to 9999), as it writes them all in the tests.
     pub fn format(&self, t: DateTime<Utc>) -> String {
-        let offset = chrono::Offset::fix(&self.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc();
-        let local = t.naive_utc() + chrono::Duration::seconds(offset.into());
-        if offset % 60 != 0 || !(0..=9999).contains(&local.year()) {
-            return self.format_by_chrono(t);
-        }
-        fn two(out: &mut String, n: u32) {
-            out.push(char::from(b'0' + (n / 10 % 10) as u8));
-            out.push(char::from(b'0' + (n % 10) as u8));
-        }
         let mut out = String::with_capacity(25);
-        let year = local.year().unsigned_abs();
-        two(&mut out, year / 100);
-        two(&mut out, year % 100);
-        out.push('-');
-        two(&mut out, local.month());
-        out.push('-');
-        two(&mut out, local.day());
-        out.push('T');
-        two(&mut out, local.hour());
-        out.push(':');
-        two(&mut out, local.minute());
-        out.push(':');
-        two(&mut out, local.second());
-        out.push(if offset < 0 { '-' } else { '+' });
-        let minutes = offset.unsigned_abs() / 60;
-        two(&mut out, minutes / 60);
-        out.push(':');
-        two(&mut out, minutes % 60);
+        self.write(t, &mut out);
         out
+    }
+
+    /// Appends [`StudioTz::format`] of `t` to `out`. Every answer writes two or three of these a
+    /// booking, so the text is put together digit by digit from the seconds since the epoch, with
+    /// the calendar day worked out by arithmetic (days to civil date, as in Howard Hinnant's
+    /// `civil_from_days`); chrono's general formatting writes the rare rest (an offset with
+    /// seconds, as zones had before about 1940, or a year outside 0 to 9999), as it writes them
+    /// all in the tests.
+    pub fn write(&self, t: DateTime<Utc>, out: &mut String) {
+        /// 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z, in seconds from the epoch.
+        const YEAR_0: i64 = -62_167_219_200;
+        const YEAR_10000: i64 = 253_402_300_800;
+        let offset = chrono::Offset::fix(&self.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc();
+        let local = t.timestamp() + i64::from(offset);
+        if offset % 60 != 0 || !(YEAR_0..YEAR_10000).contains(&local) {
+            out.push_str(&self.format_by_chrono(t));
+            return;
+        }
+        // Less than 10,000 years of seconds: the days and the second of the day fit a u32.
+        let since = local - YEAR_0;
+        let (days, second) = ((since / 86_400) as u32, (since % 86_400) as u32);
+        let (year, month, day) = civil_from_days(days);
+        let minutes = offset.unsigned_abs() / 60;
+        let mut text = *b"0000-00-00T00:00:00+00:00";
+        for (at, n) in [(0, year / 100), (2, year % 100), (5, month), (8, day), (11, second / 3600), (14, second / 60 % 60), (17, second % 60), (20, minutes / 60), (23, minutes % 60)] {
+            text[at] = b'0' + (n / 10 % 10) as u8;
+            text[at + 1] = b'0' + (n % 10) as u8;
+        }
+        if offset < 0 {
+            text[19] = b'-';
+        }
+        // Digits and separators only: always text.
+        match std::str::from_utf8(&text) {
+            Ok(text) => out.push_str(text),
+            Err(_) => out.push_str(&self.format_by_chrono(t)),
+        }
     }
 
     /// [`StudioTz::format`] through chrono's RFC 3339 formatting.
@@ -169,6 +176,23 @@ impl StudioTz {
     pub fn start_of_day(&self, day: NaiveDate) -> DateTime<Utc> {
         self.resolve_boundary(day.and_time(NaiveTime::MIN), Pick::Earlier)
     }
+}
+
+/// The proleptic Gregorian (year, month, day) of `days` since 0000-01-01, for years 0 to 9999:
+/// Howard Hinnant's `civil_from_days`, in eras of 400 years (146,097 days) that begin on 1 March,
+/// so that a leap day ends a year. The days are counted from 1 March of year -400, a whole era
+/// earlier, so that every number stays unsigned.
+fn civil_from_days(days: u32) -> (u32, u32, u32) {
+    // 0000-01-01 is day 60 of the era that begins on 0000-03-01 less one era (0000 is a leap year).
+    let z = days + 146_097 - 60;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 };
+    (year_of_era + era * 400 + u32::from(month <= 2) - 400, month, day)
 }
 
 /// An instant on the studio's clock: kept as an instant, shown (when displayed) as RFC 3339 with
@@ -321,6 +345,18 @@ mod tests {
         let t = Utc.with_ymd_and_hms(1900, 1, 1, 0, 0, 0).unwrap();
         assert_ne!(chrono::Offset::fix(&kolkata.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc() % 60, 0);
         assert_eq!(kolkata.format(t), kolkata.format_by_chrono(t));
+    }
+
+    /// The days-to-date arithmetic of [`StudioTz::write`] is chrono's calendar, leap years and
+    /// centuries included: every day of years 0 to 9999.
+    #[test]
+    fn days_become_the_calendars_dates() {
+        let mut date = NaiveDate::from_ymd_opt(0, 1, 1).unwrap();
+        for days in 0..3_652_425 {
+            assert_eq!(civil_from_days(days), (date.year() as u32, date.month(), date.day()), "{days}");
+            date = date.succ_opt().unwrap();
+        }
+        assert_eq!(date, NaiveDate::from_ymd_opt(10000, 1, 1).unwrap());
     }
 
     #[test]

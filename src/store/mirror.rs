@@ -112,7 +112,11 @@ impl Mirror {
         // Most reads find nothing new: one row of the clock says so. A clock behind the one held
         // is that of a snapshot older than what another connection applied (SQLite's read
         // transaction of a request that began earlier): what is held is newer, and answers it.
-        let now: i64 = conn.prepare_cached("SELECT n FROM booking_clock WHERE id = 1")?.query_row((), |row| row.get(0))?;
+        // Read with the cache's version as the connection was handed out, when it could be.
+        let now: i64 = match conn.held_clock() {
+            Some(now) => now,
+            None => conn.prepare_cached("SELECT n FROM booking_clock WHERE id = 1")?.query_row((), |row| row.get(0))?,
+        };
         if held().is_some_and(|clock| clock >= now) {
             return Ok(());
         }

@@ -213,6 +213,13 @@ struct Cache {
     /// The version as last read from the database, however long ago: what a deferred `BEGIN`
     /// expects to read ([`Connection::begin_early`]).
     known: std::cell::Cell<Option<i64>>,
+    /// The query of the version and of the bookings' change clock in one row, for a connection
+    /// that reads bookings from memory ([`Connection::hold_booking_clock`]).
+    with_clock: std::cell::Cell<Option<&'static str>>,
+    /// The bookings' change clock read with the version as the connection was handed out, while
+    /// nothing since could have moved it for this connection: until it writes, begins or ends a
+    /// transaction, or the use ends.
+    clock: std::cell::Cell<Option<i64>>,
     values: std::cell::RefCell<std::collections::HashMap<&'static str, (i64, Box<dyn std::any::Any + Send>)>>,
 }
 
@@ -334,6 +341,7 @@ impl Connection {
     /// committed by itself.
     fn sending(&self, writes: bool, sql: &str) {
         if writes {
+            self.cache.clock.set(None);
             self.end_snapshot();
             self.cache.sending_write(self.activity.get().in_transaction, sql);
         }
@@ -530,15 +538,37 @@ impl Connection {
             && !self.snapshot.get() && !self.activity.get().in_transaction {
                 self.snapshot.set(conn.begin_read()?);
             }
-        match self.cache.source.get() {
-            Some(sql) => {
+        match (self.cache.source.get(), self.cache.with_clock.get()) {
+            (Some(_), Some(sql)) => {
+                let (version, clock): (i64, i64) = self.query_row(sql, (), |row| Ok((row.get(0)?, row.get(1)?)))?;
+                self.cache.version.set(Some(version));
+                self.cache.known.set(Some(version));
+                self.cache.clock.set(Some(clock));
+            }
+            (Some(sql), None) => {
                 let version: i64 = self.query_row(sql, (), |row| row.get(0))?;
                 self.cache.version.set(Some(version));
                 self.cache.known.set(Some(version));
             }
-            None => self.query_row("SELECT 1", (), |_| Ok(()))?,
+            (None, _) => self.query_row("SELECT 1", (), |_| Ok(()))?,
         }
         Ok(())
+    }
+
+    /// Has [`Connection::hold_cache_version`] read the bookings' change clock too, by `sql`: the
+    /// version and the clock in one row. A connection whose bookings are read from memory asks
+    /// the clock before every read of them; read as the connection is handed out, in the same
+    /// round trip as the version, it costs none of its own ([`Connection::held_clock`]).
+    pub fn hold_booking_clock(&self, sql: &'static str) {
+        self.cache.with_clock.set(Some(sql));
+    }
+
+    /// The bookings' change clock read as this use began ([`Connection::hold_booking_clock`]),
+    /// while nothing this connection did since could have moved it: it has not written, nor
+    /// begun or ended a transaction. Every change committed before the use began is numbered at
+    /// or below it.
+    pub fn held_clock(&self) -> Option<i64> {
+        self.cache.clock.get()
     }
 
     /// Ends a use of the connection: the version held is not trusted past it, and a transaction
@@ -550,6 +580,7 @@ impl Connection {
         self.deferred.set(None);
         self.end_snapshot();
         self.cache.version.set(None);
+        self.cache.clock.set(None);
     }
 
     /// Ends the read transaction of [`Connection::hold_cache_version`], if one is open: before a
@@ -560,6 +591,7 @@ impl Connection {
             return;
         }
         self.cache.version.set(None);
+        self.cache.clock.set(None);
         if let Inner::Sqlite(conn) = &self.inner
             && let Err(e) = conn.end_read() {
                 // A read transaction's end releases a lock and cannot lose anything; should it
@@ -575,6 +607,7 @@ impl Connection {
 
     fn end_of_transaction(&self) {
         self.cache.version.set(None);
+        self.cache.clock.set(None);
         self.cache.wrote.set(false);
     }
 

@@ -3,7 +3,7 @@
 //! store transaction, checked as a new booking is and recorded as the caller's.
 
 use super::super::wire::{self, *};
-use super::{cancel_scope, plural, room_id, status, time, Call, ToolError, Written};
+use super::{cancel_scope, plural, room_id, status, time, Call, ToolError};
 use crate::availability::{self, SlotQuery};
 use crate::domain::{BookingId, ClientId, EngineerId, List, SeriesId, Session, Status, MAX_PEOPLE};
 use crate::store::{BookingEdit, BookingQuery, StoreError};
@@ -21,7 +21,7 @@ fn decode_cursor(text: &str) -> Result<(i64, i64), ToolError> {
     Ok((i64::from_str_radix(start, 16).map_err(|_| bad())?, i64::from_str_radix(seq, 16).map_err(|_| bad())?))
 }
 
-pub fn query_bookings(ctx: &Call<'_>, a: QueryBookingsArgs) -> Result<(Written<BookingsOut>, String), ToolError> {
+pub fn query_bookings(ctx: &Call<'_>, a: QueryBookingsArgs) -> Result<(BookingsPage, String), ToolError> {
     let limit = a.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
         return Err(ToolError::Fix("limit must be 1 to 500".into()));
@@ -59,9 +59,9 @@ pub fn query_bookings(ctx: &Call<'_>, a: QueryBookingsArgs) -> Result<(Written<B
         let more = rows.len() > limit as usize;
         rows.truncate(limit as usize);
         let next_cursor = if more { rows.last().map(|(_, position)| encode_cursor(*position)) } else { None };
-        let bookings: Vec<_> = rows.into_iter().map(|(b, _)| wire::into_booking(&tz, b)).collect();
+        let bookings: Vec<_> = rows.into_iter().map(|(b, _)| b).collect();
         let summary = format!("{}{}.", plural(bookings.len(), "booking", "bookings"), if more { "; more on the next page" } else { "" });
-        Ok((Written::by(BookingsOut { bookings, next_cursor }, BookingsOut::to_json), summary))
+        Ok((BookingsPage { tz, bookings, next_cursor }, summary))
     })
 }
 

@@ -20,7 +20,7 @@ mod waitlist;
 
 pub use reflows::{finished_reflow, reflow_refusal, Follow};
 
-use super::wire::{ScopeArg, StatusArg};
+use super::wire::{self, ScopeArg, StatusArg};
 use crate::auth::Scope;
 use crate::domain::{Actor, RoomId, Status, StudioTz};
 use crate::error::Blame;
@@ -168,40 +168,25 @@ impl<T: Serialize + Send> Answer for T {
     }
 }
 
-/// An answer of type `O` whose JSON text is not left to serde: kept from an earlier call while
-/// nothing it shows has changed (`list_rooms`, see [`Store::kept`]), or written by a writer of its
-/// own that is held to serde_json's text by a test (`query_bookings`' page). Its value, for a
+/// An answer of type `O` whose JSON text is not left to serde each time: kept from an earlier
+/// call while nothing it shows has changed (`list_rooms`, see [`Store::kept`]). Its value, for a
 /// transport that wants one, is still `O`'s, and so is its schema.
 pub struct Written<O> {
     answer: Arc<O>,
-    text: Text<O>,
-}
-
-enum Text<O> {
-    Kept(Arc<str>),
-    By(fn(&O) -> String),
+    text: Arc<str>,
 }
 
 impl<O: Serialize> Written<O> {
     /// `answer`, with its text written now to be sent again (as it is, by [`Written::clone`]).
     pub fn kept(answer: O) -> serde_json::Result<Self> {
         let text = Arc::from(serde_json::to_string(&answer)?);
-        Ok(Written { answer: Arc::new(answer), text: Text::Kept(text) })
-    }
-
-    /// `answer`, whose text `write` writes if a transport asks for text.
-    pub fn by(answer: O, write: fn(&O) -> String) -> Self {
-        Written { answer: Arc::new(answer), text: Text::By(write) }
+        Ok(Written { answer: Arc::new(answer), text })
     }
 }
 
 impl<O> Clone for Written<O> {
     fn clone(&self) -> Self {
-        let text = match &self.text {
-            Text::Kept(text) => Text::Kept(text.clone()),
-            Text::By(write) => Text::By(*write),
-        };
-        Written { answer: self.answer.clone(), text }
+        Written { answer: self.answer.clone(), text: self.text.clone() }
     }
 }
 
@@ -212,10 +197,36 @@ impl<O: Serialize + Send + Sync> Answer for Written<O> {
     }
 
     fn text(&self) -> serde_json::Result<String> {
-        Ok(match &self.text {
-            Text::Kept(text) => String::from(&**text),
-            Text::By(write) => write(&self.answer),
-        })
+        Ok(String::from(&*self.text))
+    }
+}
+
+impl Answer for wire::BookingsPage {
+    fn value(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(self.out())
+    }
+
+    fn text(&self) -> serde_json::Result<String> {
+        Ok(self.to_json())
+    }
+}
+
+/// A page of bookings is [`wire::BookingsOut`] on the wire.
+impl JsonSchema for wire::BookingsPage {
+    fn inline_schema() -> bool {
+        wire::BookingsOut::inline_schema()
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        wire::BookingsOut::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        wire::BookingsOut::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        wire::BookingsOut::json_schema(generator)
     }
 }
 

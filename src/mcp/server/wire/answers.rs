@@ -4,7 +4,7 @@
 //! shares.
 
 use super::{reflow, BookingOut, ReflowOut, RoomOut, WindowOut};
-use crate::domain::StudioTz;
+use crate::domain::{Booking, StudioTz};
 use crate::store::{Event, MoveRecord, PersonRecord, ReflowRecord};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -21,8 +21,24 @@ pub struct BookingsOut {
     pub next_cursor: Option<String>,
 }
 
-impl BookingsOut {
-    /// The page as JSON text, each booking by [`BookingOut::write_json`]: serde_json's text.
+/// A page of bookings as `query_bookings` answers it, [`BookingsOut`] on the wire (its schema is
+/// that one's): its JSON text written straight from the bookings by
+/// [`crate::domain::write_booking_json`], serde_json's text of it (a test holds the two
+/// together); its value, for a transport that wants one, built as [`BookingsOut`].
+pub struct BookingsPage {
+    pub tz: StudioTz,
+    pub bookings: Vec<Booking>,
+    /// Pass as `cursor` to read the next page; None on the last page.
+    pub next_cursor: Option<String>,
+}
+
+impl BookingsPage {
+    /// The page as [`BookingsOut`] builds it.
+    pub fn out(&self) -> BookingsOut {
+        BookingsOut { bookings: self.bookings.iter().map(|b| crate::domain::booking_out(&self.tz, b)).collect(), next_cursor: self.next_cursor.clone() }
+    }
+
+    /// The page as JSON text.
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(64 + 512 * self.bookings.len());
         out.push_str("{\"bookings\":[");
@@ -30,7 +46,7 @@ impl BookingsOut {
             if at > 0 {
                 out.push(',');
             }
-            booking.write_json(&mut out);
+            crate::domain::write_booking_json(&self.tz, booking, &mut out);
         }
         out.push_str("],\"next_cursor\":");
         crate::domain::json_optional_text(&mut out, self.next_cursor.as_deref());
@@ -469,33 +485,35 @@ mod tests {
     /// A page written by hand is serde_json's text: empty or not, with a cursor or without.
     #[test]
     fn a_page_of_bookings_is_written_as_serde_json_writes_it() {
-        let booking = |id: &str, notes: Option<&str>| BookingOut {
-            id: id.into(),
-            room: "studio-a".into(),
-            client: "c\"1".into(),
-            engineer: None,
-            start: "2026-09-07T10:00:00+01:00".into(),
-            end: "2026-09-07T12:00:00+01:00".into(),
-            party_size: 3,
-            requires: vec!["drums".into(), "piano\n".into()],
-            engineer_skills: vec![],
-            series: Some("series-001".into()),
-            status: "confirmed".into(),
-            pinned: true,
+        use crate::domain::{BookingId, ClientId, Money, RoomId, SeriesId, Session, Status};
+        let tz: StudioTz = "Europe/London".parse().unwrap();
+        let booking = |id: &str, notes: Option<&str>| Booking {
+            id: BookingId::new(id),
+            series: Some(SeriesId::new("series-001")),
+            session: Session {
+                room: RoomId::new("studio-a"),
+                client: ClientId::new("c\"1"),
+                engineer: None,
+                start: tz.parse("2026-09-07T10:00").unwrap(),
+                end: tz.parse("2026-09-07T12:00").unwrap(),
+                party_size: 3,
+                requires: vec!["drums".into(), "piano\n".into()],
+                engineer_skills: vec![],
+                status: Status::Confirmed,
+                pinned: true,
+            },
             notes: notes.map(str::to_owned),
             hold_until: None,
             displaced: false,
-            price: None,
-            deposit_due: 0,
-            paid: 1200,
+            money: Money { price: None, deposit_due: 0, paid: 1200 },
         };
         let pages = [
-            BookingsOut { bookings: vec![], next_cursor: None },
-            BookingsOut { bookings: vec![booking("bk_1", None)], next_cursor: Some("c1.6a1f.2".into()) },
-            BookingsOut { bookings: vec![booking("bk_1", Some("late \\ ok")), booking("bk_2", None)], next_cursor: None },
+            BookingsPage { tz, bookings: vec![], next_cursor: None },
+            BookingsPage { tz, bookings: vec![booking("bk_1", None)], next_cursor: Some("c1.6a1f.2".into()) },
+            BookingsPage { tz, bookings: vec![booking("bk_1", Some("late \\ ok")), booking("bk_2", None)], next_cursor: None },
         ];
         for page in pages {
-            assert_eq!(page.to_json(), serde_json::to_string(&page).unwrap());
+            assert_eq!(page.to_json(), serde_json::to_string(&page.out()).unwrap());
         }
     }
 }

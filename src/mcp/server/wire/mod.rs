@@ -62,7 +62,7 @@ mod outbox;
 pub use answers::*;
 pub use args::*;
 pub use outbox::*;
-pub use crate::shapes::{booking, into_booking, reflow, room, window, BookingOut, ReflowOut, RoomOut, WindowOut};
+pub use crate::shapes::{booking, reflow, room, window, BookingOut, ReflowOut, RoomOut, WindowOut};
 
 /// How many displaced bookings an answer lists; the count says how many there are in all.
 const DISPLACED_SHOWN: usize = 20;
