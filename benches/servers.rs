@@ -435,7 +435,12 @@ fn main() {
         };
         build_studio(&Target::parse(&db));
         let figures = run(&db, servers, clients, bookings, queries);
-        eprintln!("{backend} x {servers}: {:.0} bookings/s, {:.0} queries/s", figures.bookings_per_s, figures.queries_per_s);
+        eprintln!(
+            "{backend} x {servers}: {:.0} bookings/s ({} queries meanwhile), {:.0} queries/s",
+            figures.bookings_per_s,
+            figures.busy_query_ms.len(),
+            figures.queries_per_s
+        );
         rows.push((backend, servers, figures));
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();

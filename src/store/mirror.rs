@@ -53,6 +53,34 @@ struct State {
     unreadable: HashMap<i64, i64>,
 }
 
+/// A booking as the memory holds it, shared rather than copied out: a page of `query_bookings`
+/// is written from these ([`super::Store::query_bookings_shared`]).
+#[derive(Clone)]
+pub struct SharedBooking(Arc<Entry>);
+
+impl SharedBooking {
+    /// A booking read from the table, held by nothing else.
+    pub fn new(booking: Booking, seq: i64) -> SharedBooking {
+        SharedBooking(Arc::new(Entry { booking, seq, changed: 0 }))
+    }
+
+    /// The booking, copied only if the memory still holds it.
+    pub fn into_booking(self) -> Booking {
+        match Arc::try_unwrap(self.0) {
+            Ok(entry) => entry.booking,
+            Err(shared) => shared.booking.clone(),
+        }
+    }
+}
+
+impl std::ops::Deref for SharedBooking {
+    type Target = Booking;
+
+    fn deref(&self) -> &Booking {
+        &self.0.booking
+    }
+}
+
 struct Entry {
     booking: Booking,
     seq: i64,
@@ -166,7 +194,7 @@ impl Mirror {
     /// next page: what [`super::Store::query_bookings`] reads from the table. `None` while a
     /// booking cannot be read into memory: the table answers then, with its error where the
     /// booking is asked for.
-    pub(super) fn query(&self, conn: &Connection, query: &BookingQuery) -> Result<Option<Vec<(Booking, Place)>>> {
+    pub(super) fn query(&self, conn: &Connection, query: &BookingQuery) -> Result<Option<Vec<(SharedBooking, Place)>>> {
         self.catch_up(conn)?;
         let state = self.state.read().unwrap_or_else(PoisonError::into_inner);
         if !state.unreadable.is_empty() {
@@ -212,7 +240,7 @@ impl Mirror {
                 && COLUMNS.iter().zip(named).all(|(&column, value)| value.is_none_or(|v| entry.key(column) == Some(v)))
                 && query.statuses.as_ref().is_none_or(|statuses| statuses.contains(&b.status));
             if kept {
-                out.push((b.clone(), *place));
+                out.push((SharedBooking(entry.clone()), *place));
             }
         }
         Ok(Some(out))

@@ -43,6 +43,7 @@ pub use reflows::{MoveRecord, NewReflow, ReflowRecord};
 pub use roster::{PersonEdit, PersonKind, PersonQuery, PersonRecord, RoomChange, RoomEdit};
 pub use payments::{Payment, PaymentRecorded};
 use mirror::Mirror;
+pub use mirror::SharedBooking;
 pub use pool::Pool;
 pub use waitlist::{NewWaitlistEntry, WaitlistEntry};
 pub use prices::SettingsEdit;

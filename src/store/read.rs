@@ -1,7 +1,7 @@
 //! Reads: the studio's rooms and people, bookings by id or by query, series and offline windows.
 //! Queries page by keyset on (start, sequence), so a page boundary stays put when others insert.
 
-use super::{instant, instant_at, instant_or_null_at, json_list, Result, Store, StoreError};
+use super::{instant, instant_at, instant_or_null_at, json_list, Result, SharedBooking, Store, StoreError};
 use crate::domain::{BookingRules, Money, RoomPrice,
     Booking, BookingId, Client, ClientId, Engineer, EngineerId, OfflineWindow, Person, Room, RoomId, Series,
     SeriesId, Session, Status, WeeklyHours,
@@ -231,6 +231,12 @@ impl Store {
 
     /// Bookings in (start, sequence) order, with each one's position for the next page.
     pub fn query_bookings(&self, query: &BookingQuery) -> Result<Vec<(Booking, (i64, i64))>> {
+        Ok(self.query_bookings_shared(query)?.into_iter().map(|(b, position)| (b.into_booking(), position)).collect())
+    }
+
+    /// [`Store::query_bookings`], each booking shared with the memory that holds it rather than
+    /// copied out (`mirror.rs`): for an answer that only writes them.
+    pub fn query_bookings_shared(&self, query: &BookingQuery) -> Result<Vec<(SharedBooking, (i64, i64))>> {
         if let Some(mirror) = self.mirror()
             && let Some(rows) = mirror.query(self.conn(), query)?
         {
@@ -277,7 +283,7 @@ impl Store {
         for row in rows {
             let (booking, seq) = row?;
             let position = (booking.start.timestamp(), seq);
-            out.push((booking, position));
+            out.push((SharedBooking::new(booking, seq), position));
         }
         Ok(out)
     }

@@ -55,7 +55,7 @@ pub fn query_bookings(ctx: &Call<'_>, a: QueryBookingsArgs) -> Result<(BookingsP
             && store.series(series)?.is_none() {
                 return Err(StoreError::UnknownSeries(series.clone()).into());
             }
-        let mut rows = store.query_bookings(&query)?;
+        let mut rows = store.query_bookings_shared(&query)?;
         let more = rows.len() > limit as usize;
         rows.truncate(limit as usize);
         let next_cursor = if more { rows.last().map(|(_, position)| encode_cursor(*position)) } else { None };

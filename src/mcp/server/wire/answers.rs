@@ -4,8 +4,8 @@
 //! shares.
 
 use super::{reflow, BookingOut, ReflowOut, RoomOut, WindowOut};
-use crate::domain::{Booking, StudioTz};
-use crate::store::{Event, MoveRecord, PersonRecord, ReflowRecord};
+use crate::domain::StudioTz;
+use crate::store::{Event, MoveRecord, PersonRecord, ReflowRecord, SharedBooking};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -27,7 +27,8 @@ pub struct BookingsOut {
 /// together); its value, for a transport that wants one, built as [`BookingsOut`].
 pub struct BookingsPage {
     pub tz: StudioTz,
-    pub bookings: Vec<Booking>,
+    /// Shared with the bookings the server holds in memory, not copied.
+    pub bookings: Vec<SharedBooking>,
     /// Pass as `cursor` to read the next page; None on the last page.
     pub next_cursor: Option<String>,
 }
@@ -485,9 +486,9 @@ mod tests {
     /// A page written by hand is serde_json's text: empty or not, with a cursor or without.
     #[test]
     fn a_page_of_bookings_is_written_as_serde_json_writes_it() {
-        use crate::domain::{BookingId, ClientId, Money, RoomId, SeriesId, Session, Status};
+        use crate::domain::{Booking, BookingId, ClientId, Money, RoomId, SeriesId, Session, Status};
         let tz: StudioTz = "Europe/London".parse().unwrap();
-        let booking = |id: &str, notes: Option<&str>| Booking {
+        let booking = |id: &str, notes: Option<&str>| SharedBooking::new(Booking {
             id: BookingId::new(id),
             series: Some(SeriesId::new("series-001")),
             session: Session {
@@ -506,7 +507,7 @@ mod tests {
             hold_until: None,
             displaced: false,
             money: Money { price: None, deposit_due: 0, paid: 1200 },
-        };
+        }, 1);
         let pages = [
             BookingsPage { tz, bookings: vec![], next_cursor: None },
             BookingsPage { tz, bookings: vec![booking("bk_1", None)], next_cursor: Some("c1.6a1f.2".into()) },
