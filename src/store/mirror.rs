@@ -8,7 +8,11 @@
 //! older than what is held of its booking changes nothing). Numbers are handed out in commit order (one
 //! writer at a time on SQLite; on PostgreSQL the clock's row is held to the commit), so a read
 //! that sees a change also sees every change numbered before it: after a catch-up, what is here
-//! is at least as new as what the connection's own read of the table would have been.
+//! is at least as new as what the connection's own read of the table would have been. On
+//! PostgreSQL a read that is the first statement of its use takes the clock read with the cache's
+//! version as the pool handed the connection out ([`Connection::held_clock`]), in the same
+//! request and the same round trip: it answers at least what was committed before the request
+//! reached the pool, and nothing the request read before it is newer.
 //!
 //! A connection inside a transaction reads the table itself ([`Mirror::usable_on`]): its own
 //! writes are not committed, and must never reach what other connections read.
@@ -139,8 +143,9 @@ impl Mirror {
         let held = || self.state.read().unwrap_or_else(PoisonError::into_inner).clock;
         // Most reads find nothing new: one row of the clock says so. A clock behind the one held
         // is that of a snapshot older than what another connection applied (SQLite's read
-        // transaction of a request that began earlier): what is held is newer, and answers it.
-        // Read with the cache's version as the connection was handed out, when it could be.
+        // transaction of a request that began earlier, or on PostgreSQL the clock read as this
+        // connection was handed out): what is held is newer, and answers it. Read with the
+        // cache's version as the connection was handed out, when nothing was sent since.
         let now: i64 = match conn.held_clock() {
             Some(now) => now,
             None => conn.prepare_cached("SELECT n FROM booking_clock WHERE id = 1")?.query_row((), |row| row.get(0))?,

@@ -216,9 +216,9 @@ struct Cache {
     /// The query of the version and of the bookings' change clock in one row, for a connection
     /// that reads bookings from memory ([`Connection::hold_booking_clock`]).
     with_clock: std::cell::Cell<Option<&'static str>>,
-    /// The bookings' change clock read with the version as the connection was handed out, while
-    /// nothing since could have moved it for this connection: until it writes, begins or ends a
-    /// transaction, or the use ends.
+    /// The bookings' change clock read with the version as the connection was handed out, until
+    /// the use's next statement (which may read, or write, what is newer), a transaction's
+    /// start or end, or the end of the use.
     clock: std::cell::Cell<Option<i64>>,
     values: std::cell::RefCell<std::collections::HashMap<&'static str, (i64, Box<dyn std::any::Any + Send>)>>,
 }
@@ -340,8 +340,10 @@ impl Connection {
     /// Notes that a statement is about to be sent: one that may write, outside a transaction, is
     /// committed by itself.
     fn sending(&self, writes: bool, sql: &str) {
+        // Whatever the statement reads may be newer than the clock held since the hand-out: the
+        // memory must not then answer older than it.
+        self.cache.clock.set(None);
         if writes {
-            self.cache.clock.set(None);
             self.end_snapshot();
             self.cache.sending_write(self.activity.get().in_transaction, sql);
         }
@@ -563,10 +565,10 @@ impl Connection {
         self.cache.with_clock.set(Some(sql));
     }
 
-    /// The bookings' change clock read as this use began ([`Connection::hold_booking_clock`]),
-    /// while nothing this connection did since could have moved it: it has not written, nor
-    /// begun or ended a transaction. Every change committed before the use began is numbered at
-    /// or below it.
+    /// The bookings' change clock read as this use began ([`Connection::hold_booking_clock`]), if
+    /// nothing was sent on the connection since: a read of the bookings that is the use's first
+    /// statement may take it. Every change committed before the use began is numbered at or
+    /// below it, and nothing the use read is newer.
     pub fn held_clock(&self) -> Option<i64> {
         self.cache.clock.get()
     }
