@@ -3,8 +3,8 @@
 //! ended, and the bookings an offline window would displace. Built on the store's reads; no SQL
 //! here.
 
-use crate::domain::{align_up, free_windows, Booking, ClientId, DayOffsets, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz, WeeklyHours};
-use crate::store::{BookingQuery, Busy, BusyPeople, PersonKind, Store, StoreError};
+use crate::domain::{instant_of, Booking, ClientId, DayOffsets, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz, WeeklyHours};
+use crate::store::{BookingQuery, BusyPeople, MAX_BOOKING, PersonKind, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 /// The longest span one free-slot search may cover, in calendar days of the studio's zone.
@@ -63,24 +63,43 @@ pub fn find_free_slots(store: &Store, q: &SlotQuery) -> Result<Vec<Slot>, StoreE
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Reads {
     /// The first day, then twice as many days each time, until the first `limit` slots are
-    /// certain (a search of a week usually fills its answer on the first day); only the room's
-    /// own bookings and its client's or engineer's when one room can be offered.
+    /// certain (a search of a week usually fills its answer on the first day); only the rooms
+    /// it may offer, and its client's or engineer's bookings wherever they are.
     Growing,
-    /// Every booking of the span in one read: the plain search, which the growing reads must agree with.
+    /// Every booking of the span in every room, in one read: the plain search, which the
+    /// growing reads must agree with.
     #[cfg_attr(not(test), allow(dead_code))]
     Whole,
+}
+
+/// A span in seconds since the epoch: a search's arithmetic is on these, not on chrono's
+/// instants, whose every sum checks its calendar.
+type Seconds = (i64, i64);
+
+fn seconds((from, to): Span) -> Seconds {
+    (from.timestamp(), to.timestamp())
 }
 
 /// One room a search may offer, with what is fixed for the whole search.
 struct Candidate<'a> {
     room: &'a Room,
-    /// Its position in the studio's rooms, as the busy reads name it.
-    at: usize,
+    /// Its turnaround, in seconds.
+    buffer: i64,
     /// When the room is open, from the earliest start its rules allow.
-    openings: Vec<Span>,
-    /// Its offline windows.
-    offline: Vec<Span>,
-    latest: DateTime<Utc>,
+    openings: Vec<Seconds>,
+    /// Its offline windows, padded by its turnaround.
+    offline: Vec<Seconds>,
+    /// The latest start its rules allow.
+    latest: i64,
+}
+
+/// A start where the session fits, before it becomes a [`Slot`]: its candidate (whose order is
+/// that of the rooms' ids), its start and its latest start.
+#[derive(Clone, Copy)]
+struct Found {
+    start: i64,
+    candidate: usize,
+    latest: i64,
 }
 
 fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, StoreError> {
@@ -98,17 +117,16 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
         .enumerate()
         .filter(|(_, r)| q.room.as_ref().is_none_or(|only| &r.id == only))
         // A retired room is never offered.
-        .filter(|(_, r)| r.active && r.capacity >= q.party_size && r.missing_features(&q.requires).is_empty());
+        .filter(|(_, r)| r.active && r.capacity >= q.party_size && r.has_features(&q.requires));
 
     // The day of padding catches sessions that began before the search and reach into it.
     let (from, to) = (q.from - Duration::days(1), q.to + Duration::days(1));
-    let windows = store.offline_windows(None, from, to)?;
     // The engineer blocks every room outside their working hours and on their time off.
-    let mut away: Vec<Span> = Vec::new();
+    let mut away: Vec<Seconds> = Vec::new();
     if let Some(engineer) = &q.engineer {
-        away.extend(store.time_off(Some(engineer), from, to)?.iter().map(|t| (t.from, t.to)));
+        away.extend(store.time_off(Some(engineer), from, to)?.iter().map(|t| seconds((t.from, t.to))));
         if let Some(hours) = store.person(PersonKind::Engineer, engineer.as_str())?.and_then(|p| p.profile.hours) {
-            away.extend(outside(&hours.openings(&tz, tz.local(from).date(), tz.local(to).date()), from, to));
+            away.extend(outside(&hours.openings(&tz, tz.local(from).date(), tz.local(to).date()), from, to).into_iter().map(seconds));
         }
     }
     let (first, last) = (tz.local(q.from).date() - Duration::days(1), tz.local(q.to).date());
@@ -117,46 +135,49 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     // its day or the next).
     let days = DayOffsets::new(&tz, first, last + Duration::days(1));
     // Rooms of a studio mostly share their hours: each set of hours is turned into instants once.
-    let mut hours_seen: Vec<(&WeeklyHours, Vec<Span>)> = Vec::new();
-    let candidates: Vec<Candidate> = rooms
+    let mut hours_seen: Vec<(&WeeklyHours, Vec<Seconds>)> = Vec::new();
+    // Where each room stands among the candidates, if it is one.
+    let mut candidate_at: Vec<Option<usize>> = vec![None; all.len()];
+    let mut wanted = Vec::new();
+    let mut candidates: Vec<Candidate> = rooms
         // The room's booking rules: a length it takes, its notice, how far ahead, its grid.
         .filter(|(_, room)| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
         .map(|(at, room)| {
             let rules = room.rules;
-            let room_from = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead)));
+            let room_from = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead))).timestamp();
             let at_hours = match hours_seen.iter().position(|(hours, _)| *hours == &room.hours) {
                 Some(at_hours) => at_hours,
                 None => {
-                    hours_seen.push((&room.hours, room.hours.openings_over(&days, first, last)));
+                    hours_seen.push((&room.hours, room.hours.opening_seconds(&days, first, last)));
                     hours_seen.len() - 1
                 }
             };
-            let openings = hours_seen[at_hours]
-                .1
-                .iter()
-                .map(|&(o, c)| (o.max(room_from), c))
-                .filter(|(o, c)| o < c)
-                .collect();
-            let offline = windows.iter().filter(|w| w.room == room.id).map(|w| (w.from, w.to)).collect();
-            let latest = rules.max_advance_days.map_or(horizon, |days| horizon.min(now + Duration::days(days)));
-            Candidate { room, at, openings, offline, latest }
+            let openings = hours_seen[at_hours].1.iter().map(|&(o, c)| (o.max(room_from), c)).filter(|(o, c)| o < c).collect();
+            let latest = rules.max_advance_days.map_or(horizon, |days| horizon.min(now + Duration::days(days))).timestamp();
+            candidate_at[at] = Some(wanted.len());
+            wanted.push(at);
+            Candidate { room, buffer: room.buffer.num_seconds(), openings, offline: Vec::new(), latest }
         })
         .collect();
     // A booking blocks its room's turnaround before it: bookings that start this long after
     // what has been read can still block a moment before it.
     let turnaround = candidates.iter().map(|c| c.room.buffer).max().unwrap_or_default();
+    let read_from = q.from - turnaround;
+    // The offline windows, read once: those in the candidates' openings, and those the busy reads
+    // check their bookings against.
+    let windows = store.offline_windows(None, read_from - MAX_BOOKING, to + MAX_BOOKING)?;
+    for candidate in &mut candidates {
+        let (room, buffer) = (&candidate.room.id, candidate.buffer);
+        candidate.offline = windows.iter().filter(|w| &w.room == room).map(|w| (w.from.timestamp() - buffer, w.to.timestamp() + buffer)).collect();
+    }
 
     // The reads, not the interval arithmetic, are what a search costs; a search of a week reads
     // the first day's bookings, and more only while the first `limit` slots are not certain.
     // A session that ends a turnaround before the search is in no one's way.
-    let read_from = q.from - turnaround;
-    // A search of one room reads that room's bookings (and the client's or engineer's), not all.
-    let only = match (reads, candidates.as_slice()) {
-        (Reads::Growing, [one]) => Some(&one.room.id),
-        _ => None,
-    };
     let people = BusyPeople { client: q.client.as_ref(), engineer: q.engineer.as_ref() };
-    let mut busy = Vec::new();
+    // What is read, as each candidate's taken spans padded by its turnaround, and the people's.
+    let mut taken: Vec<Vec<Seconds>> = vec![Vec::new(); candidates.len()];
+    let mut busy_people = away;
     let mut read_to = read_from;
     let mut days = 1;
     loop {
@@ -164,24 +185,36 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
             Reads::Growing => (q.from + Duration::days(days) + turnaround).min(to),
             Reads::Whole => to,
         };
-        let fresh = match only {
-            Some(room) => store.busy_in_room(&all, room, people, read_to, next)?,
-            None => store.busy_between(&all, people, read_to, next)?,
+        let fresh = match reads {
+            Reads::Growing => store.busy_in_rooms(&all, &wanted, &windows, people, read_to, next)?,
+            Reads::Whole => store.busy_between(&all, people, read_to, next)?,
         };
-        if read_to == read_from {
-            busy = fresh;
-        } else {
-            // Sessions that began before `read_to` were in the earlier reads.
-            busy.extend(fresh.into_iter().filter(|b| b.start >= read_to));
+        // Sessions that began before `read_to` were in the earlier reads.
+        for b in fresh.iter().filter(|b| read_to == read_from || b.start >= read_to) {
+            let (start, end) = (b.start.timestamp(), b.end.timestamp());
+            if let Some(c) = b.room.and_then(|at| candidate_at[at]) {
+                let buffer = candidates[c].buffer;
+                taken[c].push((start - buffer, end + buffer));
+            }
+            if b.person {
+                busy_people.push((start, end));
+            }
         }
         read_to = next;
         // Past this moment a booking not read yet may block; before it, everything is known.
-        let known = (next < to).then(|| next - turnaround);
-        let (mut slots, unsettled) = slots_in(q, &tz, all.len(), &candidates, &busy, &away, known);
-        slots.sort_by(|a, b| (a.start, &a.room).cmp(&(b.start, &b.room)));
-        if known.is_none() || slots.iter().take_while(|s| s.start < unsettled).count() >= q.limit {
-            slots.truncate(q.limit);
-            return Ok(slots);
+        let known = (next < to).then(|| (next - turnaround).timestamp());
+        let (mut found, unsettled) = slots_in(q, &tz, &candidates, &taken, &busy_people, known);
+        found.sort_unstable_by_key(|f| (f.start, f.candidate));
+        if known.is_none() || found.iter().take_while(|f| f.start < unsettled).count() >= q.limit {
+            found.truncate(q.limit);
+            let length = q.length.num_seconds();
+            let slot = |f: &Found| Slot {
+                room: candidates[f.candidate].room.id.clone(),
+                start: instant_of(f.start),
+                end: instant_of(f.start + length),
+                latest_start: instant_of(f.latest),
+            };
+            return Ok(found.iter().map(slot).collect());
         }
         days *= 2;
     }
@@ -190,30 +223,13 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
 /// The slots of the free windows that end before `known` (all of them when it is `None`), and the
 /// earliest start any other slot can have: a window still open at `known` may yet be cut short by
 /// a booking not read, so it waits for the next read, and so does everything after it.
-fn slots_in(
-    q: &SlotQuery,
-    tz: &StudioTz,
-    rooms: usize,
-    candidates: &[Candidate],
-    busy: &[Busy],
-    away: &[Span],
-    known: Option<DateTime<Utc>>,
-) -> (Vec<Slot>, DateTime<Utc>) {
-    let mut by_room: Vec<Vec<Span>> = vec![Vec::new(); rooms];
-    // The client's and engineer's other sessions block every room.
-    let mut people: Vec<Span> = away.to_vec();
-    for b in busy {
-        if let Some(at) = b.room {
-            by_room[at].push((b.start, b.end));
-        }
-        if b.person {
-            people.push((b.start, b.end));
-        }
-    }
-    let mut unsettled = known.unwrap_or(DateTime::<Utc>::MAX_UTC);
-    let mut slots = Vec::new();
-    for candidate in candidates {
-        let (room, rules) = (candidate.room, candidate.room.rules);
+fn slots_in(q: &SlotQuery, tz: &StudioTz, candidates: &[Candidate], taken: &[Vec<Seconds>], people: &[Seconds], known: Option<i64>) -> (Vec<Found>, i64) {
+    let (length, until) = (q.length.num_seconds(), q.to.timestamp());
+    let mut unsettled = known.unwrap_or(i64::MAX);
+    let mut found = Vec::new();
+    let mut blocked = Vec::new();
+    for (at, candidate) in candidates.iter().enumerate() {
+        let rules = candidate.room.rules;
         // An opening from `known` on has no window that ends by then, nor any that starts
         // before it: it settles nothing yet, and `unsettled` is at `known` already.
         let openings = match known {
@@ -225,33 +241,57 @@ fn slots_in(
         }
         // A session needs the room's turnaround free on both sides of it; padding what is taken
         // by the turnaround says the same. (Padding a window too only trims what is closed anyway.)
-        let mut blocked: Vec<_> = by_room[candidate.at]
-            .iter()
-            .chain(&candidate.offline)
-            .map(|&(start, end)| (start - room.buffer, end + room.buffer))
-            .collect();
-        blocked.extend(people.iter().copied());
-        for (open, close) in free_windows(openings, blocked, q.length) {
+        // The client's and engineer's other sessions block every room.
+        blocked.clear();
+        blocked.extend_from_slice(&taken[at]);
+        blocked.extend_from_slice(&candidate.offline);
+        blocked.extend_from_slice(people);
+        blocked.sort_unstable();
+        free_windows(openings, &blocked, length, |open, close| {
             if let Some(known) = known
                 && close > known
             {
                 unsettled = unsettled.min(open);
-                continue;
+                return;
             }
+            let latest = (close - length).min(candidate.latest);
             let (start, latest) = match rules.start_step_minutes {
-                None => (align_up(open, GRID), (close - q.length).min(candidate.latest)),
-                Some(step) => {
-                    // The last start on the grid that still fits.
-                    let latest = (close - q.length).min(candidate.latest);
-                    (rules.next_step(tz, open), rules.next_step(tz, latest - Duration::minutes(step) + Duration::seconds(1)))
-                }
+                None => (align_up(open), latest),
+                // The last start on the grid that still fits.
+                Some(step) => (
+                    rules.next_step(tz, instant_of(open)).timestamp(),
+                    rules.next_step(tz, instant_of(latest - step * 60 + 1)).timestamp(),
+                ),
             };
-            if start <= latest && start < q.to {
-                slots.push(Slot { room: room.id.clone(), start, end: start + q.length, latest_start: latest });
+            if start <= latest && start < until {
+                found.push(Found { start, candidate: at, latest });
             }
+        });
+    }
+    (found, unsettled)
+}
+
+/// Calls `each` with the parts of `openings` that no span of `blocked` (sorted by start; they
+/// may overlap) touches and that are at least `length` long, opening by opening.
+fn free_windows(openings: &[Seconds], blocked: &[Seconds], length: i64, mut each: impl FnMut(i64, i64)) {
+    for &(open, close) in openings {
+        let mut cursor = open;
+        for &(from, to) in blocked.iter().take_while(|(from, _)| *from < close).filter(|(_, to)| *to > open) {
+            if from > cursor && from - cursor >= length {
+                each(cursor, from);
+            }
+            cursor = cursor.max(to);
+        }
+        if cursor < close && close - cursor >= length {
+            each(cursor, close);
         }
     }
-    (slots, unsettled)
+}
+
+/// The first start at or after `t` on the quarter-hour grid.
+fn align_up(t: i64) -> i64 {
+    let step = GRID.num_seconds();
+    t.div_euclid(step) * step + if t.rem_euclid(step) == 0 { 0 } else { step }
 }
 
 /// The parts of `[from, to)` outside `openings` (sorted, never overlapping), with an empty span

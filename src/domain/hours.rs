@@ -3,8 +3,8 @@
 //! `mon-fri 10:00-01:00`; a close at or before the open means past midnight.
 
 use super::text::MAX_LIST;
-use super::time::{DayOffsets, Pick, StudioTz};
-use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, Utc, Weekday};
+use super::time::{instant_of, wall_seconds, DayOffsets, Pick, StudioTz};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, Timelike, Utc, Weekday};
 use std::fmt;
 
 /// One opening: on `weekday`, from `opens` local time, for `length`.
@@ -138,12 +138,21 @@ impl WeeklyHours {
     /// [`WeeklyHours::openings`] over days whose offsets are known: what every room of one search,
     /// or of one month's figures, shares.
     pub fn openings_over(&self, days: &DayOffsets, first: NaiveDate, last: NaiveDate) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+        self.opening_seconds(days, first, last).into_iter().map(|(open, close)| (instant_of(open), instant_of(close))).collect()
+    }
+
+    /// [`WeeklyHours::openings_over`] in seconds since the epoch, by arithmetic on a steady day.
+    pub fn opening_seconds(&self, days: &DayOffsets, first: NaiveDate, last: NaiveDate) -> Vec<(i64, i64)> {
         let mut out = Vec::new();
         for day in first.iter_days().take_while(|d| *d <= last) {
+            let midnight = wall_seconds(day.and_time(NaiveTime::MIN));
             for span in self.spans.iter().filter(|s| s.weekday == day.weekday()) {
-                let opens = day.and_time(span.opens);
-                let closes = opens + span.length;
-                out.push((days.boundary(opens, Pick::Later), days.boundary(closes, Pick::Earlier)));
+                let opens = midnight + i64::from(span.opens.num_seconds_from_midnight());
+                let closes = opens + span.length.num_seconds();
+                out.push((
+                    days.boundary_seconds(opens, || day.and_time(span.opens), Pick::Later),
+                    days.boundary_seconds(closes, || day.and_time(span.opens) + span.length, Pick::Earlier),
+                ));
             }
         }
         out

@@ -13,7 +13,7 @@ mod slots;
 mod text;
 mod time;
 
-pub use booking_out::{booking_out, json_optional_text, write_booking_json, BookingOut};
+pub use booking_out::{booking_out, json_optional_text, json_text, write_booking_json, BookingOut};
 pub use booking_rules::{BookingRules, BookingRulesEdit, MAX_ADVANCE_DAYS, MAX_LEAD_MINUTES};
 pub use calendars::CalendarOf;
 pub use hours::{DaySpan, WeeklyHours};
@@ -23,7 +23,7 @@ pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
 pub use slots::{align_up, free_windows, Span};
 pub use text::{check_list, plausible_email, Email, Id, Line, List, Name, Notes, Tag, TextFault, TextKind, MAX_LIST};
-pub use time::{DayOffsets, Pick, StudioTz, TimeError, Zoned, YEARS};
+pub use time::{instant_of, DayOffsets, Pick, StudioTz, TimeError, Zoned, YEARS};
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -91,6 +91,11 @@ impl Room {
             .filter(|f| self.features.binary_search(f).is_err())
             .map(String::as_str)
             .collect()
+    }
+
+    /// Whether this room has every feature of `requires`.
+    pub fn has_features(&self, requires: &[String]) -> bool {
+        requires.iter().all(|f| self.features.binary_search(f).is_ok())
     }
 }
 

@@ -7,6 +7,8 @@ use chrono_tz::Tz;
 use std::fmt;
 use std::ops::RangeInclusive;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{PoisonError, RwLock};
 
 /// The years an instant may fall in, on the studio's wall clock and in UTC alike. It keeps every
 /// instant the server reads (and so every one it stores and writes out) a valid RFC 3339 time with a
@@ -138,7 +140,7 @@ impl StudioTz {
         /// 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z, in seconds from the epoch.
         const YEAR_0: i64 = -62_167_219_200;
         const YEAR_10000: i64 = 253_402_300_800;
-        let offset = chrono::Offset::fix(&self.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc();
+        let offset = self.offset_at(t);
         let local = t.timestamp() + i64::from(offset);
         if offset % 60 != 0 || !(YEAR_0..YEAR_10000).contains(&local) {
             out.push_str(&self.format_by_chrono(t));
@@ -162,6 +164,24 @@ impl StudioTz {
             Ok(text) => out.push_str(text),
             Err(_) => out.push_str(&self.format_by_chrono(t)),
         }
+    }
+
+    /// The offset from UTC at `t`, in seconds east. An instant whose local time on a day's offset
+    /// falls on that very day, a day that keeps that offset all day, is that local time: every
+    /// local time of a steady day is one instant, at the day's offset. Other instants (on a day
+    /// the clocks change, or outside the table's years) ask the zone.
+    fn offset_at(&self, t: DateTime<Utc>) -> i32 {
+        let seconds = t.timestamp();
+        let day = seconds.div_euclid(DAY);
+        for day in [day, day + 1, day - 1] {
+            if let Some(offset) = steady(self, day)
+                && (seconds + offset).div_euclid(DAY) == day
+                && let Ok(offset) = i32::try_from(offset)
+            {
+                return offset;
+            }
+        }
+        chrono::Offset::fix(&self.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc()
     }
 
     /// [`StudioTz::format`] through chrono's RFC 3339 formatting.
@@ -223,29 +243,106 @@ impl StudioTz {
 /// over the same days, so it asks the zone five times a day instead of twice per room and day.
 pub struct DayOffsets {
     tz: StudioTz,
-    first: NaiveDate,
+    /// `first`, in days since 1970-01-01.
+    first_day: i64,
     /// Seconds east of UTC, by day from `first`.
     offsets: Vec<Option<i64>>,
 }
 
 impl DayOffsets {
     pub fn new(tz: &StudioTz, first: NaiveDate, last: NaiveDate) -> DayOffsets {
-        let offsets = first.iter_days().take_while(|day| *day <= last).map(|day| steady_offset(tz, day)).collect();
-        DayOffsets { tz: *tz, first, offsets }
+        let first_day = wall_seconds(first.and_time(NaiveTime::MIN)).div_euclid(DAY);
+        let days = (last - first).num_days() + 1;
+        let offsets = (first_day..first_day + days).map(|day| steady(tz, day)).collect();
+        DayOffsets { tz: *tz, first_day, offsets }
     }
 
     /// No days at all: every boundary asks the zone (for one set of hours, where a table would
     /// cost more than it saves).
     pub fn none(tz: &StudioTz) -> DayOffsets {
-        DayOffsets { tz: *tz, first: NaiveDate::MIN, offsets: Vec::new() }
+        DayOffsets { tz: *tz, first_day: i64::MIN, offsets: Vec::new() }
     }
 
     /// [`StudioTz::resolve_boundary`], by arithmetic on a steady day.
     pub fn boundary(&self, local: NaiveDateTime, pick: Pick) -> DateTime<Utc> {
-        let day = (local.date() - self.first).num_days();
+        instant_of(self.boundary_seconds(wall_seconds(local), || local, pick))
+    }
+
+    /// [`DayOffsets::boundary`] in seconds since the epoch, of a local time given as its wall
+    /// clock's seconds since 1970-01-01 00:00 ([`wall_seconds`]); `local` gives it as a date and
+    /// time, which only a day the clocks change reads.
+    pub fn boundary_seconds(&self, wall: i64, local: impl FnOnce() -> NaiveDateTime, pick: Pick) -> i64 {
+        let day = wall.div_euclid(DAY).saturating_sub(self.first_day);
         match usize::try_from(day).ok().and_then(|day| self.offsets.get(day)) {
-            Some(Some(offset)) => Utc.from_utc_datetime(&(local - chrono::Duration::seconds(*offset))),
-            _ => self.tz.resolve_boundary(local, pick),
+            Some(Some(offset)) => wall - offset,
+            _ => self.tz.resolve_boundary(local(), pick).timestamp(),
+        }
+    }
+}
+
+const DAY: i64 = 86_400;
+
+/// A local date and time as seconds of its wall clock since 1970-01-01 00:00.
+pub fn wall_seconds(local: NaiveDateTime) -> i64 {
+    local.and_utc().timestamp()
+}
+
+/// The instant `seconds` after the epoch, for seconds that came from an instant by arithmetic
+/// that keeps them well inside chrono's years (a session's length, a turnaround, a day's hours).
+pub fn instant_of(seconds: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(seconds, 0).unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// [`steady_offset`] of the day `day` days after 1970-01-01, from a table of the zone's days
+/// kept for the process (see [`SteadyDays`]).
+fn steady(tz: &StudioTz, day: i64) -> Option<i64> {
+    SteadyDays::of(tz.0).offset(tz, day)
+}
+
+/// The steady offsets of one zone's days over [`YEARS`] (and a week either side), learnt as they
+/// are first asked for and kept for the process: every instant an answer writes, and every
+/// opening a search lays out, asks for one. 0 is a day not asked about yet, 1 one the clocks
+/// change on, and anything else the offset plus [`SteadyDays::BIAS`].
+struct SteadyDays {
+    first_day: i64,
+    days: Box<[AtomicI32]>,
+}
+
+impl SteadyDays {
+    const BIAS: i32 = 1 << 20;
+
+    /// The zone's table, made the first time it is asked for.
+    fn of(zone: Tz) -> &'static SteadyDays {
+        static TABLES: RwLock<Vec<(Tz, &'static SteadyDays)>> = RwLock::new(Vec::new());
+        let find = |tables: &[(Tz, &'static SteadyDays)]| tables.iter().find(|(tz, _)| *tz == zone).map(|(_, table)| *table);
+        if let Some(table) = find(&TABLES.read().unwrap_or_else(PoisonError::into_inner)) {
+            return table;
+        }
+        let mut tables = TABLES.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(table) = find(&tables) {
+            return table;
+        }
+        let day = |year: i32| NaiveDate::from_ymd_opt(year, 1, 1).map_or(0, |d| wall_seconds(d.and_time(NaiveTime::MIN)).div_euclid(DAY));
+        let (first_day, end_day) = (day(*YEARS.start()) - 7, day(*YEARS.end() + 1) + 7);
+        // A few hundred kilobytes a zone, and a studio has one zone: kept until the process ends.
+        let table: &'static SteadyDays = Box::leak(Box::new(SteadyDays { first_day, days: (first_day..end_day).map(|_| AtomicI32::new(0)).collect() }));
+        tables.push((zone, table));
+        table
+    }
+
+    fn offset(&self, tz: &StudioTz, day: i64) -> Option<i64> {
+        let date = || NaiveDate::from_num_days_from_ce_opt(i32::try_from(day + 719_163).ok()?);
+        let Some(slot) = usize::try_from(day - self.first_day).ok().and_then(|at| self.days.get(at)) else {
+            return date().and_then(|date| steady_offset(tz, date));
+        };
+        match slot.load(Ordering::Relaxed) {
+            0 => {
+                let offset = date().and_then(|date| steady_offset(tz, date));
+                slot.store(offset.map_or(1, |offset| offset as i32 + Self::BIAS), Ordering::Relaxed);
+                offset
+            }
+            1 => None,
+            biased => Some(i64::from(biased - Self::BIAS)),
         }
     }
 }
@@ -357,6 +454,32 @@ mod tests {
             date = date.succ_opt().unwrap();
         }
         assert_eq!(date, NaiveDate::from_ymd_opt(10000, 1, 1).unwrap());
+    }
+
+    /// The offsets read off the table of steady days are the zone's: a second either side of
+    /// every quarter hour, over the years of each zone's changes that the boundaries' test
+    /// walks, written as chrono writes them.
+    #[test]
+    fn instants_on_steady_days_are_written_with_the_zones_offsets() {
+        let zones = [
+            ("Europe/London", 2025),
+            ("Australia/Lord_Howe", 2026),
+            ("America/Havana", 2026),
+            ("America/Sao_Paulo", 2017),
+            ("Pacific/Apia", 2011),
+            ("Asia/Kolkata", 2026),
+            ("Antarctica/Casey", 2009),
+        ];
+        for (zone, year) in zones {
+            let tz: StudioTz = zone.parse().unwrap();
+            let start = Utc.with_ymd_and_hms(year, 1, 1, 0, 0, 0).unwrap().timestamp();
+            for quarter in 0..2 * 366 * 96 {
+                for second in [-1, 0, 1] {
+                    let t = DateTime::from_timestamp(start + 900 * quarter + second, 0).unwrap();
+                    assert_eq!(tz.format(t), tz.format_by_chrono(t), "{zone} {t}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -251,27 +251,49 @@ impl Mirror {
         Ok(Some(out))
     }
 
-    /// Calls `each` with every booking that holds its place by its own flags (not cancelled, not
-    /// displaced) and overlaps `[from, to)`, in start order: what the busy reads of a free-slot
-    /// search read from the table, before they drop those in an offline window of their room.
-    /// False, with nothing called, while a booking cannot be read into memory.
-    pub(super) fn active_between(&self, conn: &Connection, from: i64, to: i64, mut each: impl FnMut(&Booking)) -> Result<bool> {
+    /// Runs `read` over the bookings held, under the memory's read lock, after a catch-up: what
+    /// the busy reads of a free-slot search walk ([`Active::between`]). `None`, with `read` not
+    /// run, while a booking cannot be read into memory.
+    pub(super) fn active<T>(&self, conn: &Connection, read: impl FnOnce(Active<'_>) -> T) -> Result<Option<T>> {
         self.catch_up(conn)?;
         let state = self.state.read().unwrap_or_else(PoisonError::into_inner);
         if !state.unreadable.is_empty() {
-            return Ok(false);
+            return Ok(None);
         }
-        if from.saturating_sub(state.longest) >= to {
-            return Ok(true);
-        }
-        let low = Bound::Excluded((from.saturating_sub(state.longest), i64::MAX));
-        for entry in state.by_start.range((low, Bound::Excluded((to, i64::MIN)))).map(|(_, entry)| entry) {
-            let b = &entry.booking;
-            if b.end.timestamp() > from && b.status != Status::Cancelled && !b.displaced {
-                each(b);
-            }
-        }
-        Ok(true)
+        Ok(Some(read(Active(&state))))
+    }
+}
+
+/// The bookings held, as a busy read walks them ([`Mirror::active`]).
+pub(super) struct Active<'a>(&'a State);
+
+/// Whose bookings a busy read walks: one room's, client's or engineer's.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Of<'k> {
+    Room(&'k str),
+    Client(&'k str),
+    Engineer(&'k str),
+}
+
+impl<'a> Active<'a> {
+    /// The bookings of `of` that hold their place by their own flags (not cancelled, not
+    /// displaced) and overlap `[from, to)`, in start order: what the busy reads of a free-slot
+    /// search read from the table, before they drop those in an offline window of their room.
+    pub(super) fn between(&self, of: Of<'_>, from: i64, to: i64) -> impl Iterator<Item = &'a Booking> + use<'a> {
+        let state = self.0;
+        let walked = match of {
+            Of::Room(key) => state.by[Column::Room as usize].get(key),
+            Of::Client(key) => state.by[Column::Client as usize].get(key),
+            Of::Engineer(key) => state.by[Column::Engineer as usize].get(key),
+        };
+        // A booking that ends after `from` began less than the longest booking before it.
+        let low = from.saturating_sub(state.longest);
+        walked
+            .filter(|_| low < to)
+            .into_iter()
+            .flat_map(move |map| map.range((Bound::Excluded((low, i64::MAX)), Bound::Excluded((to, i64::MIN)))))
+            .map(|(_, entry)| &entry.booking)
+            .filter(move |b| b.end.timestamp() > from && b.status != Status::Cancelled && !b.displaced)
     }
 }
 

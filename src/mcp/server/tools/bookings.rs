@@ -96,7 +96,7 @@ pub fn get_booking(ctx: &Call<'_>, a: IdArgs) -> Result<(BookingDetailOut, Strin
     })
 }
 
-pub fn find_free_slots(ctx: &Call<'_>, a: FindFreeSlotsArgs) -> Result<(SlotsOut, String), ToolError> {
+pub fn find_free_slots(ctx: &Call<'_>, a: FindFreeSlotsArgs) -> Result<(SlotsPage, String), ToolError> {
     if !(15..=1440).contains(&a.duration_minutes) {
         return Err(ToolError::Fix("duration_minutes must be 15 to 1440".into()));
     }
@@ -122,15 +122,12 @@ pub fn find_free_slots(ctx: &Call<'_>, a: FindFreeSlotsArgs) -> Result<(SlotsOut
             engineer: a.engineer.as_deref().map(|e| EngineerId::new(e.trim())),
             limit: limit as usize,
         };
-        let slots: Vec<_> = availability::find_free_slots(store, &query)?
-            .into_iter()
-            .map(|s| SlotOut { room: s.room.0, start: tz.format(s.start), end: tz.format(s.end), latest_start: tz.format(s.latest_start) })
-            .collect();
+        let slots = availability::find_free_slots(store, &query)?;
         let summary = match slots.first() {
-            Some(first) => format!("{}; the earliest is {} in {}.", plural(slots.len(), "free slot", "free slots"), first.start, first.room),
+            Some(first) => format!("{}; the earliest is {} in {}.", plural(slots.len(), "free slot", "free slots"), tz.format(first.start), first.room),
             None => "No free slot fits: widen the time range, shorten the session or relax the requirements.".to_owned(),
         };
-        Ok((SlotsOut { slots }, summary))
+        Ok((SlotsPage { tz, slots }, summary))
     })
 }
 

@@ -211,6 +211,35 @@ impl Answer for wire::BookingsPage {
     }
 }
 
+impl Answer for wire::SlotsPage {
+    fn value(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(self.out())
+    }
+
+    fn text(&self) -> serde_json::Result<String> {
+        Ok(self.to_json())
+    }
+}
+
+/// Free slots are [`wire::SlotsOut`] on the wire.
+impl JsonSchema for wire::SlotsPage {
+    fn inline_schema() -> bool {
+        wire::SlotsOut::inline_schema()
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        wire::SlotsOut::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        wire::SlotsOut::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        wire::SlotsOut::json_schema(generator)
+    }
+}
+
 /// A page of bookings is [`wire::BookingsOut`] on the wire.
 impl JsonSchema for wire::BookingsPage {
     fn inline_schema() -> bool {

@@ -4,6 +4,7 @@
 //! shares.
 
 use super::{reflow, BookingOut, ReflowOut, RoomOut, WindowOut};
+use crate::availability::Slot;
 use crate::domain::StudioTz;
 use crate::store::{Event, MoveRecord, PersonRecord, ReflowRecord, SharedBooking};
 use schemars::JsonSchema;
@@ -88,6 +89,44 @@ pub struct HistoryOut {
     /// The engineer before and after the move (they differ when the reflow re-staffed it).
     pub from_engineer: Option<String>,
     pub to_engineer: Option<String>,
+}
+
+/// The free slots a search found, as `find_free_slots` answers them, [`SlotsOut`] on the wire
+/// (its schema is that one's): its JSON text written straight from the slots, serde_json's text
+/// of it (a test holds the two together); its value, for a transport that wants one, built as
+/// [`SlotsOut`].
+pub struct SlotsPage {
+    pub tz: StudioTz,
+    pub slots: Vec<Slot>,
+}
+
+impl SlotsPage {
+    /// The slots as [`SlotsOut`] builds them.
+    pub fn out(&self) -> SlotsOut {
+        let tz = &self.tz;
+        let slot = |s: &Slot| SlotOut { room: s.room.0.clone(), start: tz.format(s.start), end: tz.format(s.end), latest_start: tz.format(s.latest_start) };
+        SlotsOut { slots: self.slots.iter().map(slot).collect() }
+    }
+
+    /// The slots as JSON text.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(16 + 128 * self.slots.len());
+        out.push_str("{\"slots\":[");
+        for (at, slot) in self.slots.iter().enumerate() {
+            if at > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"room\":");
+            crate::domain::json_text(&mut out, slot.room.as_str());
+            for (name, t) in [(",\"start\":\"", slot.start), ("\",\"end\":\"", slot.end), ("\",\"latest_start\":\"", slot.latest_start)] {
+                out.push_str(name);
+                self.tz.write(t, &mut out);
+            }
+            out.push_str("\"}");
+        }
+        out.push_str("]}");
+        out
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -512,6 +551,33 @@ mod tests {
             BookingsPage { tz, bookings: vec![], next_cursor: None },
             BookingsPage { tz, bookings: vec![booking("bk_1", None)], next_cursor: Some("c1.6a1f.2".into()) },
             BookingsPage { tz, bookings: vec![booking("bk_1", Some("late \\ ok")), booking("bk_2", None)], next_cursor: None },
+        ];
+        for page in pages {
+            assert_eq!(page.to_json(), serde_json::to_string(&page.out()).unwrap());
+        }
+    }
+
+    /// Slots written by hand are serde_json's text: none, one, several, a room id to escape,
+    /// either side of a clock change.
+    #[test]
+    fn free_slots_are_written_as_serde_json_writes_them() {
+        use crate::domain::RoomId;
+        let tz: StudioTz = "Europe/London".parse().unwrap();
+        let slot = |room: &str, start: &str, latest: &str| {
+            let start = tz.parse(start).unwrap();
+            Slot { room: RoomId::new(room), start, end: start + chrono::Duration::minutes(90), latest_start: tz.parse(latest).unwrap() }
+        };
+        let pages = [
+            SlotsPage { tz, slots: vec![] },
+            SlotsPage { tz, slots: vec![slot("studio-a", "2026-09-07T10:00", "2026-09-07T20:30")] },
+            SlotsPage {
+                tz,
+                slots: vec![
+                    slot("room \"b\"\\\n", "2026-10-24T23:15", "2026-10-25T00:45"),
+                    slot("studio-a", "2026-10-25T00:30", "2026-10-25T02:00"),
+                    slot("studio-a", "2026-03-29T00:15", "2026-03-29T03:00"),
+                ],
+            },
         ];
         for page in pages {
             assert_eq!(page.to_json(), serde_json::to_string(&page.out()).unwrap());
