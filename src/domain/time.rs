@@ -456,21 +456,24 @@ mod tests {
         assert_eq!(date, NaiveDate::from_ymd_opt(10000, 1, 1).unwrap());
     }
 
+    /// Zones, each with a year of its clock changes, as [`day_offsets_give_the_zones_own_boundaries`]
+    /// describes them.
+    const CHANGING_ZONES: [(&str, i32); 7] = [
+        ("Europe/London", 2025),
+        ("Australia/Lord_Howe", 2026),
+        ("America/Havana", 2026),
+        ("America/Sao_Paulo", 2017),
+        ("Pacific/Apia", 2011),
+        ("Asia/Kolkata", 2026),
+        ("Antarctica/Casey", 2009),
+    ];
+
     /// The offsets read off the table of steady days are the zone's: a second either side of
     /// every quarter hour, over the years of each zone's changes that the boundaries' test
     /// walks, written as chrono writes them.
     #[test]
     fn instants_on_steady_days_are_written_with_the_zones_offsets() {
-        let zones = [
-            ("Europe/London", 2025),
-            ("Australia/Lord_Howe", 2026),
-            ("America/Havana", 2026),
-            ("America/Sao_Paulo", 2017),
-            ("Pacific/Apia", 2011),
-            ("Asia/Kolkata", 2026),
-            ("Antarctica/Casey", 2009),
-        ];
-        for (zone, year) in zones {
+        for (zone, year) in CHANGING_ZONES {
             let tz: StudioTz = zone.parse().unwrap();
             let start = Utc.with_ymd_and_hms(year, 1, 1, 0, 0, 0).unwrap().timestamp();
             for quarter in 0..2 * 366 * 96 {
@@ -484,16 +487,7 @@ mod tests {
 
     #[test]
     fn day_offsets_give_the_zones_own_boundaries() {
-        let zones = [
-            ("Europe/London", 2025),
-            ("Australia/Lord_Howe", 2026),
-            ("America/Havana", 2026),
-            ("America/Sao_Paulo", 2017),
-            ("Pacific/Apia", 2011),
-            ("Asia/Kolkata", 2026),
-            ("Antarctica/Casey", 2009),
-        ];
-        for (zone, year) in zones {
+        for (zone, year) in CHANGING_ZONES {
             let tz: StudioTz = zone.parse().unwrap();
             let first = NaiveDate::from_ymd_opt(year, 1, 1).unwrap();
             let last = NaiveDate::from_ymd_opt(year + 1, 12, 31).unwrap();
