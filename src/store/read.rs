@@ -368,11 +368,19 @@ impl Store {
     /// Refuses the first id of a room, client or engineer that the studio does not have, with the
     /// one message each kind of id gets wherever it is read (a search, a filter, a booking).
     pub fn require_known(&self, room: Option<&RoomId>, client: Option<&ClientId>, engineer: Option<&EngineerId>) -> Result<()> {
-        // The rooms are kept by the connection: no round trip of their own.
-        if let Some(room) = room
-            && !rooms(self.conn())?.iter().any(|r| &r.id == room) {
+        // The rooms are kept by the connection: no round trip of their own. While one of them
+        // cannot be read, whether a room exists is its own row's question, so that the broken
+        // room fails only the reads that need every room.
+        if let Some(room) = room {
+            let known = match rooms(self.conn()) {
+                Ok(rooms) => rooms.iter().any(|r| &r.id == room),
+                Err(StoreError::Corrupt(_)) => exists(self.conn(), "rooms", room.as_str())?,
+                Err(e) => return Err(e),
+            };
+            if !known {
                 return Err(StoreError::UnknownRoom(room.clone()));
             }
+        }
         if let Some(client) = client
             && !exists(self.conn(), "clients", client.as_str())? {
                 return Err(StoreError::UnknownClient(client.clone()));

@@ -6,7 +6,7 @@
 use crate::support::{at, on_both, session, small_studio};
 use chrono::Duration;
 use studioflow::domain::{BookingId, ClientId, EngineerId, RoomId, SeriesId, Status};
-use studioflow::store::{BookingEdit, BookingQuery, Busy, BusyPeople, CancelScope, Pool, Store};
+use studioflow::store::{BookingEdit, BookingQuery, Busy, BusyPeople, CancelScope, Pool, Store, StoreError};
 
 /// SplitMix64: the same bookings and queries on every run.
 struct Rng(u64);
@@ -176,6 +176,29 @@ on_both! {
         })
         .unwrap();
         assert_eq!(pool.with(|s| s.query_bookings(&all).unwrap()).unwrap(), table.query_bookings(&all).unwrap());
+    }
+
+    /// A room whose row cannot be read (hours written by hand that are not hours) fails only the
+    /// reads that need every room: a query that names a room, that one or another, is checked and
+    /// answered, and a room that does not exist is still refused.
+    fn a_room_that_cannot_be_read_fails_only_the_reads_that_need_every_room(db) {
+        let mut table = small_studio(db);
+        table.write_with(|w| w.create_booking(&session("hall", "c1", "2026-09-07T12:00", 60))).unwrap();
+        let pool = Pool::open(db, 2).unwrap();
+        let sql = r#"UPDATE rooms SET hours = '["not hours"]' WHERE id = 'live'"#;
+        table.write_with(|w| w.conn().execute_batch(sql).map_err(Into::into)).unwrap();
+        let read = |room: &str| {
+            let query = BookingQuery { room: Some(RoomId::new(room)), limit: 10, ..Default::default() };
+            pool.with(|s| {
+                s.require_known(query.room.as_ref(), None, None)?;
+                s.query_bookings(&query).map(|page| page.len())
+            })
+            .unwrap()
+        };
+        assert_eq!(read("hall").unwrap(), 1);
+        assert_eq!(read("live").unwrap(), 0);
+        assert!(matches!(read("nowhere"), Err(StoreError::UnknownRoom(_))));
+        assert!(matches!(pool.with(|s| s.rooms()).unwrap(), Err(StoreError::Corrupt(_))));
     }
 
     /// A booking whose row cannot be read (text that is not a list where a list belongs, written
