@@ -71,13 +71,6 @@ pub(super) fn booking_from_row(row: &Row<'_>) -> db::Result<(Booking, i64)> {
     Ok((booking, row.get(SEQ_AT)?))
 }
 
-/// Where a busy read finds its bookings: a statement of the table and its arguments, or the
-/// bookings in memory.
-enum BusyRead<'a> {
-    Table(String, Vec<Value>),
-    Memory(&'a super::Mirror),
-}
-
 /// Which bookings to list. Every filter is optional; the time filter keeps bookings that overlap it.
 #[derive(Debug, Clone, Default)]
 pub struct BookingQuery {
@@ -144,12 +137,57 @@ impl Store {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<Busy>> {
-        if let Some(mirror) = self.mirror()
-            && let Some(found) = self.busy(BusyRead::Memory(mirror), rooms, wanted, windows, people, from, to)?
-        {
-            return Ok(found);
+        // A booking in an offline window of its room holds nothing, which is what
+        // [`HOLDS_ITS_PLACE`] keeps: the windows are checked here rather than for every row.
+        let position = |id: &str| rooms.binary_search_by(|room| room.id.as_str().cmp(id)).ok();
+        let mut is_wanted = vec![false; rooms.len()];
+        for &at in wanted {
+            is_wanted[at] = true;
         }
-        let read = match wanted {
+        let windows: Vec<_> = windows.iter().map(|w| (position(w.room.as_str()), w.room.as_str(), w.from.timestamp(), w.to.timestamp())).collect();
+        // Whether a window of its room takes out a booking of room `id` (at `room` among `rooms`) over [start, end).
+        let offline = |room: Option<usize>, id: &str, start: i64, end: i64| {
+            let of_room = |&&(at, of, _, _): &&(Option<usize>, &str, i64, i64)| if room.is_some() { at == room } else { of == id };
+            windows.iter().filter(of_room).any(|&(_, _, from, to)| from < end && to > start)
+        };
+        let is_person = |client: Option<&str>, engineer: Option<&str>| {
+            (client.is_some() && client == people.client.map(ClientId::as_str))
+                || (engineer.is_some() && engineer == people.engineer.map(EngineerId::as_str))
+        };
+        let mut out = Vec::new();
+        if let Some(mirror) = self.mirror() {
+            let (from, to) = (from.timestamp(), to.timestamp());
+            let answered = mirror.active(self.conn(), |active| {
+                let person = |b: &Booking| is_person(Some(b.client.as_str()), b.engineer.as_ref().map(EngineerId::as_str));
+                // Each wanted room's bookings by its own order, the room known without looking it up.
+                for &at in wanted {
+                    let id = rooms[at].id.as_str();
+                    for b in active.between(Of::Room(id), from, to) {
+                        if !offline(Some(at), id, b.start.timestamp(), b.end.timestamp()) {
+                            out.push(Busy { room: Some(at), person: person(b), start: b.start, end: b.end });
+                        }
+                    }
+                }
+                // Then the people's elsewhere: a booking in a wanted room was read with it, and
+                // one of both the client and the engineer with the client.
+                let walks = [people.client.map(|c| Of::Client(c.as_str())), people.engineer.map(|e| Of::Engineer(e.as_str()))];
+                for (walk, of) in walks.into_iter().enumerate() {
+                    let Some(of) = of else { continue };
+                    for b in active.between(of, from, to) {
+                        let room = position(b.room.as_str());
+                        let read_already = room.is_some_and(|at| is_wanted[at]) || (walk == 1 && Some(&b.client) == people.client);
+                        if !read_already && !offline(room, b.room.as_str(), b.start.timestamp(), b.end.timestamp()) {
+                            out.push(Busy { room, person: true, start: b.start, end: b.end });
+                        }
+                    }
+                }
+            })?;
+            // `None` while a booking cannot be read into memory: the table answers then.
+            if answered.is_some() {
+                return Ok(out);
+            }
+        }
+        let (sql, params) = match wanted {
             // One room's bookings and the people's, by their own indexes. (Its start bound is the
             // longest a booking may be, not [`LONGEST`]: SQLite scans each branch of the `OR` by
             // its own index and bounds those scans only by a value it knows before it starts.)
@@ -167,107 +205,38 @@ impl Store {
                     people.client.map(ClientId::as_str),
                     people.engineer.map(EngineerId::as_str)
                 ];
-                BusyRead::Table(sql, db::Params::into_values(params))
+                (sql, db::Params::into_values(params))
             }
-            _ => BusyRead::Table(busy_between_sql(), db::Params::into_values(db::params![from.timestamp(), from.timestamp(), to.timestamp()])),
+            _ => (busy_between_sql(), db::Params::into_values(db::params![from.timestamp(), from.timestamp(), to.timestamp()])),
         };
-        Ok(self.busy(read, rooms, wanted, windows, people, from, to)?.unwrap_or_default())
+        // A search reads hundreds of rows: their ids are compared where they lie in the row, not copied.
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(params, |row| {
+            let (start, end) = (row.get::<_, i64>(3)?, row.get::<_, i64>(4)?);
+            let (room, offline) = row.with_text(0, |id| {
+                let id = id.unwrap_or_default();
+                let room = position(id);
+                (room, offline(room, id, start, end))
+            })?;
+            // Most searches name no person: their columns are then not read at all.
+            let client = people.client.is_some() && row.with_text(1, |id| is_person(id, None))?;
+            let engineer = people.engineer.is_some() && row.with_text(2, |id| is_person(None, id))?;
+            Ok((room, offline, client || engineer, start, end))
+        })?;
+        for row in rows {
+            let (room, offline, person, start, end) = row?;
+            if offline || !(room.is_some_and(|at| is_wanted[at]) || person) {
+                continue;
+            }
+            out.push(Busy { room, person, start: instant(start)?, end: instant(end)? });
+        }
+        Ok(out)
     }
 
     /// The offline windows a busy read of `[from, to)` checks its bookings against: every booking
     /// read lies within a longest booking of the span, and so does any window it meets.
     fn windows_around(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<OfflineWindow>> {
         offline_windows(self.conn(), None, from - MAX_BOOKING, to + MAX_BOOKING)
-    }
-
-    /// The bookings `read` gives (active in their rooms over `[from, to)`) less those in an
-    /// offline window of their room, which is what [`HOLDS_ITS_PLACE`] keeps, and less those
-    /// neither in the `wanted` rooms nor of `people`. A search reads hundreds of rows: their ids
-    /// are compared where they lie in the row, not copied. `None` when the memory could not
-    /// answer (see [`super::Mirror::active`]); the table always does.
-    #[allow(clippy::too_many_arguments)]
-    fn busy(
-        &self,
-        read: BusyRead<'_>,
-        rooms: &[Room],
-        wanted: &[usize],
-        windows: &[OfflineWindow],
-        people: BusyPeople<'_>,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> Result<Option<Vec<Busy>>> {
-        let position = |id: &str| rooms.binary_search_by(|room| room.id.as_str().cmp(id)).ok();
-        let mut is_wanted = vec![false; rooms.len()];
-        for &at in wanted {
-            is_wanted[at] = true;
-        }
-        let windows: Vec<_> = windows.iter().map(|w| (position(w.room.as_str()), w.room.as_str(), w.from.timestamp(), w.to.timestamp())).collect();
-        // Whether a window of its room takes out a booking of room `id` (at `room` among `rooms`) over [start, end).
-        let offline = |room: Option<usize>, id: &str, start: i64, end: i64| {
-            let of_room = |&&(at, of, _, _): &&(Option<usize>, &str, i64, i64)| if room.is_some() { at == room } else { of == id };
-            windows.iter().filter(of_room).any(|&(_, _, from, to)| from < end && to > start)
-        };
-        let is_person = |client: Option<&str>, engineer: Option<&str>| {
-            (client.is_some() && client == people.client.map(ClientId::as_str))
-                || (engineer.is_some() && engineer == people.engineer.map(EngineerId::as_str))
-        };
-        let mut out = Vec::new();
-        match read {
-            BusyRead::Table(sql, params) => {
-                let mut stmt = self.conn().prepare_cached(&sql)?;
-                let rows = stmt.query_map(params, |row| {
-                    let (start, end) = (row.get::<_, i64>(3)?, row.get::<_, i64>(4)?);
-                    let (room, offline) = row.with_text(0, |id| {
-                        let id = id.unwrap_or_default();
-                        let room = position(id);
-                        (room, offline(room, id, start, end))
-                    })?;
-                    // Most searches name no person: their columns are then not read at all.
-                    let client = people.client.is_some() && row.with_text(1, |id| is_person(id, None))?;
-                    let engineer = people.engineer.is_some() && row.with_text(2, |id| is_person(None, id))?;
-                    Ok((room, offline, client || engineer, start, end))
-                })?;
-                for row in rows {
-                    let (room, offline, person, start, end) = row?;
-                    if offline || !(room.is_some_and(|at| is_wanted[at]) || person) {
-                        continue;
-                    }
-                    out.push(Busy { room, person, start: instant(start)?, end: instant(end)? });
-                }
-            }
-            BusyRead::Memory(mirror) => {
-                let (from, to) = (from.timestamp(), to.timestamp());
-                let answered = mirror.active(self.conn(), |active| {
-                    let person = |b: &Booking| is_person(Some(b.client.as_str()), b.engineer.as_ref().map(EngineerId::as_str));
-                    // Each wanted room's bookings by its own order, the room known without looking it up.
-                    for &at in wanted {
-                        let id = rooms[at].id.as_str();
-                        for b in active.between(Of::Room(id), from, to) {
-                            if !offline(Some(at), id, b.start.timestamp(), b.end.timestamp()) {
-                                out.push(Busy { room: Some(at), person: person(b), start: b.start, end: b.end });
-                            }
-                        }
-                    }
-                    // Then the people's elsewhere: a booking in a wanted room was read with it, and
-                    // one of both the client and the engineer with the client.
-                    let walks = [people.client.map(|c| Of::Client(c.as_str())), people.engineer.map(|e| Of::Engineer(e.as_str()))];
-                    for (walk, of) in walks.into_iter().enumerate() {
-                        let Some(of) = of else { continue };
-                        for b in active.between(of, from, to) {
-                            let room = position(b.room.as_str());
-                            let read_already = room.is_some_and(|at| is_wanted[at]) || (walk == 1 && Some(&b.client) == people.client);
-                            if !read_already && !offline(room, b.room.as_str(), b.start.timestamp(), b.end.timestamp()) {
-                                out.push(Busy { room, person: true, start: b.start, end: b.end });
-                            }
-                        }
-                    }
-                })?;
-                if answered.is_none() {
-                    return Ok(None);
-                }
-            }
-        }
-        Ok(Some(out))
     }
 
     /// Every room, in id order, shared with the connection's cache.
