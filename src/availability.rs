@@ -3,7 +3,7 @@
 //! ended, and the bookings an offline window would displace. Built on the store's reads; no SQL
 //! here.
 
-use crate::domain::{instant_of, Booking, ClientId, DayOffsets, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz, WeeklyHours};
+use crate::domain::{align_up_seconds, free_windows_in_seconds, instant_of, Booking, ClientId, DayOffsets, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz, WeeklyHours};
 use crate::store::{BookingQuery, BusyPeople, MAX_BOOKING, PersonKind, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
@@ -247,7 +247,7 @@ fn slots_in(q: &SlotQuery, tz: &StudioTz, candidates: &[Candidate], taken: &[Vec
         blocked.extend_from_slice(&candidate.offline);
         blocked.extend_from_slice(people);
         blocked.sort_unstable();
-        free_windows(openings, &blocked, length, |open, close| {
+        free_windows_in_seconds(openings, &blocked, length, |open, close| {
             if let Some(known) = known
                 && close > known
             {
@@ -256,7 +256,7 @@ fn slots_in(q: &SlotQuery, tz: &StudioTz, candidates: &[Candidate], taken: &[Vec
             }
             let latest = (close - length).min(candidate.latest);
             let (start, latest) = match rules.start_step_minutes {
-                None => (align_up(open), latest),
+                None => (align_up_seconds(open, GRID), latest),
                 // The last start on the grid that still fits.
                 Some(step) => (
                     rules.next_step(tz, instant_of(open)).timestamp(),
@@ -269,29 +269,6 @@ fn slots_in(q: &SlotQuery, tz: &StudioTz, candidates: &[Candidate], taken: &[Vec
         });
     }
     (found, unsettled)
-}
-
-/// Calls `each` with the parts of `openings` that no span of `blocked` (sorted by start; they
-/// may overlap) touches and that are at least `length` long, opening by opening.
-fn free_windows(openings: &[Seconds], blocked: &[Seconds], length: i64, mut each: impl FnMut(i64, i64)) {
-    for &(open, close) in openings {
-        let mut cursor = open;
-        for &(from, to) in blocked.iter().take_while(|(from, _)| *from < close).filter(|(_, to)| *to > open) {
-            if from > cursor && from - cursor >= length {
-                each(cursor, from);
-            }
-            cursor = cursor.max(to);
-        }
-        if cursor < close && close - cursor >= length {
-            each(cursor, close);
-        }
-    }
-}
-
-/// The first start at or after `t` on the quarter-hour grid.
-fn align_up(t: i64) -> i64 {
-    let step = GRID.num_seconds();
-    t.div_euclid(step) * step + if t.rem_euclid(step) == 0 { 0 } else { step }
 }
 
 /// The parts of `[from, to)` outside `openings` (sorted, never overlapping), with an empty span

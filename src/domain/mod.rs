@@ -21,7 +21,7 @@ pub use price::{check_amount, check_rate, deposit_of, quote, Money, Quote, Quote
 pub use ids::{is_slug, BookingId, ClientId, EngineerId, RoomId, SeriesId};
 pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
-pub use slots::{align_up, free_windows, Span};
+pub use slots::{align_up, align_up_seconds, free_windows, free_windows_in_seconds, Span};
 pub use text::{check_list, plausible_email, Email, Id, Line, List, Name, Notes, Tag, TextFault, TextKind, MAX_LIST};
 pub use time::{instant_of, DayOffsets, Pick, StudioTz, TimeError, Zoned, YEARS};
 

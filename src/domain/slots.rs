@@ -1,6 +1,7 @@
 //! Free time: given the openings of a room and what blocks it, the windows where a session of a
 //! given length still fits. Pure interval arithmetic on instants; the caller gathers the data.
 
+use super::time::instant_of;
 use chrono::{DateTime, Duration, Utc};
 
 /// A half-open time span `[start, end)`.
@@ -8,33 +9,43 @@ pub type Span = (DateTime<Utc>, DateTime<Utc>);
 
 /// The parts of `openings` that no span of `blocked` touches, sorted, keeping only those at least
 /// `length` long. Blocked spans may overlap each other and need not be sorted.
-pub fn free_windows(openings: &[Span], mut blocked: Vec<Span>, length: Duration) -> Vec<Span> {
+pub fn free_windows(openings: &[Span], blocked: Vec<Span>, length: Duration) -> Vec<Span> {
+    let seconds = |spans: &[Span]| -> Vec<(i64, i64)> { spans.iter().map(|(a, b)| (a.timestamp(), b.timestamp())).collect() };
+    let mut blocked = seconds(&blocked);
     blocked.sort_unstable();
     let mut free = Vec::new();
-    for &(open, close) in openings {
-        let mut cursor = open;
-        for &(b0, b1) in blocked.iter().filter(|(b0, b1)| *b0 < close && open < *b1) {
-            if b0 > cursor {
-                free.push((cursor, b0.min(close)));
-            }
-            cursor = cursor.max(b1);
-        }
-        if cursor < close {
-            free.push((cursor, close));
-        }
-    }
-    free.retain(|(a, b)| *b - *a >= length);
+    free_windows_in_seconds(&seconds(openings), &blocked, length.num_seconds(), |open, close| free.push((instant_of(open), instant_of(close))));
     free.sort_unstable();
     free
 }
 
+/// [`free_windows`] in seconds since the epoch, called with each window as it is found, opening
+/// by opening: what a free-slot search steps through. `blocked` must be sorted by start.
+pub fn free_windows_in_seconds(openings: &[(i64, i64)], blocked: &[(i64, i64)], length: i64, mut each: impl FnMut(i64, i64)) {
+    for &(open, close) in openings {
+        let mut cursor = open;
+        for &(from, to) in blocked.iter().take_while(|(from, _)| *from < close).filter(|(_, to)| *to > open) {
+            if from > cursor && from - cursor >= length {
+                each(cursor, from);
+            }
+            cursor = cursor.max(to);
+        }
+        if cursor < close && close - cursor >= length {
+            each(cursor, close);
+        }
+    }
+}
+
 /// The first start at or after `t` on a `grid` of minutes counted from the hour.
 pub fn align_up(t: DateTime<Utc>, grid: Duration) -> DateTime<Utc> {
+    DateTime::from_timestamp(align_up_seconds(t.timestamp(), grid), 0).unwrap_or(t)
+}
+
+/// [`align_up`] in seconds since the epoch.
+pub fn align_up_seconds(seconds: i64, grid: Duration) -> i64 {
     let step = grid.num_seconds().max(1);
-    let seconds = t.timestamp();
     let aligned = seconds.div_euclid(step) * step;
-    let aligned = if aligned < seconds { aligned + step } else { aligned };
-    DateTime::from_timestamp(aligned, 0).unwrap_or(t)
+    if aligned < seconds { aligned + step } else { aligned }
 }
 
 #[cfg(test)]

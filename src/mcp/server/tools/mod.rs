@@ -201,63 +201,42 @@ impl<O: Serialize + Send + Sync> Answer for Written<O> {
     }
 }
 
-impl Answer for wire::BookingsPage {
-    fn value(&self) -> serde_json::Result<serde_json::Value> {
-        serde_json::to_value(self.out())
-    }
+/// An answer that writes its own JSON text (`$page`, with `out()` and `to_json()`), and is `$out`
+/// on the wire: its value and its schema are `$out`'s.
+macro_rules! written_as {
+    ($page:ty, $out:ty) => {
+        impl Answer for $page {
+            fn value(&self) -> serde_json::Result<serde_json::Value> {
+                serde_json::to_value(self.out())
+            }
 
-    fn text(&self) -> serde_json::Result<String> {
-        Ok(self.to_json())
-    }
+            fn text(&self) -> serde_json::Result<String> {
+                Ok(self.to_json())
+            }
+        }
+
+        impl JsonSchema for $page {
+            fn inline_schema() -> bool {
+                <$out>::inline_schema()
+            }
+
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                <$out>::schema_name()
+            }
+
+            fn schema_id() -> std::borrow::Cow<'static, str> {
+                <$out>::schema_id()
+            }
+
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                <$out>::json_schema(generator)
+            }
+        }
+    };
 }
 
-impl Answer for wire::SlotsPage {
-    fn value(&self) -> serde_json::Result<serde_json::Value> {
-        serde_json::to_value(self.out())
-    }
-
-    fn text(&self) -> serde_json::Result<String> {
-        Ok(self.to_json())
-    }
-}
-
-/// Free slots are [`wire::SlotsOut`] on the wire.
-impl JsonSchema for wire::SlotsPage {
-    fn inline_schema() -> bool {
-        wire::SlotsOut::inline_schema()
-    }
-
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        wire::SlotsOut::schema_name()
-    }
-
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        wire::SlotsOut::schema_id()
-    }
-
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        wire::SlotsOut::json_schema(generator)
-    }
-}
-
-/// A page of bookings is [`wire::BookingsOut`] on the wire.
-impl JsonSchema for wire::BookingsPage {
-    fn inline_schema() -> bool {
-        wire::BookingsOut::inline_schema()
-    }
-
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        wire::BookingsOut::schema_name()
-    }
-
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        wire::BookingsOut::schema_id()
-    }
-
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        wire::BookingsOut::json_schema(generator)
-    }
-}
+written_as!(wire::BookingsPage, wire::BookingsOut);
+written_as!(wire::SlotsPage, wire::SlotsOut);
 
 impl<O: JsonSchema> JsonSchema for Written<O> {
     fn inline_schema() -> bool {
