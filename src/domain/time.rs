@@ -3,12 +3,12 @@
 //! are errors here, never silent guesses; only opening hours resolve them leniently, and say so.
 
 use chrono::{DateTime, Datelike, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
-use chrono_tz::Tz;
+use chrono_tz::{Tz, TZ_VARIANTS};
 use std::fmt;
 use std::ops::RangeInclusive;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{PoisonError, RwLock};
+use std::sync::OnceLock;
 
 /// The years an instant may fall in, on the studio's wall clock and in UTC alike. It keeps every
 /// instant the server reads (and so every one it stores and writes out) a valid RFC 3339 time with a
@@ -101,6 +101,9 @@ impl StudioTz {
     /// Reads a time given with an offset (RFC 3339) or as naive local time in the studio's zone.
     pub fn parse(&self, text: &str) -> Result<DateTime<Utc>, TimeError> {
         let text = text.trim();
+        if let Some(local) = plain_local(text) {
+            return self.resolve(local);
+        }
         if let Ok(t) = DateTime::parse_from_rfc3339(text) {
             // Both wall clocks count: the one the offset gives and the studio's, which names
             // the instant's month in every answer.
@@ -110,10 +113,10 @@ impl StudioTz {
             }
             return Ok(utc);
         }
+        // The forms every client sends are read digit by digit; chrono reads the rest.
         const NAIVE: [&str; 3] = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"];
-        let local = NAIVE
-            .iter()
-            .find_map(|format| NaiveDateTime::parse_from_str(text, format).ok())
+        let local = plain_local(text)
+            .or_else(|| NAIVE.iter().find_map(|format| NaiveDateTime::parse_from_str(text, format).ok()))
             .ok_or_else(|| TimeError::Unreadable(text.to_owned()))?;
         self.resolve(local)
     }
@@ -152,10 +155,20 @@ impl StudioTz {
         let (year, month, day) = civil_from_days(days);
         let minutes = offset.unsigned_abs() / 60;
         let mut text = *b"0000-00-00T00:00:00+00:00";
-        for (at, n) in [(0, year / 100), (2, year % 100), (5, month), (8, day), (11, second / 3600), (14, second / 60 % 60), (17, second % 60), (20, minutes / 60), (23, minutes % 60)] {
-            text[at] = b'0' + (n / 10 % 10) as u8;
-            text[at + 1] = b'0' + (n % 10) as u8;
-        }
+        // Two digits at a time, at places known when compiled: no loop, no bounds to check.
+        let mut digits = |at: usize, n: u32| {
+            let pair = (n % 100) as usize * 2;
+            text[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        };
+        digits(0, year / 100);
+        digits(2, year);
+        digits(5, month);
+        digits(8, day);
+        digits(11, second / 3600);
+        digits(14, second / 60 % 60);
+        digits(17, second % 60);
+        digits(20, minutes / 60);
+        digits(23, minutes % 60);
         if offset < 0 {
             text[19] = b'-';
         }
@@ -197,6 +210,32 @@ impl StudioTz {
         self.resolve_boundary(day.and_time(NaiveTime::MIN), Pick::Earlier)
     }
 }
+
+/// A local time written as `2026-09-07T10:00`, `2026-09-07T10:00:30` or `2026-09-07 10:00`, four
+/// digits of year and two of everything else, as chrono reads it with the same formats; `None`
+/// for any other text (chrono reads what else those formats take, such as a signed year, or a
+/// leap second), or for a date or time that does not exist.
+fn plain_local(text: &str) -> Option<NaiveDateTime> {
+    let b = text.as_bytes();
+    let seconds = match b.len() {
+        16 => false,
+        19 if b[10] == b'T' && b[16] == b':' => true,
+        _ => return None,
+    };
+    if b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ' && !seconds) || b[13] != b':' {
+        return None;
+    }
+    let number = |at: usize, len: usize| {
+        b[at..at + len].iter().try_fold(0u32, |n, &d| d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0')))
+    };
+    let date = NaiveDate::from_ymd_opt(i32::try_from(number(0, 4)?).ok()?, number(5, 2)?, number(8, 2)?)?;
+    let second = if seconds { number(17, 2)? } else { 0 };
+    date.and_hms_opt(number(11, 2)?, number(14, 2)?, second)
+}
+
+/// "00" to "99", each number's two digits at twice its place.
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
 /// The proleptic Gregorian (year, month, day) of `days` since 0000-01-01, for years 0 to 9999:
 /// Howard Hinnant's `civil_from_days`, in eras of 400 years (146,097 days) that begin on 1 March,
@@ -311,23 +350,17 @@ struct SteadyDays {
 impl SteadyDays {
     const BIAS: i32 = 1 << 20;
 
-    /// The zone's table, made the first time it is asked for.
+    /// The zone's table, made the first time it is asked for. The tables stand in the order of
+    /// chrono-tz's zones, whose numbers are their places in `TZ_VARIANTS`: finding one takes no lock.
     fn of(zone: Tz) -> &'static SteadyDays {
-        static TABLES: RwLock<Vec<(Tz, &'static SteadyDays)>> = RwLock::new(Vec::new());
-        let find = |tables: &[(Tz, &'static SteadyDays)]| tables.iter().find(|(tz, _)| *tz == zone).map(|(_, table)| *table);
-        if let Some(table) = find(&TABLES.read().unwrap_or_else(PoisonError::into_inner)) {
-            return table;
-        }
-        let mut tables = TABLES.write().unwrap_or_else(PoisonError::into_inner);
-        if let Some(table) = find(&tables) {
-            return table;
-        }
-        let day = |year: i32| NaiveDate::from_ymd_opt(year, 1, 1).map_or(0, |d| wall_seconds(d.and_time(NaiveTime::MIN)).div_euclid(DAY));
-        let (first_day, end_day) = (day(*YEARS.start()) - 7, day(*YEARS.end() + 1) + 7);
+        static TABLES: OnceLock<Box<[OnceLock<SteadyDays>]>> = OnceLock::new();
+        let tables = TABLES.get_or_init(|| TZ_VARIANTS.iter().map(|_| OnceLock::new()).collect());
         // A few hundred kilobytes a zone, and a studio has one zone: kept until the process ends.
-        let table: &'static SteadyDays = Box::leak(Box::new(SteadyDays { first_day, days: (first_day..end_day).map(|_| AtomicI32::new(0)).collect() }));
-        tables.push((zone, table));
-        table
+        tables[zone as usize].get_or_init(|| {
+            let day = |year: i32| NaiveDate::from_ymd_opt(year, 1, 1).map_or(0, |d| wall_seconds(d.and_time(NaiveTime::MIN)).div_euclid(DAY));
+            let (first_day, end_day) = (day(*YEARS.start()) - 7, day(*YEARS.end() + 1) + 7);
+            SteadyDays { first_day, days: (first_day..end_day).map(|_| AtomicI32::new(0)).collect() }
+        })
     }
 
     fn offset(&self, tz: &StudioTz, day: i64) -> Option<i64> {
@@ -377,6 +410,47 @@ mod tests {
 
     fn london() -> StudioTz {
         "Europe/London".parse().unwrap()
+    }
+
+    /// The forms read digit by digit are read as chrono reads them, and what they refuse chrono
+    /// still reads or refuses.
+    #[test]
+    fn plain_local_times_are_read_as_chrono_reads_them() {
+        const NAIVE: [&str; 3] = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"];
+        let chrono = |text: &str| NAIVE.iter().find_map(|format| NaiveDateTime::parse_from_str(text, format).ok());
+        let texts = [
+            "2026-09-07T10:00", "2026-09-07T10:00:30", "2026-09-07 10:00", "2026-09-07 10:00:30", "0000-01-01T00:00",
+            "9999-12-31T23:59:59", "2024-02-29T12:00", "2026-02-29T12:00", "2026-13-01T10:00", "2026-00-10T10:00",
+            "2026-09-31T10:00", "2026-09-07T24:00", "2026-09-07T10:60", "2026-09-07T10:00:60", "2026-09-07T10:00:61",
+            "2026-09-07t10:00", "2026-9-07T10:00", "+2026-09-07T10:00", "2026-09-07T1a:00", "2026/09/07T10:00",
+            "2026-09-07T10-00", "2026-09-07T10:00:3", "2026-09-07T10:00Z", "2026-09-07T10:00:00Z", "２026-09-07T10:00",
+        ];
+        for text in texts {
+            if let Some(read) = plain_local(text) {
+                assert_eq!(Some(read), chrono(text), "{text}");
+            }
+        }
+        for text in ["2026-09-07T10:00", "2026-09-07T10:00:30", "2026-09-07 10:00", "2024-02-29T12:00", "9999-12-31T23:59:59"] {
+            assert!(plain_local(text).is_some(), "{text}");
+        }
+        for text in ["2026-02-29T12:00", "2026-09-07T10:00:60", "2026-09-07 10:00:30", "+2026-09-07T10:00", "2026-09-07T10:00Z"] {
+            assert_eq!(plain_local(text), None, "{text}");
+        }
+        let tz = london();
+        for text in texts {
+            let chrono_read = chrono(text).map(|local| tz.resolve(local));
+            if let Some(read) = chrono_read {
+                assert_eq!(tz.parse(text).ok(), read.ok(), "{text}");
+            }
+        }
+    }
+
+    /// The steady days' tables are found by a zone's number: its place among chrono-tz's zones.
+    #[test]
+    fn every_zone_is_numbered_by_its_place() {
+        assert!(TZ_VARIANTS.iter().enumerate().all(|(at, zone)| *zone as usize == at));
+        let (london, paris) = (SteadyDays::of(Tz::Europe__London), SteadyDays::of(Tz::Europe__Paris));
+        assert!(std::ptr::eq(london, SteadyDays::of(Tz::Europe__London)) && !std::ptr::eq(london, paris));
     }
 
     #[test]

@@ -20,10 +20,10 @@
 use super::db::{self, Connection};
 use super::read::{booking_from_row, BookingQuery, BOOKING_COLUMNS, BOOKING_WIDTH, SEQ_AT};
 use super::Result;
-use crate::domain::{Booking, Status};
+use crate::domain::{write_booking_json, Booking, Status, StudioTz};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 /// The schema version from which bookings carry their change number.
 pub(super) const SINCE: i64 = 22;
@@ -65,7 +65,23 @@ pub struct SharedBooking(Arc<Entry>);
 impl SharedBooking {
     /// A booking read from the table, held by nothing else.
     pub fn new(booking: Booking, seq: i64) -> SharedBooking {
-        SharedBooking(Arc::new(Entry { booking, seq, changed: 0 }))
+        SharedBooking(Arc::new(Entry::new(booking, seq, 0)))
+    }
+
+    /// Appends the booking's JSON text in `tz` ([`write_booking_json`]). The text is written once
+    /// per booking held and kept with it: a booking that changes is a new entry, so what is kept is
+    /// never stale, and a page of bookings that were written before is a run of copies.
+    pub fn write_json(&self, tz: &StudioTz, out: &mut String) {
+        let text = self.0.text.get_or_init(|| {
+            let mut text = String::with_capacity(384);
+            write_booking_json(tz, &self.0.booking, &mut text);
+            (*tz, text.into_boxed_str())
+        });
+        // Kept in another zone (the studio's changed since): written afresh, as it is now.
+        match text {
+            (kept, text) if kept == tz => out.push_str(text),
+            _ => write_booking_json(tz, &self.0.booking, out),
+        }
     }
 
     /// The booking, copied only if the memory still holds it.
@@ -90,6 +106,8 @@ struct Entry {
     seq: i64,
     /// The number of the change that left the booking so.
     changed: i64,
+    /// Its JSON text as a page writes it, and the zone it was written in, once a page has.
+    text: OnceLock<(StudioTz, Box<str>)>,
 }
 
 /// The columns a query may name one value of, in the order of [`State::by`].
@@ -102,6 +120,10 @@ enum Column {
 }
 
 impl Entry {
+    fn new(booking: Booking, seq: i64, changed: i64) -> Entry {
+        Entry { booking, seq, changed, text: OnceLock::new() }
+    }
+
     fn place(&self) -> Place {
         (self.booking.start.timestamp(), self.seq)
     }
@@ -169,7 +191,7 @@ impl Mirror {
             last = last.max(changed);
             match row.get::<_, Option<String>>(0)? {
                 Some(_) => match booking_from_row(row) {
-                    Ok((booking, seq)) => state.apply(Entry { booking, seq, changed }),
+                    Ok((booking, seq)) => state.apply(Entry::new(booking, seq, changed)),
                     Err(e) => {
                         let seq: i64 = row.get(SEQ_AT)?;
                         tracing::warn!(seq, error = %e, "a booking cannot be read into memory: bookings are read from the table until it is mended");

@@ -9,13 +9,14 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestMethod, CallToolRequestParams, CancelTaskMethod, CancelTaskParams, ClientJsonRpcMessage,
     ClientRequest, CompleteRequestMethod, ConstString, DiscoverRequestMethod, DiscoverRequestParams,
     GetPromptRequestMethod, GetSkillRequestMethod, GetTaskMethod, GetTaskParams, InitializeRequestParams,
-    InitializeResultMethod, JsonRpcMessage, JsonRpcRequest, ListPromptsRequestMethod, ListResourceTemplatesRequestMethod,
+    InitializeResultMethod, JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcVersion2_0, ListPromptsRequestMethod, ListResourceTemplatesRequestMethod,
     ListResourcesRequestMethod, ListSkillsRequestMethod, ListToolsRequestMethod, NumberOrString,
-    PaginatedRequestParams, PingRequestMethod, ReadResourceDirectoryRequestMethod, ReadResourceRequestMethod,
+    PaginatedRequestParams, PingRequestMethod, ReadResourceDirectoryRequestMethod, ReadResourceRequestMethod, RequestId, RequestMetaObject,
     SetLevelRequestMethod, SubscribeRequestMethod, SubscriptionsListenRequestMethod, UnsubscribeRequestMethod,
     UpdateTaskMethod, UpdateTaskParams,
 };
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 /// The bytes were not JSON.
@@ -170,12 +171,54 @@ fn check_call(
 /// when this reading succeeds the SDK's own settles on the same request; when it fails, the SDK's
 /// own reading decides, and its error is the one sent.
 fn tool_call(text: &str) -> Option<ClientJsonRpcMessage> {
-    let request = serde_json::from_str::<JsonRpcRequest<CallToolRequest>>(text).ok()?;
+    let request = match serde_json::from_str::<PlainToolCall>(text) {
+        Ok(plain) => plain.into_sdk(),
+        Err(_) => serde_json::from_str::<JsonRpcRequest<CallToolRequest>>(text).ok()?,
+    };
     Some(JsonRpcMessage::Request(JsonRpcRequest {
         jsonrpc: request.jsonrpc,
         id: request.id,
         request: ClientRequest::CallToolRequest(request.request),
     }))
+}
+
+/// A `tools/call` of the plain shape nearly every client sends (a name, arguments and `_meta`, and
+/// nothing else), read in one pass. The SDK's types read the same text through two flattened
+/// layers (`JsonRpcRequest`'s request, then `_meta` beside the params), which buffer every value
+/// on the way before building it; what this reading does not take (any other member, a key given
+/// twice) goes the SDK's way, and the two readings build the same request (a unit test holds them
+/// together).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainToolCall {
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    method: CallToolRequestMethod,
+    params: PlainToolParams,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainToolParams {
+    #[serde(rename = "_meta")]
+    meta: Option<JsonObject>,
+    name: String,
+    arguments: Option<JsonObject>,
+}
+
+impl PlainToolCall {
+    /// The request as the SDK builds it: `_meta` in the request's extensions, not its params.
+    fn into_sdk(self) -> JsonRpcRequest<CallToolRequest> {
+        let PlainToolParams { meta, name, arguments } = self.params;
+        let mut params = CallToolRequestParams::new(name);
+        params.arguments = arguments;
+        let mut request = CallToolRequest::new(params);
+        request.method = self.method;
+        if let Some(meta) = meta {
+            request.extensions.insert(RequestMetaObject::from(meta));
+        }
+        JsonRpcRequest { jsonrpc: self.jsonrpc, id: self.id, request }
+    }
 }
 
 /// The request methods the SDK reads into their own types; any other method is served as unknown.
@@ -306,7 +349,13 @@ mod tests {
             format!(r#"{{"jsonrpc":"2.0","id":-3,"method":"tools/call","params":{{"name":"reflow_month","arguments":{{}},{meta}}}}}"#),
             r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"reflow_month","arguments":{},"task":{"ttl":60000}}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":{},"inputResponses":{"a":{"action":"accept","content":{"ok":true}}},"requestState":"s"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"q","arguments":{"a":1,"a":[2]},"_meta":null}}"#.to_owned(),
+            r#"{"params":{"arguments":null,"name":"q\u00e9"},"id":"7","jsonrpc":"2.0","method":"tools/call"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"q","_meta":{"progressToken":"p","x":{"y":[true]}}},"x":1}"#.to_owned(),
         ];
+        // Most of these take the plain reading; the rest (a task, a retry's state, another member) the SDK's.
+        let plain = lines.iter().filter(|line| serde_json::from_str::<PlainToolCall>(line).is_ok()).count();
+        assert_eq!(plain, 5, "the plain reading was not tried");
         for line in &lines {
             let sdk = serde_json::from_str::<ClientJsonRpcMessage>(line).unwrap();
             let read = tool_call(line).unwrap_or_else(|| panic!("not read: {line}"));
@@ -316,6 +365,18 @@ mod tests {
         }
         // What the typed reading refuses goes the SDK's way, with its errors.
         assert!(tool_call(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}"#).is_none());
+        for twice in [r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"a","name":"b"}}"#, r#"{"jsonrpc":"2.0","id":9,"id":8,"method":"tools/call","params":{"name":"a"}}"#] {
+            assert!(serde_json::from_str::<PlainToolCall>(twice).is_err(), "{twice}");
+            // Read as the SDK's typed reading reads them, as before the plain reading was tried.
+            let typed = serde_json::from_str::<JsonRpcRequest<CallToolRequest>>(twice).ok().map(|r| serde_json::to_value(r).unwrap());
+            let read = tool_call(twice).map(|m| match m {
+                JsonRpcMessage::Request(JsonRpcRequest { jsonrpc, id, request: ClientRequest::CallToolRequest(request) }) => {
+                    serde_json::to_value(JsonRpcRequest { jsonrpc, id, request }).unwrap()
+                }
+                other => panic!("{other:?}"),
+            });
+            assert_eq!(read, typed, "{twice}");
+        }
         let reply = answer(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x"},"result":{}}"#);
         assert_eq!(reply["error"]["code"], INVALID_REQUEST, "{reply}");
     }

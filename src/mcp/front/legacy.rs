@@ -62,7 +62,8 @@ pub struct Legacy {
 
 /// Whether a message speaks the 2026-07-28 wire (its `_meta` names the protocol version).
 fn is_current(message: &Value) -> bool {
-    message.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").is_some()
+    // Key by key: a pointer unescapes its `~1` into a new string on every message.
+    message.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get("io.modelcontextprotocol/protocolVersion")).is_some()
 }
 
 fn id_key(message: &Value) -> Option<String> {

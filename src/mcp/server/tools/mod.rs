@@ -427,7 +427,13 @@ type Run<A, O> = fn(&Call<'_>, A) -> Result<(O, String), ToolError>;
 /// `requires[1]`), so that the caller knows which to change; an error about the whole object (a
 /// missing or unknown field) names the field itself.
 pub fn decode<A: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<A, ToolError> {
-    serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|e| {
+    let arguments = serde_json::Value::Object(arguments);
+    // Read as they are first; only arguments that do not fit are read again to find the path,
+    // which costs a string for every key on the way.
+    if let Ok(read) = A::deserialize(&arguments) {
+        return Ok(read);
+    }
+    serde_path_to_error::deserialize(arguments).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." { String::new() } else { format!("{path}: ") };
         ToolError::Fix(format!("the arguments of {tool} do not fit its input schema: {field}{}", e.into_inner()))
