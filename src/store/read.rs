@@ -159,12 +159,15 @@ impl Store {
             let (from, to) = (from.timestamp(), to.timestamp());
             let answered = mirror.active(self.conn(), |active| {
                 let person = |b: &Booking| is_person(Some(b.client.as_str()), b.engineer.as_ref().map(EngineerId::as_str));
-                // Each wanted room's bookings by its own order, the room known without looking it up.
+                // Each wanted room's bookings by its own timeline, the room known without looking it up.
+                let people_named = people.client.is_some() || people.engineer.is_some();
                 for &at in wanted {
                     let id = rooms[at].id.as_str();
-                    for b in active.between(Of::Room(id), from, to) {
-                        if !offline(Some(at), id, b.start.timestamp(), b.end.timestamp()) {
-                            out.push(Busy { room: Some(at), person: person(b), start: b.start, end: b.end });
+                    for held in active.holding(id, from, to) {
+                        let (start, end) = held.seconds();
+                        if !offline(Some(at), id, start, end) {
+                            let person = people_named && person(held.booking());
+                            out.push(Busy { room: Some(at), person, start: held.start_at, end: held.end_at });
                         }
                     }
                 }
