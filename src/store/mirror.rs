@@ -1,5 +1,7 @@
 //! The bookings, kept in memory and shared by the connections of one pool, so that a query or a
-//! free-slot search walks an ordered map rather than reading hundreds of rows.
+//! free-slot search walks an ordered map (a search, each room's timeline: an array of the
+//! bookings that hold the room) rather than reading hundreds of rows. A booking held keeps its
+//! JSON text once a page has written it.
 //!
 //! Schema 22 numbers every change of a booking from one clock, kept by triggers in the change's
 //! own transaction (an insert, an update, a deletion, by any process). Before it answers, a read
@@ -57,8 +59,8 @@ struct State {
     /// and a visit to every booking's own memory. Rebuilt from `by` for the rooms a catch-up
     /// changed, at its end.
     timelines: HashMap<String, Vec<Held>>,
-    /// The rooms changed since their timelines were last built: until they are rebuilt, a walk
-    /// of such a room reads its tree.
+    /// The rooms changed since their timelines were last built, which a catch-up rebuilds before
+    /// it ends; while there is one, the busy reads go to the table.
     stale: HashSet<String>,
     /// The longest booking held, in seconds: an overlap read starts its walk that far back.
     longest: i64,
@@ -79,9 +81,13 @@ impl SharedBooking {
     }
 
     /// Appends the booking's JSON text in `tz` ([`write_booking_json`]). The text is written once
-    /// per booking held and kept with it: a booking that changes is a new entry, so what is kept is
-    /// never stale, and a page of bookings that were written before is a run of copies.
+    /// per booking the memory holds and kept with it: a booking that changes is a new entry, so
+    /// what is kept is never stale, and a page of bookings written before is a run of copies.
     pub fn write_json(&self, tz: &StudioTz, out: &mut String) {
+        // Read from the table for this page alone: nothing would read the text again.
+        if Arc::strong_count(&self.0) == 1 && self.0.text.get().is_none() {
+            return write_booking_json(tz, &self.0.booking, out);
+        }
         let text = self.0.text.get_or_init(|| {
             let mut text = String::with_capacity(384);
             write_booking_json(tz, &self.0.booking, &mut text);
