@@ -1,7 +1,6 @@
 //! The bookings, kept in memory and shared by the connections of one pool, so that a query or a
 //! free-slot search walks an ordered map (a search, each room's timeline: an array of the
-//! bookings that hold the room) rather than reading hundreds of rows. A booking held keeps its
-//! JSON text once a page has written it.
+//! bookings that hold the room) rather than reading hundreds of rows.
 //!
 //! Schema 22 numbers every change of a booking from one clock, kept by triggers in the change's
 //! own transaction (an insert, an update, a deletion, by any process). Before it answers, a read
@@ -22,11 +21,11 @@
 use super::db::{self, Connection};
 use super::read::{booking_from_row, BookingQuery, BOOKING_COLUMNS, BOOKING_WIDTH, SEQ_AT};
 use super::Result;
-use crate::domain::{write_booking_json, Booking, Status, StudioTz};
+use crate::domain::{Booking, Status};
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 /// The schema version from which bookings carry their change number.
 pub(super) const SINCE: i64 = 22;
@@ -80,26 +79,6 @@ impl SharedBooking {
         SharedBooking(Arc::new(Entry::new(booking, seq, 0)))
     }
 
-    /// Appends the booking's JSON text in `tz` ([`write_booking_json`]). The text is written once
-    /// per booking the memory holds and kept with it: a booking that changes is a new entry, so
-    /// what is kept is never stale, and a page of bookings written before is a run of copies.
-    pub fn write_json(&self, tz: &StudioTz, out: &mut String) {
-        // Read from the table for this page alone: nothing would read the text again.
-        if Arc::strong_count(&self.0) == 1 && self.0.text.get().is_none() {
-            return write_booking_json(tz, &self.0.booking, out);
-        }
-        let text = self.0.text.get_or_init(|| {
-            let mut text = String::with_capacity(384);
-            write_booking_json(tz, &self.0.booking, &mut text);
-            (*tz, text.into_boxed_str())
-        });
-        // Kept in another zone (the studio's changed since): written afresh, as it is now.
-        match text {
-            (kept, text) if kept == tz => out.push_str(text),
-            _ => write_booking_json(tz, &self.0.booking, out),
-        }
-    }
-
     /// The booking, copied only if the memory still holds it.
     pub fn into_booking(self) -> Booking {
         match Arc::try_unwrap(self.0) {
@@ -122,13 +101,12 @@ struct Entry {
     seq: i64,
     /// The number of the change that left the booking so.
     changed: i64,
-    /// Its JSON text as a page writes it, and the zone it was written in, once a page has.
-    text: OnceLock<(StudioTz, Box<str>)>,
 }
 
 /// A booking that holds its room, as the room's timeline keeps it ([`State::timelines`]).
 pub(super) struct Held {
-    place: Place,
+    /// Its start and end, in seconds since the epoch.
+    start: i64,
     end: i64,
     pub start_at: DateTime<Utc>,
     pub end_at: DateTime<Utc>,
@@ -143,7 +121,7 @@ impl Held {
 
     fn of(place: Place, entry: &Arc<Entry>) -> Held {
         let b = &entry.booking;
-        Held { place, end: b.end.timestamp(), start_at: b.start, end_at: b.end, entry: entry.clone() }
+        Held { start: place.0, end: b.end.timestamp(), start_at: b.start, end_at: b.end, entry: entry.clone() }
     }
 
     pub fn booking(&self) -> &Booking {
@@ -152,7 +130,7 @@ impl Held {
 
     /// Its start and end, in seconds since the epoch.
     pub fn seconds(&self) -> (i64, i64) {
-        (self.place.0, self.end)
+        (self.start, self.end)
     }
 }
 
@@ -167,7 +145,7 @@ enum Column {
 
 impl Entry {
     fn new(booking: Booking, seq: i64, changed: i64) -> Entry {
-        Entry { booking, seq, changed, text: OnceLock::new() }
+        Entry { booking, seq, changed }
     }
 
     fn place(&self) -> Place {
@@ -359,8 +337,8 @@ impl<'a> Active<'a> {
         let timeline: &'a [Held] = state.timelines.get(room).map_or(&[], Vec::as_slice);
         // A booking that ends after `from` began less than the longest booking before it.
         let low = from.saturating_sub(state.longest);
-        let first = timeline.partition_point(|held| held.place.0 <= low);
-        timeline[first..].iter().take_while(move |held| held.place.0 < to).filter(move |held| held.end > from)
+        let first = timeline.partition_point(|held| held.start <= low);
+        timeline[first..].iter().take_while(move |held| held.start < to).filter(move |held| held.end > from)
     }
 
     /// The bookings of `of` that hold their place by their own flags (not cancelled, not
