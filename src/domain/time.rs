@@ -101,6 +101,7 @@ impl StudioTz {
     /// Reads a time given with an offset (RFC 3339) or as naive local time in the studio's zone.
     pub fn parse(&self, text: &str) -> Result<DateTime<Utc>, TimeError> {
         let text = text.trim();
+        // The forms every client sends are read digit by digit; chrono reads the rest.
         if let Some(local) = plain_local(text) {
             return self.resolve(local);
         }
@@ -113,10 +114,9 @@ impl StudioTz {
             }
             return Ok(utc);
         }
-        // The forms every client sends are read digit by digit; chrono reads the rest.
-        const NAIVE: [&str; 3] = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"];
-        let local = plain_local(text)
-            .or_else(|| NAIVE.iter().find_map(|format| NaiveDateTime::parse_from_str(text, format).ok()))
+        let local = NAIVE_FORMATS
+            .iter()
+            .find_map(|format| NaiveDateTime::parse_from_str(text, format).ok())
             .ok_or_else(|| TimeError::Unreadable(text.to_owned()))?;
         self.resolve(local)
     }
@@ -210,6 +210,9 @@ impl StudioTz {
         self.resolve_boundary(day.and_time(NaiveTime::MIN), Pick::Earlier)
     }
 }
+
+/// The local times [`StudioTz::parse`] reads, as chrono's formats.
+const NAIVE_FORMATS: [&str; 3] = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"];
 
 /// A local time written as `2026-09-07T10:00`, `2026-09-07T10:00:30` or `2026-09-07 10:00`, four
 /// digits of year and two of everything else, as chrono reads it with the same formats; `None`
@@ -416,8 +419,7 @@ mod tests {
     /// still reads or refuses.
     #[test]
     fn plain_local_times_are_read_as_chrono_reads_them() {
-        const NAIVE: [&str; 3] = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"];
-        let chrono = |text: &str| NAIVE.iter().find_map(|format| NaiveDateTime::parse_from_str(text, format).ok());
+        let chrono = |text: &str| NAIVE_FORMATS.iter().find_map(|format| NaiveDateTime::parse_from_str(text, format).ok());
         let texts = [
             "2026-09-07T10:00", "2026-09-07T10:00:30", "2026-09-07 10:00", "2026-09-07 10:00:30", "0000-01-01T00:00",
             "9999-12-31T23:59:59", "2024-02-29T12:00", "2026-02-29T12:00", "2026-13-01T10:00", "2026-00-10T10:00",
