@@ -54,7 +54,7 @@ pub use tasks::{Lease, LiveTask, NewTask, TaskChange, TaskOutcome, TaskRecord, T
 pub use tokens::{ApiToken, TokenCheck, TokenStatus, TOKEN_PREFIX};
 pub use grants::{Access, AccessCheck, CodeExchange, Exchanged, GrantRecord, GrantRefusal, Issued, NewCode, RegisteredClient, ACCESS_PREFIX, REFRESH_LIFETIME, REFRESH_PREFIX};
 pub use users::{Credentials, User, SETUP_LIFETIME};
-pub use write::Writer;
+pub use write::{Alone, Writer};
 pub use outbox::{event_type, Attempt, Claimed, Endpoint, Next, Notification, NotificationQuery, Webhook, EVENT_TYPES, MAX_WEBHOOKS, STATUSES};
 
 use crate::domain::{check_list, Actor, Studio, StudioTz, TextKind, TimeError, MAX_PEOPLE};
@@ -247,6 +247,34 @@ impl Store {
             Ok(value)
         })();
         written.map_err(|e| explained(file.as_deref(), e))
+    }
+
+    /// Books one session as `actor`, alone in its transaction, with notes and a hold as
+    /// [`Writer::create_booking_with`] takes them; on PostgreSQL its insert and commit mostly go
+    /// out together ([`Writer::create_booking_alone`]).
+    pub fn create_booking_as(
+        &mut self,
+        actor: &Actor,
+        new: &crate::domain::Session,
+        notes: Option<&str>,
+        hold_until: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<crate::domain::Booking> {
+        let file = self.file.clone();
+        let booked = (|| {
+            let mut writer = self.write_by(actor)?;
+            match writer.create_booking_alone(new, notes, hold_until)? {
+                Alone::Committed(booking) => Ok(Some(booking)),
+                Alone::Open(booking) => {
+                    self.studio = writer.commit()?;
+                    Ok(Some(booking))
+                }
+                Alone::Again => Ok(None),
+            }
+        })();
+        match booked.map_err(|e| explained(file.as_deref(), e))? {
+            Some(booking) => Ok(booking),
+            None => self.write_as(actor, |w| w.create_booking_with(new, notes, hold_until)),
+        }
     }
 
     fn load_studio(&self) -> Result<Option<Studio>> {

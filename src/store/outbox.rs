@@ -168,25 +168,40 @@ pub(super) struct Recorded<'a> {
     pub action: Action,
 }
 
-/// Writes the notifications of a recorded event (one per endpoint that takes its type), in the
-/// writer's transaction.
-pub(super) fn enqueue(conn: &Connection, tz: Option<&StudioTz>, event: Recorded<'_>) -> Result<()> {
-    let Recorded { seq: event_seq, at, actor, entity, id, action } = event;
-    let Some(kind) = event_type(entity, action) else { return Ok(()) };
-    // Every change is told to the live webhooks, which change rarely: the connection keeps them
-    // until the cache's version moves (a trigger bumps it on any change of webhooks).
+/// Whether any live webhook is told of `entity`'s `action`: if none is, [`enqueue`] writes
+/// nothing for it.
+pub(super) fn any_listening(conn: &Connection, entity: Entity, action: Action) -> Result<bool> {
+    Ok(match event_type(entity, action) {
+        Some(kind) => !listening(conn, kind)?.is_empty(),
+        None => false,
+    })
+}
+
+/// The live webhooks told of events of `kind`. Every change is told to them, and they change
+/// rarely: the connection keeps them until the cache's version moves (a trigger bumps it on any
+/// change of webhooks).
+fn listening(conn: &Connection, kind: &str) -> Result<Vec<String>> {
     let live: Vec<(String, String)> = conn.cached("webhooks", || {
         let mut stmt = conn.prepare_cached("SELECT id, events FROM webhooks WHERE deleted_at IS NULL AND disabled_at IS NULL ORDER BY id")?;
         let rows = stmt.query_map((), |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
         rows.collect::<db::Result<Vec<_>>>()
     })?;
-    let mut targets: Vec<String> = Vec::new();
+    let mut targets = Vec::new();
     for (hook, events) in live {
         let events = super::json_list(&events)?;
         if events.is_empty() || events.iter().any(|e| e == kind) {
             targets.push(hook);
         }
     }
+    Ok(targets)
+}
+
+/// Writes the notifications of a recorded event (one per endpoint that takes its type), in the
+/// writer's transaction.
+pub(super) fn enqueue(conn: &Connection, tz: Option<&StudioTz>, event: Recorded<'_>) -> Result<()> {
+    let Recorded { seq: event_seq, at, actor, entity, id, action } = event;
+    let Some(kind) = event_type(entity, action) else { return Ok(()) };
+    let targets = listening(conn, kind)?;
     if targets.is_empty() {
         return Ok(());
     }

@@ -284,6 +284,91 @@ impl<'c> Writer<'c> {
         self.booking_event_to(None, after, Action::Created)
     }
 
+    /// [`Writer::create_booking_with`] as the last write of this transaction, which it may then
+    /// commit. On PostgreSQL, when nothing is to be written after the booking (no webhook is told
+    /// of it, no engineer is on it, the client is not told by e-mail, nothing this transaction
+    /// wrote before is told by e-mail), the insert and the commit go out together, and the
+    /// studio's lock is held for no round trip (`Transaction::query_row_then_commit`). The
+    /// statement then also checks, under the lock, that the cache's version is the one the rules
+    /// checked in process were read at, and that the client is still not told by e-mail; if
+    /// either fails it writes nothing. Otherwise, and on SQLite, the booking is made as by
+    /// `create_booking_with`.
+    pub fn create_booking_alone(&mut self, new: &Session, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<Alone> {
+        let nothing_told = {
+            let told = self.told.borrow();
+            told.bookings.is_empty() && told.reflow.is_none()
+        };
+        let alone = self.tx.backend() == db::Backend::Postgres
+            && nothing_told
+            && !self.history
+            && new.engineer.is_none()
+            && !self.tx.told_by_mail(new.client.as_str());
+        if !alone {
+            return self.create_booking_with(new, notes, hold_until).map(Alone::Open);
+        }
+        let new = normalized(new)?;
+        self.check_window(new.start)?;
+        rules::check_hold(self.now(), new.status, hold_until, new.start)?;
+        let notes = rules::clean_notes(notes)?;
+        self.check_room_rules(&new, RulesFor::New)?;
+        let version = match self.tx.version_gone_on() {
+            Some(version) if !super::outbox::any_listening(&self.tx, Entity::Booking, Action::Created)? => version,
+            _ => return self.insert_recorded_if_clear(&new, notes.as_deref(), hold_until).map(Alone::Open),
+        };
+        let tz = self.studio()?.tz;
+        let checked = rules::check_unless_clear(&self.tx, &tz, &new)
+            .and_then(|room| Ok((room, self.new_price(&new, hold_until.is_some())?)));
+        let (room, (price, deposit_due)) = match checked {
+            Ok(checked) => checked,
+            Err(e) => {
+                self.check(&new, None)?;
+                return Err(e);
+            }
+        };
+        let extras = Extras { notes: notes.as_deref(), hold_until, price, deposit_due };
+        let (fields, event) = self.created_event(&new, &extras, &tz);
+        let mut values = insert_whole_recorded_params(&new, &extras, event, &room);
+        values.push(db::Value::Int(version));
+        match self.tx.query_row_then_commit(&insert_whole_recorded_sql(true), values, insert_whole_recorded_row)? {
+            Inserted::Booked(after, seq, _) => {
+                let stored = events::booking_fields(&tz, &after);
+                if stored != fields {
+                    // Committed already: the event is corrected by a statement of its own.
+                    tracing::warn!(booking = %after.id, "a booking's event was written from fields other than those stored: corrected");
+                    events::correct(&self.tx, seq, events::diff(None, Some(stored)))?;
+                }
+                Ok(Alone::Committed(after))
+            }
+            // Refused with the first rule it breaks, read now; if it breaks none any more (the
+            // booking in the way was cancelled meanwhile), it is booked again.
+            Inserted::NotClear => {
+                self.check(&new, None)?;
+                Ok(Alone::Again)
+            }
+            Inserted::Unfit => {
+                self.tx.note_told_by_mail(new.client.as_str(), true);
+                Ok(Alone::Again)
+            }
+        }
+    }
+
+    /// A new booking's event, from the booking as it will be stored but for its id: its fields,
+    /// to check against the row stored, and the event to write.
+    fn created_event(&self, new: &Session, extras: &Extras<'_>, tz: &crate::domain::StudioTz) -> (serde_json::Map<String, serde_json::Value>, events::Pending<'_>) {
+        let expected = Booking {
+            id: BookingId(String::new()),
+            series: None,
+            session: new.clone(),
+            notes: extras.notes.map(str::to_owned),
+            hold_until: extras.hold_until,
+            displaced: false,
+            money: crate::domain::Money { price: Some(extras.price), deposit_due: extras.deposit_due, paid: 0 },
+        };
+        let fields = events::booking_fields(tz, &expected);
+        let change = events::diff(None, Some(fields.clone()));
+        (fields, events::Pending { at: self.now(), actor: &self.actor, entity: Entity::Booking, action: Action::Created, change })
+    }
+
     /// On PostgreSQL, [`Writer::check`] and [`Writer::insert_recorded`] with the query of the
     /// other bookings, the client and the offline windows in the insert's statement: a booking
     /// that keeps every rule costs one round trip under the studio's lock rather than two. The
@@ -323,20 +408,11 @@ impl<'c> Writer<'c> {
     /// not clear, and nothing was written.
     fn insert_recorded(&self, new: &Session, extras: &Extras<'_>, room: &Room) -> Result<Option<Booking>> {
         let tz = self.studio()?.tz;
-        let expected = Booking {
-            id: BookingId(String::new()),
-            series: None,
-            session: new.clone(),
-            notes: extras.notes.map(str::to_owned),
-            hold_until: extras.hold_until,
-            displaced: false,
-            money: crate::domain::Money { price: Some(extras.price), deposit_due: extras.deposit_due, paid: 0 },
-        };
-        let fields = events::booking_fields(&tz, &expected);
-        let at = self.now();
-        let event = events::Pending { at, actor: &self.actor, entity: Entity::Booking, action: Action::Created, change: events::diff(None, Some(fields.clone())) };
+        let (fields, event) = self.created_event(new, extras, &tz);
+        let at = event.at;
         let Some((after, seq, contact)) = insert_whole_recorded(&self.tx, new, extras, event, room)? else { return Ok(None) };
         if let Some(contact) = contact {
+            self.tx.note_told_by_mail(new.client.as_str(), contact.1.is_some());
             self.told.borrow_mut().client_contacts.insert(new.client.as_str().to_owned(), contact);
         }
         let stored = events::booking_fields(&tz, &after);
@@ -658,6 +734,17 @@ struct Extras<'a> {
     deposit_due: i64,
 }
 
+/// What [`Writer::create_booking_alone`] did.
+pub enum Alone {
+    /// Booked, and committed with its insert: the transaction is over.
+    Committed(Booking),
+    /// Booked as by `create_booking_with`: the transaction is open, for the caller to commit.
+    Open(Booking),
+    /// Nothing was written, and the transaction is over (committed empty): the booking is to be
+    /// made again, by `create_booking_with` in a new transaction.
+    Again,
+}
+
 /// Inserts a single booking with its extras and the next sequence number, and reads it back as
 /// stored, in one statement (one round trip): what [`insert`], an update of the extras and a
 /// read of the booking did in four.
@@ -677,28 +764,68 @@ fn insert_whole_recorded(
     event: events::Pending<'_>,
     room: &Room,
 ) -> Result<Option<(Booking, i64, Option<rules::Contact>)>> {
-    // The booking's columns, then the event's number, then the verdict, the client's name and address.
-    let seq_at = read::BOOKING_COLUMNS.split(',').count();
-    let (clear_at, name_at, email_at) = (seq_at + 1, seq_at + 2, seq_at + 3);
-    let sql = format!(
-        "WITH c (clear, name, email) AS ({clear}), b AS ({insert}), e AS ({event}) \
-         SELECT b.*, e.seq, c.clear, c.name, c.email FROM c LEFT JOIN b ON TRUE LEFT JOIN e ON TRUE",
+    let sql = insert_whole_recorded_sql(false);
+    let values = insert_whole_recorded_params(new, extras, event, room);
+    match conn.prepare_cached(&sql)?.query_row(values, insert_whole_recorded_row)? {
+        Inserted::Booked(booking, seq, contact) => Ok(Some((booking, seq, contact))),
+        Inserted::NotClear | Inserted::Unfit => Ok(None),
+    }
+}
+
+/// What the statement of [`insert_whole_recorded_sql`] did.
+enum Inserted {
+    /// It inserted the booking: as stored, its event's number and the client's contact.
+    Booked(Booking, i64, Option<rules::Contact>),
+    /// Nothing: the session was not clear.
+    NotClear,
+    /// Nothing: the session was clear, but the statement was to be its transaction's last and
+    /// is not (the client is told by e-mail, which the same transaction writes), or the cache's
+    /// version is no longer the one the rules checked in process were read at.
+    Unfit,
+}
+
+/// The statement of [`insert_whole_recorded`] (PostgreSQL): `c`, the query of
+/// [`rules::clear_sql`]; `g`, whether the insert may be the last statement of its transaction
+/// (checked only if `last`: the cache's version is the one given, and the client is not told by
+/// e-mail); `b`, the insert if both hold; `e`, its event. Its arguments are
+/// [`insert_whole_recorded_params`], and then, if `last`, the version.
+fn insert_whole_recorded_sql(last: bool) -> String {
+    let fits = if last {
+        "CASE WHEN (SELECT version FROM cache_version WHERE id = 1) = CAST(?37 AS BIGINT) AND (SELECT email FROM c) IS NULL THEN 1 ELSE 0 END"
+    } else {
+        "1"
+    };
+    format!(
+        "WITH c (clear, name, email) AS ({clear}), g (fits) AS (SELECT {fits}), b AS ({insert}), e AS ({event}) \
+         SELECT b.*, e.seq, c.clear, c.name, c.email, g.fits FROM c CROSS JOIN g LEFT JOIN b ON TRUE LEFT JOIN e ON TRUE",
         // The insert's 16 and the event's 8 parameters come first, in their order; then the query's.
         clear = rules::clear_sql(25),
-        insert = format_args!("{INSERT_IF_CLEAR} RETURNING {}", read::BOOKING_COLUMNS),
+        insert = format_args!("{INSERT_IF_CLEAR} AND (SELECT fits FROM g) = 1 RETURNING {}", read::BOOKING_COLUMNS),
         event = events::INSERT_FOR_BOOKING_B
-    );
+    )
+}
+
+/// The arguments of [`insert_whole_recorded_sql`] but the version.
+fn insert_whole_recorded_params(new: &Session, extras: &Extras<'_>, event: events::Pending<'_>, room: &Room) -> Vec<db::Value> {
     let mut values = insert_whole_params(new, extras);
     values.extend(event.values());
     values.extend(rules::clear_params(room, new, None));
-    let inserted = conn.prepare_cached(&sql)?.query_row(values, |row| {
-        if row.get::<_, i64>(clear_at)? != 1 {
-            return Ok(None);
-        }
-        let contact = row.get::<_, Option<String>>(name_at)?.map(|name| Ok::<_, db::Error>((name, row.get(email_at)?))).transpose()?;
-        Ok(Some((read::booking_from_row(row)?.0, row.get::<_, i64>(seq_at)?, contact)))
-    })?;
-    Ok(inserted)
+    values
+}
+
+/// The row of [`insert_whole_recorded_sql`]: the booking's columns, then the event's number,
+/// the verdict, the client's name and address, and whether the insert fitted.
+fn insert_whole_recorded_row(row: &db::Row<'_>) -> db::Result<Inserted> {
+    let seq_at = read::BOOKING_COLUMNS.split(',').count();
+    let (clear_at, name_at, email_at, fits_at) = (seq_at + 1, seq_at + 2, seq_at + 3, seq_at + 4);
+    if row.get::<_, i64>(clear_at)? != 1 {
+        return Ok(Inserted::NotClear);
+    }
+    if row.get::<_, i64>(fits_at)? != 1 {
+        return Ok(Inserted::Unfit);
+    }
+    let contact = row.get::<_, Option<String>>(name_at)?.map(|name| Ok::<_, db::Error>((name, row.get(email_at)?))).transpose()?;
+    Ok(Inserted::Booked(read::booking_from_row(row)?.0, row.get::<_, i64>(seq_at)?, contact))
 }
 
 /// The insert of [`insert_whole_sql`] on PostgreSQL, as a SELECT that writes nothing unless the

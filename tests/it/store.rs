@@ -650,4 +650,53 @@ on_both! {
         other.write_with(|w| w.create_booking(&session("hall", "c3", "2026-09-03T14:00", 60))).unwrap();
         assert_eq!(pool.with(|s| s.booking_count().unwrap()).unwrap(), 3);
     }
+
+    /// A single booking made as its transaction's only write (`create_booking_as`, which a
+    /// `create_booking` without a key or a recurrence takes; on PostgreSQL its insert and commit go
+    /// out together) keeps every rule the usual way does, is recorded in the history as its
+    /// writer's, follows a room changed by another connection since its own last read, and writes
+    /// the e-mail of a client who has an address and the webhook's notification in its
+    /// transaction, as the usual way does.
+    fn issue_28_a_booking_alone_keeps_every_rule_and_tells_what_the_usual_way_tells(db) {
+        use studioflow::domain::Actor;
+        use studioflow::store::Pool;
+        let mut other = small_studio(db.target());
+        let pool = Pool::open(db.target(), 1).unwrap();
+        let actor = Actor::new("agent-7", "create_booking");
+        let book = |new: &studioflow::domain::Session| pool.with_writing(|s| s.create_booking_as(&actor, new, Some("first take"), None)).unwrap();
+
+        let first = book(&session("hall", "c1", "2026-09-03T10:00", 60)).unwrap();
+        assert_eq!(first.notes.as_deref(), Some("first take"));
+        assert_eq!(other.booking(&first.id).unwrap().unwrap(), first);
+        let events = other.events(&studioflow::store::EventQuery { id: Some(first.id.as_str().to_owned()), limit: 10, ..Default::default() }).unwrap();
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!((events[0].who.as_str(), events[0].via.as_str(), events[0].action.as_str()), ("agent-7", "create_booking", "created"));
+
+        // Refused as the usual way refuses, with nothing written.
+        let clash = session("hall", "c2", "2026-09-03T10:30", 60);
+        let usual = refusal(other.write_with(|w| w.create_booking(&clash)));
+        assert_eq!(refusal(book(&clash)), usual);
+        assert!(matches!(usual, Refusal::RoomTaken { ref other, .. } if *other == first.id), "{usual:?}");
+        assert_eq!(other.booking_count().unwrap(), 1);
+
+        // Another connection makes the hall smaller after this connection read it.
+        db.exec("UPDATE rooms SET capacity = 2 WHERE id = 'hall'");
+        let party = studioflow::domain::Session { party_size: 3, ..session("hall", "c2", "2026-09-04T10:00", 60) };
+        assert!(matches!(refusal(book(&party)), Refusal::TooSmall { capacity: 2, party_size: 3, .. }));
+        assert_eq!(other.booking_count().unwrap(), 1);
+
+        // A client with an address is told in the booking's transaction, and so is a webhook.
+        db.exec("UPDATE clients SET email = 'c2@clients.example' WHERE id = 'c2'");
+        let notified = "SELECT COUNT(*) FROM notifications WHERE channel = 'email'";
+        let told = book(&session("hall", "c2", "2026-09-05T10:00", 60)).unwrap();
+        assert_eq!(db.scalar(notified), 1, "the e-mail of {}", told.id);
+        book(&session("hall", "c2", "2026-09-06T10:00", 60)).unwrap();
+        assert_eq!(db.scalar(notified), 2);
+        other.write_with(|w| w.create_webhook("https://hooks.example/studio", &["booking.created".to_owned()], "whsec_test")).unwrap();
+        let hooked = "SELECT COUNT(*) FROM notifications WHERE channel = 'webhook'";
+        let before = db.scalar(hooked);
+        book(&session("hall", "c3", "2026-09-05T12:00", 60)).unwrap();
+        assert_eq!(db.scalar(hooked), before + 1);
+        assert_eq!(other.booking_count().unwrap(), 4);
+    }
 }

@@ -189,6 +189,11 @@ pub struct Connection {
     /// This use found the cache's version moved as its deferred `BEGIN` was sent: the work done
     /// on it changed nothing, and may be done again ([`Connection::changed_meanwhile`]).
     stale: std::cell::Cell<bool>,
+    /// Clients found, as one of their bookings was written, to be told of them by e-mail: their
+    /// bookings on this connection take the usual two round trips, which write the e-mail in the
+    /// same transaction (`Writer::create_booking_alone`). A hint: one found wrong costs a round
+    /// trip, and each booking written the usual way corrects it.
+    told_by_mail: std::cell::RefCell<std::collections::HashSet<String>>,
 }
 
 /// What [`Connection::cached`] keeps. The store names a query of one integer, a version that
@@ -285,6 +290,7 @@ impl Connection {
             snapshot: Default::default(),
             deferred: Default::default(),
             stale: Default::default(),
+            told_by_mail: Default::default(),
         }
     }
 
@@ -513,6 +519,32 @@ impl Connection {
         }
         self.activity.set(Activity { in_transaction: true, ..self.activity.get() });
         Ok(())
+    }
+
+    /// The cache's version that this transaction's work has gone on so far: the one its deferred
+    /// `BEGIN` is assumed to read, or the one it read; None without one (or once it wrote to a
+    /// cached table).
+    pub fn version_gone_on(&self) -> Option<i64> {
+        match self.deferred.get() {
+            Some(assumed) => assumed,
+            None => self.cache.version.get(),
+        }
+    }
+
+    /// Whether `client` was last found told of their bookings by e-mail (a hint kept per
+    /// connection: see the field `told_by_mail`).
+    pub fn told_by_mail(&self, client: &str) -> bool {
+        self.told_by_mail.borrow().contains(client)
+    }
+
+    /// Notes whether `client` is told of their bookings by e-mail, as a write just found.
+    pub fn note_told_by_mail(&self, client: &str, told: bool) {
+        let mut known = self.told_by_mail.borrow_mut();
+        if !told {
+            known.remove(client);
+        } else if !known.contains(client) {
+            known.insert(client.to_owned());
+        }
     }
 
     /// Whether a transaction of [`Connection::transaction`] is open: what it writes is its own
@@ -765,6 +797,10 @@ impl<'c> Transaction<'c> {
     /// Keeps what it did. A connection lost at a COMMIT is [`Error::Lost`] with
     /// `maybe_committed`: the server may have committed before the answer was lost.
     pub fn commit(mut self) -> Result<()> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<()> {
         self.open = false;
         if self.whole {
             self.conn.committing();
@@ -775,6 +811,28 @@ impl<'c> Transaction<'c> {
         } else {
             self.conn.batch("RELEASE studioflow_step")
         }
+    }
+
+    /// The first row of `sql` (a statement that writes), mapped, and then the commit, as one:
+    /// on PostgreSQL both go out together ([`pg::Conn::query_then_commit`]), so the studio's lock
+    /// is not held across a round trip between them; on SQLite one after the other. A statement
+    /// that fails leaves nothing committed; `f` runs once the commit is done. The transaction is
+    /// over either way (a savepoint's step, kept).
+    pub fn query_row_then_commit<T>(&mut self, sql: &str, params: impl Params, f: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<T> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let (Inner::Postgres(pg), StatementInner::Postgres(_, prepared), true) = (&self.conn.inner, &stmt.inner, self.whole) else {
+            let value = stmt.query_row(params, f)?;
+            self.finish()?;
+            return Ok(value);
+        };
+        self.open = false;
+        self.conn.sending(true, sql);
+        self.conn.end_of_transaction();
+        let (rows, maybe_committed) = pg.query_then_commit(prepared, &params.into_values());
+        let activity = self.conn.activity.get();
+        self.conn.activity.set(Activity { in_transaction: false, maybe_committed: activity.maybe_committed || maybe_committed });
+        let rows = self.conn.observed(rows)?;
+        rows.first().ok_or(Error::NoRows).and_then(|first| f(&Row(RowRef::Values(first))))
     }
 
     /// A nested step that its `commit` keeps and dropping undoes, leaving the rest.

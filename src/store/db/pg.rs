@@ -336,6 +336,73 @@ impl Conn {
         committed
     }
 
+    /// [`Conn::query_prepared`], then the commit of [`Conn::commit_write`], sent together (with a
+    /// deferred `BEGIN` before them, if one waits): a write transaction whose last statement is
+    /// known before its answer holds the studio's lock for no round trip at all, only for the
+    /// time PostgreSQL takes to run the statement and the commit. A statement that fails aborts
+    /// the transaction, and the `COMMIT` behind it then rolls it back.
+    ///
+    /// The rows, or the first error; and whether the commit may have been reached: not when the
+    /// connection was lost before its first statement was answered, since PostgreSQL runs a
+    /// connection's statements in order and answers each before it runs the next.
+    pub fn query_then_commit(&self, stmt: &Statement, values: &[Value]) -> (Result<Vec<Vec<Value>>>, bool) {
+        let args = arguments(values);
+        let begin = self.deferred.borrow_mut().take();
+        let commit = if self.flush_apart { COMMIT_THEN_FLUSH } else { "COMMIT" };
+        let io = match self.io() {
+            Ok(io) => io,
+            Err(e) => return (Err(e), false),
+        };
+        let sent = io.run(|client| {
+            let began = begin.as_ref().map(|begin| client.simple_query(&begin.sql));
+            let queried = client.query(stmt, &args);
+            let committed = client.simple_query(commit);
+            async move {
+                let began = async move {
+                    match began {
+                        Some(began) => Some(began.await),
+                        None => None,
+                    }
+                };
+                let (began, (queried, committed)) = both(began, both(queried, committed)).await;
+                Ok::<_, Error>((began, queried, committed))
+            }
+        });
+        let (began, queried, committed) = match sent {
+            Ok(sent) => sent,
+            Err(e) => return (Err(e), false),
+        };
+        let answered = |result: Result<(), &Error>| result.is_ok() || result.is_err_and(|e| !is_lost(e));
+        let first_answered = match &began {
+            Some(began) => answered(began.as_ref().map(|_| ())),
+            None => answered(queried.as_ref().map(|_| ())),
+        };
+        // A statement refused leaves the transaction aborted, and the commit's first statement
+        // is then refused too, so the COMMIT behind it never runs: the transaction is ended here.
+        let refused = |result: Result<(), &Error>| result.is_err_and(|e| !is_lost(e));
+        if began.as_ref().is_some_and(|began| refused(began.as_ref().map(|_| ())))
+            || refused(queried.as_ref().map(|_| ()))
+            || refused(committed.as_ref().map(|_| ()))
+        {
+            let _ = self.execute_batch("ROLLBACK");
+        }
+        if let (Some(began), Some(begin)) = (began, &begin) {
+            match began.map_err(super::Error::from).and_then(|messages| begun_version(messages, begin.reads_version)) {
+                Ok(version) => self.begun.set(Some(version)),
+                Err(e) => return (Err(e), first_answered),
+            }
+        }
+        let rows = match queried {
+            Ok(rows) => rows,
+            Err(e) => return (Err(e.into()), first_answered),
+        };
+        if let Err(e) = committed {
+            return (Err(e.into()), first_answered);
+        }
+        let rows = rows.iter().map(|row| (0..row.len()).map(|i| row.try_get::<_, Value>(i).map_err(super::Error::from)).collect()).collect();
+        (rows, true)
+    }
+
     /// Takes the session-level advisory lock `purpose` of this studio if it is free.
     pub fn try_lock(&self, purpose: i32) -> Result<bool> {
         let took = self.query_one_int("SELECT pg_try_advisory_lock(?1, hashtext(current_schema()))::int", &[Value::Int(purpose.into())])?;

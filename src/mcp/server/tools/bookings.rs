@@ -149,24 +149,31 @@ pub fn create_booking(ctx: &Call<'_>, a: CreateBookingArgs) -> Result<(CreatedOu
             status: a.status.map_or(Status::Confirmed, status),
             pinned: false,
         };
-        let (bookings, series, replayed) = store.write_as(&ctx.actor(), |w| {
-            if let Some(key) = &a.idempotency_key
-                && let Some(earlier) = w.idempotent_replay(key, &request)? {
-                    let series = earlier.first().and_then(|b| b.series.clone());
-                    return Ok((earlier, series, true));
+        // A single session without a key is its transaction's one write, which may then commit
+        // with it (`Store::create_booking_as`).
+        let alone = a.recurrence.is_none() && a.idempotency_key.is_none();
+        let (bookings, series, replayed) = if alone {
+            (vec![store.create_booking_as(&ctx.actor(), &new, a.notes.as_deref(), hold_until)?], None, false)
+        } else {
+            store.write_as(&ctx.actor(), |w| {
+                if let Some(key) = &a.idempotency_key
+                    && let Some(earlier) = w.idempotent_replay(key, &request)? {
+                        let series = earlier.first().and_then(|b| b.series.clone());
+                        return Ok((earlier, series, true));
+                    }
+                let (bookings, series) = match &a.recurrence {
+                    Some(rule) => {
+                        let (series, sessions) = w.create_series_with(None, rule, &new, a.notes.as_deref(), hold_until)?;
+                        (sessions, Some(series.id))
+                    }
+                    None => (vec![w.create_booking_with(&new, a.notes.as_deref(), hold_until)?], None),
+                };
+                if let Some(key) = &a.idempotency_key {
+                    w.remember_idempotent(key, &request, &bookings)?;
                 }
-            let (bookings, series) = match &a.recurrence {
-                Some(rule) => {
-                    let (series, sessions) = w.create_series_with(None, rule, &new, a.notes.as_deref(), hold_until)?;
-                    (sessions, Some(series.id))
-                }
-                None => (vec![w.create_booking_with(&new, a.notes.as_deref(), hold_until)?], None),
-            };
-            if let Some(key) = &a.idempotency_key {
-                w.remember_idempotent(key, &request, &bookings)?;
-            }
-            Ok((bookings, series, false))
-        })?;
+                Ok((bookings, series, false))
+            })?
+        };
         let first = &bookings[0];
         let summary = match &series {
             Some(s) => format!("Booked series {s}: {} in {}, first at {}.", plural(bookings.len(), "session", "sessions"), first.room, tz.format(first.start)),
