@@ -269,11 +269,7 @@ impl<'c> Writer<'c> {
 
     /// [`Writer::create_booking`] with staff notes and, for a tentative booking, a hold.
     pub fn create_booking_with(&mut self, new: &Session, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<Booking> {
-        let new = normalized(new)?;
-        self.check_window(new.start)?;
-        rules::check_hold(self.now(), new.status, hold_until, new.start)?;
-        let notes = rules::clean_notes(notes)?;
-        self.check_room_rules(&new, RulesFor::New)?;
+        let (new, notes) = self.new_session(new, notes, hold_until)?;
         if self.tx.backend() == db::Backend::Postgres {
             return self.insert_recorded_if_clear(&new, notes.as_deref(), hold_until);
         }
@@ -306,25 +302,13 @@ impl<'c> Writer<'c> {
         if !alone {
             return self.create_booking_with(new, notes, hold_until).map(Alone::Open);
         }
-        let new = normalized(new)?;
-        self.check_window(new.start)?;
-        rules::check_hold(self.now(), new.status, hold_until, new.start)?;
-        let notes = rules::clean_notes(notes)?;
-        self.check_room_rules(&new, RulesFor::New)?;
+        let (new, notes) = self.new_session(new, notes, hold_until)?;
         let version = match self.tx.version_gone_on() {
             Some(version) if !super::outbox::any_listening(&self.tx, Entity::Booking, Action::Created)? => version,
             _ => return self.insert_recorded_if_clear(&new, notes.as_deref(), hold_until).map(Alone::Open),
         };
         let tz = self.studio()?.tz;
-        let checked = rules::check_unless_clear(&self.tx, &tz, &new)
-            .and_then(|room| Ok((room, self.new_price(&new, hold_until.is_some())?)));
-        let (room, (price, deposit_due)) = match checked {
-            Ok(checked) => checked,
-            Err(e) => {
-                self.check(&new, None)?;
-                return Err(e);
-            }
-        };
+        let (room, price, deposit_due) = self.clear_in_process(&new, hold_until)?;
         let extras = Extras { notes: notes.as_deref(), hold_until, price, deposit_due };
         let (fields, event) = self.created_event(&new, &extras, &tz);
         let mut values = insert_whole_recorded_params(&new, &extras, event, &room);
@@ -345,9 +329,36 @@ impl<'c> Writer<'c> {
                 self.check(&new, None)?;
                 Ok(Alone::Again)
             }
-            Inserted::Unfit => {
-                self.tx.note_told_by_mail(new.client.as_str(), true);
+            Inserted::Unfit { told_by_mail } => {
+                self.tx.note_told_by_mail(new.client.as_str(), told_by_mail);
                 Ok(Alone::Again)
+            }
+        }
+    }
+
+    /// A new session as it is kept, and its notes, once the rules that need nothing but the
+    /// studio's settings and its rooms hold: its window, its hold, its room's booking rules.
+    fn new_session(&self, new: &Session, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<(Session, Option<String>)> {
+        let new = normalized(new)?;
+        self.check_window(new.start)?;
+        rules::check_hold(self.now(), new.status, hold_until, new.start)?;
+        let notes = rules::clean_notes(notes)?;
+        self.check_room_rules(&new, RulesFor::New)?;
+        Ok((new, notes))
+    }
+
+    /// The rules of [`rules::check_unless_clear`] and the price of a new session: its room, its
+    /// price and its deposit. A session that breaks one is checked by [`Writer::check`], which
+    /// refuses it with the first rule it breaks.
+    fn clear_in_process(&self, new: &Session, hold_until: Option<DateTime<Utc>>) -> Result<(Room, i64, i64)> {
+        let tz = self.studio()?.tz;
+        let checked = rules::check_unless_clear(&self.tx, &tz, new)
+            .and_then(|room| Ok((room, self.new_price(new, hold_until.is_some())?)));
+        match checked {
+            Ok((room, (price, deposit_due))) => Ok((room, price, deposit_due)),
+            Err(e) => {
+                self.check(new, None)?;
+                Err(e)
             }
         }
     }
@@ -376,16 +387,7 @@ impl<'c> Writer<'c> {
     /// statement, is checked again by `check`, which refuses it with the first rule it breaks,
     /// as on SQLite.
     fn insert_recorded_if_clear(&mut self, new: &Session, notes: Option<&str>, hold_until: Option<DateTime<Utc>>) -> Result<Booking> {
-        let tz = self.studio()?.tz;
-        let checked = rules::check_unless_clear(&self.tx, &tz, new)
-            .and_then(|room| Ok((room, self.new_price(new, hold_until.is_some())?)));
-        let (room, (price, deposit_due)) = match checked {
-            Ok(checked) => checked,
-            Err(e) => {
-                self.check(new, None)?;
-                return Err(e);
-            }
-        };
+        let (room, price, deposit_due) = self.clear_in_process(new, hold_until)?;
         let extras = Extras { notes, hold_until, price, deposit_due };
         let Some(after) = self.insert_recorded(new, &extras, &room)? else {
             self.check(new, None)?;
@@ -768,7 +770,7 @@ fn insert_whole_recorded(
     let values = insert_whole_recorded_params(new, extras, event, room);
     match conn.prepare_cached(&sql)?.query_row(values, insert_whole_recorded_row)? {
         Inserted::Booked(booking, seq, contact) => Ok(Some((booking, seq, contact))),
-        Inserted::NotClear | Inserted::Unfit => Ok(None),
+        Inserted::NotClear | Inserted::Unfit { .. } => Ok(None),
     }
 }
 
@@ -779,9 +781,9 @@ enum Inserted {
     /// Nothing: the session was not clear.
     NotClear,
     /// Nothing: the session was clear, but the statement was to be its transaction's last and
-    /// is not (the client is told by e-mail, which the same transaction writes), or the cache's
-    /// version is no longer the one the rules checked in process were read at.
-    Unfit,
+    /// is not (`told_by_mail`: the client is told by e-mail, which the same transaction writes),
+    /// or the cache's version is no longer the one the rules checked in process were read at.
+    Unfit { told_by_mail: bool },
 }
 
 /// The statement of [`insert_whole_recorded`] (PostgreSQL): `c`, the query of
@@ -822,7 +824,7 @@ fn insert_whole_recorded_row(row: &db::Row<'_>) -> db::Result<Inserted> {
         return Ok(Inserted::NotClear);
     }
     if row.get::<_, i64>(fits_at)? != 1 {
-        return Ok(Inserted::Unfit);
+        return Ok(Inserted::Unfit { told_by_mail: row.get::<_, Option<String>>(email_at)?.is_some() });
     }
     let contact = row.get::<_, Option<String>>(name_at)?.map(|name| Ok::<_, db::Error>((name, row.get(email_at)?))).transpose()?;
     Ok(Inserted::Booked(read::booking_from_row(row)?.0, row.get::<_, i64>(seq_at)?, contact))
