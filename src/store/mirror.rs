@@ -105,7 +105,8 @@ struct Entry {
 
 /// A booking that holds its room, as the room's timeline keeps it ([`State::timelines`]).
 pub(super) struct Held {
-    /// Its start and end, in seconds since the epoch.
+    /// Its start and end, in seconds since the epoch (its instants are kept too, for the reads
+    /// that answer with them).
     start: i64,
     end: i64,
     pub start_at: DateTime<Utc>,

@@ -207,7 +207,7 @@ impl Conn {
         let args = arguments(values);
         let io = self.io()?;
         let rows = self.after_begin(&io, |client| client.query(stmt, &args))?;
-        rows.iter().map(|row| (0..row.len()).map(|i| row.try_get::<_, Value>(i).map_err(super::Error::from)).collect()).collect()
+        values_of(&rows)
     }
 
     /// Runs `work`, after the deferred `BEGIN` if one waits: both go out at once, and the
@@ -399,8 +399,7 @@ impl Conn {
         if let Err(e) = committed {
             return (Err(e.into()), first_answered);
         }
-        let rows = rows.iter().map(|row| (0..row.len()).map(|i| row.try_get::<_, Value>(i).map_err(super::Error::from)).collect()).collect();
-        (rows, true)
+        (values_of(&rows), true)
     }
 
     /// Takes the session-level advisory lock `purpose` of this studio if it is free.
@@ -421,6 +420,11 @@ impl Conn {
             _ => Err(super::Error::NoRows),
         }
     }
+}
+
+/// Every column of every row, as the store reads them.
+fn values_of(rows: &[tokio_postgres::Row]) -> Result<Vec<Vec<Value>>> {
+    rows.iter().map(|row| (0..row.len()).map(|i| row.try_get::<_, Value>(i).map_err(super::Error::from)).collect()).collect()
 }
 
 /// The version a `BEGIN` of [`Conn::begin_sql`] read: the value of its last row, if it read one.
