@@ -4,7 +4,7 @@
 //! here.
 
 use crate::domain::{align_up_seconds, free_windows_in_seconds, instant_of, Booking, ClientId, DayOffsets, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz, WeeklyHours};
-use crate::store::{BookingQuery, BusyPeople, MAX_BOOKING, PersonKind, Store, StoreError};
+use crate::store::{BookingQuery, BusyPeople, BusySpan, MAX_BOOKING, PersonKind, Store, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 /// The longest span one free-slot search may cover, in calendar days of the studio's zone.
@@ -187,11 +187,16 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
         };
         let fresh = match reads {
             Reads::Growing => store.busy_in_rooms(&all, &wanted, &windows, people, read_to, next)?,
-            Reads::Whole => store.busy_between(&all, people, read_to, next)?,
+            Reads::Whole => store
+                .busy_between(&all, people, read_to, next)?
+                .into_iter()
+                .map(|b| BusySpan { room: b.room, person: b.person, start: b.start.timestamp(), end: b.end.timestamp() })
+                .collect(),
         };
         // Sessions that began before `read_to` were in the earlier reads.
-        for b in fresh.iter().filter(|b| read_to == read_from || b.start >= read_to) {
-            let (start, end) = (b.start.timestamp(), b.end.timestamp());
+        let earlier = read_to.timestamp();
+        for b in fresh.iter().filter(|b| read_to == read_from || b.start >= earlier) {
+            let (start, end) = (b.start, b.end);
             if let Some(c) = b.room.and_then(|at| candidate_at[at]) {
                 let buffer = candidates[c].buffer;
                 taken[c].push((start - buffer, end + buffer));

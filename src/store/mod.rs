@@ -47,7 +47,7 @@ pub use mirror::SharedBooking;
 pub use pool::Pool;
 pub use waitlist::{NewWaitlistEntry, WaitlistEntry};
 pub use prices::SettingsEdit;
-pub use read::{BookingQuery, Busy, BusyPeople, MAX_BOOKING};
+pub use read::{BookingQuery, Busy, BusyPeople, BusySpan, MAX_BOOKING};
 pub use rules::CancelScope;
 pub use time_off::{TimeOffAdded, TimeOffRemoved, MAX_TIME_OFF};
 pub use tasks::{Lease, LiveTask, NewTask, TaskChange, TaskOutcome, TaskRecord, TaskStatus};

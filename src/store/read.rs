@@ -99,6 +99,23 @@ pub struct Busy {
     pub end: DateTime<Utc>,
 }
 
+/// A [`Busy`] with its start and end in seconds since the epoch, as a free-slot search does its
+/// arithmetic: read so from memory, where a booking's times are kept in seconds for the walk,
+/// with no instant made and read back for each of the hundreds a search steps around.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BusySpan {
+    pub room: Option<usize>,
+    pub person: bool,
+    pub start: i64,
+    pub end: i64,
+}
+
+impl BusySpan {
+    fn instants(self) -> Result<Busy> {
+        Ok(Busy { room: self.room, person: self.person, start: instant(self.start)?, end: instant(self.end)? })
+    }
+}
+
 /// Whose bookings a free-slot search must also step around, wherever they are.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BusyPeople<'a> {
@@ -112,14 +129,14 @@ impl Store {
     /// is offline, or flagged when their room changed) hold nothing and are left out.
     pub fn busy_between(&self, rooms: &[Room], people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
         let every: Vec<usize> = (0..rooms.len()).collect();
-        self.busy_in_rooms(rooms, &every, &self.windows_around(from, to)?, people, from, to)
+        self.busy_in_rooms(rooms, &every, &self.windows_around(from, to)?, people, from, to)?.into_iter().map(BusySpan::instants).collect()
     }
 
     /// [`Store::busy_between`] of one room and of `people` wherever they are booked: what a search
     /// of that room alone steps around.
     pub fn busy_in_room(&self, rooms: &[Room], room: &RoomId, people: BusyPeople<'_>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Busy>> {
         let at: Vec<usize> = rooms.iter().position(|r| &r.id == room).into_iter().collect();
-        self.busy_in_rooms(rooms, &at, &self.windows_around(from, to)?, people, from, to)
+        self.busy_in_rooms(rooms, &at, &self.windows_around(from, to)?, people, from, to)?.into_iter().map(BusySpan::instants).collect()
     }
 
     /// [`Store::busy_between`] of the rooms at `wanted` among `rooms` (ascending positions) and
@@ -127,7 +144,7 @@ impl Store {
     /// around. A booking of `people` in another of `rooms` is read with its room's position.
     /// `windows` holds at least the offline windows that meet a longest booking of the span
     /// ([`Store::offline_windows`] from [`MAX_BOOKING`] before `from` to as long after `to`): a
-    /// search reads them once for all its reads.
+    /// search reads them once for all its reads. Its times are in seconds ([`BusySpan`]).
     pub fn busy_in_rooms(
         &self,
         rooms: &[Room],
@@ -136,7 +153,7 @@ impl Store {
         people: BusyPeople<'_>,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> Result<Vec<Busy>> {
+    ) -> Result<Vec<BusySpan>> {
         // A booking in an offline window of its room holds nothing, which is what
         // [`HOLDS_ITS_PLACE`] keeps: the windows are checked here rather than for every row.
         let position = |id: &str| rooms.binary_search_by(|room| room.id.as_str().cmp(id)).ok();
@@ -167,7 +184,7 @@ impl Store {
                         let (start, end) = held.seconds();
                         if !offline(Some(at), id, start, end) {
                             let person = people_named && person(held.booking());
-                            out.push(Busy { room: Some(at), person, start: held.start_at, end: held.end_at });
+                            out.push(BusySpan { room: Some(at), person, start, end });
                         }
                     }
                 }
@@ -180,7 +197,7 @@ impl Store {
                         let room = position(b.room.as_str());
                         let read_already = room.is_some_and(|at| is_wanted[at]) || (walk == 1 && Some(&b.client) == people.client);
                         if !read_already && !offline(room, b.room.as_str(), b.start.timestamp(), b.end.timestamp()) {
-                            out.push(Busy { room, person: true, start: b.start, end: b.end });
+                            out.push(BusySpan { room, person: true, start: b.start.timestamp(), end: b.end.timestamp() });
                         }
                     }
                 }
@@ -231,7 +248,10 @@ impl Store {
             if offline || !(room.is_some_and(|at| is_wanted[at]) || person) {
                 continue;
             }
-            out.push(Busy { room, person, start: instant(start)?, end: instant(end)? });
+            // A value that is no instant (a table written by hand) is refused here as everywhere.
+            instant(start)?;
+            instant(end)?;
+            out.push(BusySpan { room, person, start, end });
         }
         Ok(out)
     }
