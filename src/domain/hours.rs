@@ -17,13 +17,23 @@ pub struct DaySpan {
 }
 
 /// The opening spans of a room in a week, sorted by weekday and time.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct WeeklyHours {
     spans: Vec<DaySpan>,
     /// The spans as [`WeeklyHours::to_lines`] writes them, written once: a list of the rooms
     /// gives every room's hours on every call.
     lines: Vec<String>,
 }
+
+// Two rooms' hours are the same when their spans are: the lines are written from them. (A
+// free-slot search compares each room's hours with those it has seen.)
+impl PartialEq for WeeklyHours {
+    fn eq(&self, other: &Self) -> bool {
+        self.spans == other.spans
+    }
+}
+
+impl Eq for WeeklyHours {}
 
 const DAYS: [(&str, Weekday); 7] = [
     ("mon", Weekday::Mon),
