@@ -330,6 +330,11 @@ impl Samples {
 
     /// One row of the table; `floor` is the floor's (p50, p99), beside which a tool's are given.
     fn row(&self, name: &str, target: bool, floor: (f64, f64)) {
+        // A kind no call fell into (a page read again, with a handful of calls) has no quantiles.
+        if self.ms.is_empty() {
+            println!("| {name:<24} | {:>5} | {:>7} | {:>7} | {:>7} | {:>7} | {:>9} | {:>10} | {:>9} | {:>9} |", 0, "-", "-", "-", "-", "-", "-", "-", "-");
+            return;
+        }
         let mut sorted = self.ms.clone();
         sorted.sort_by(f64::total_cmp);
         let (p50, p99) = self.p50_p99();
@@ -356,7 +361,7 @@ fn main() {
     // `cargo bench` passes --bench; without it (cargo test --benches) make a quick smoke run.
     let full = args.iter().any(|a| a == "--bench");
     let bookings = option(&args, "--bookings").unwrap_or(if full { 100_000 } else { 2_000 });
-    let calls = option(&args, "--calls").unwrap_or(if full { 2_000 } else { 50 });
+    let calls = option(&args, "--calls").unwrap_or(if full { 2_000 } else { 50 }).max(1);
     // Another build of the server (an older commit's, say) to measure in the same sitting.
     let binary = match args.iter().position(|a| a == "--binary") {
         Some(at) => PathBuf::from(args.get(at + 1).expect("--binary needs the path of a studioflow binary")),
