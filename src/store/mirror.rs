@@ -476,8 +476,8 @@ mod tests {
 
     #[test]
     fn the_strides_find_what_a_search_of_the_whole_timeline_finds() {
-        // Timelines of every length around the stride, with starts repeated (two bookings of a
-        // room may share a start when one is cancelled and the other holds it).
+        // Timelines of every length around the stride, with starts repeated: the rules keep a
+        // room's holding bookings apart, but the index must not depend on it.
         for len in 0..=3 * Timeline::STRIDE + 2 {
             let starts: Vec<i64> = (0..len as i64).map(|i| i / 3 * 10).collect();
             let strides: Vec<i64> = starts.iter().step_by(Timeline::STRIDE).copied().collect();
