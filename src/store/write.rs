@@ -798,7 +798,9 @@ fn insert_whole_recorded_sql(last: bool) -> String {
         "1"
     };
     format!(
-        "WITH c (clear, name, email) AS ({clear}), g (fits) AS (SELECT {fits}), b AS ({insert}), e AS ({event}) \
+        "WITH c (clear, name, email) AS ({clear}), g (fits) AS (SELECT {fits}), \
+         k (n) AS (UPDATE booking_clock SET n = n + 1 WHERE id = 1 AND (SELECT clear FROM c) = 1 AND (SELECT fits FROM g) = 1 RETURNING n), \
+         b AS ({insert}), l AS ({LONGEST}), e AS ({event}) \
          SELECT b.*, e.seq, c.clear, c.name, c.email, g.fits FROM c CROSS JOIN g LEFT JOIN b ON TRUE LEFT JOIN e ON TRUE",
         // The insert's 16 and the event's 8 parameters come first, in their order; then the query's.
         clear = rules::clear_sql(25),
@@ -806,6 +808,13 @@ fn insert_whole_recorded_sql(last: bool) -> String {
         event = events::INSERT_FOR_BOOKING_B
     )
 }
+
+/// The statement's raise of the longest booking written (`booking_bounds`), which a new
+/// booking's row trigger makes for any insert that does not bring its own change number
+/// (PostgreSQL's migration 23): only if the clock was taken (`k`), that is if `b` inserts. Its
+/// parameters are the insert's start (`?4`) and end (`?5`).
+const LONGEST: &str = "UPDATE booking_bounds SET longest = CAST(?5 AS BIGINT) - CAST(?4 AS BIGINT) \
+     WHERE id = 1 AND longest < CAST(?5 AS BIGINT) - CAST(?4 AS BIGINT) AND EXISTS (SELECT 1 FROM k)";
 
 /// The arguments of [`insert_whole_recorded_sql`] but the version.
 fn insert_whole_recorded_params(new: &Session, extras: &Extras<'_>, event: events::Pending<'_>, room: &Room) -> Vec<db::Value> {
@@ -834,13 +843,20 @@ fn insert_whole_recorded_row(row: &db::Row<'_>) -> db::Result<Inserted> {
 /// verdict of the statement's `c` is clear, and without its RETURNING; its arguments are
 /// [`insert_whole_params`]. A SELECT's parameters take no type from the columns they fill, so
 /// each is cast.
+///
+/// It writes what the row trigger of any other insert writes (PostgreSQL's migration 23), in the
+/// statement rather than in a call of PL/pgSQL: the change number, from the clock the statement
+/// takes (`k`); what the booking occupies of its room, under the room's turnaround as stored
+/// now; and `in_offline` 0, since a session clear by `c` overlaps no offline window of its room.
 const INSERT_IF_CLEAR: &str = "INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, \
-     series_id, status, pinned, created_at, updated_at, engineer_skills, notes, hold_until, price, deposit_due) \
+     series_id, status, pinned, created_at, updated_at, engineer_skills, notes, hold_until, price, deposit_due, \
+     changed, occupies, in_offline) \
      SELECT next.n, 'bk_' || lpad(CAST(next.n AS TEXT), GREATEST(5, length(CAST(next.n AS TEXT))), '0'), \
      CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), \
      NULL, CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), \
-     CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT) \
-     FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM bookings) AS next \
+     CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), \
+     k.n, int8range(CAST(?4 AS BIGINT), CAST(?5 AS BIGINT) + 60 * COALESCE((SELECT buffer_minutes FROM rooms WHERE id = CAST(?1 AS TEXT)), 0)), 0 \
+     FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM bookings) AS next CROSS JOIN k \
      WHERE (SELECT clear FROM c) = 1";
 
 /// The statement of [`insert_whole`] (SQLite; PostgreSQL inserts with [`INSERT_IF_CLEAR`]),

@@ -651,6 +651,40 @@ on_both! {
         assert_eq!(pool.with(|s| s.booking_count().unwrap()).unwrap(), 3);
     }
 
+    /// Every new booking gets its change number, and raises the longest booking written, whichever
+    /// way it is inserted: by a booking's own statement (on PostgreSQL `create_booking` and a
+    /// booking alone write them in the insert), or by a series' inserts (which leave them to the
+    /// row trigger). On PostgreSQL each also occupies its room up to the end of its turnaround,
+    /// and is not in an offline window.
+    fn issue_28_every_new_booking_is_numbered_and_placed_as_the_triggers_place_it(db) {
+        use studioflow::domain::Actor;
+        use studioflow::store::Pool;
+        let mut store = small_studio(db.target());
+        store.write_with(|w| w.create_booking(&session("live", "c1", "2026-09-03T10:00", 90))).unwrap();
+        let pool = Pool::open(db.target(), 1).unwrap();
+        let actor = Actor::new("agent-7", "create_booking");
+        pool.with_writing(|s| s.create_booking_as(&actor, &session("hall", "c2", "2026-09-03T10:00", 300), None, None)).unwrap().unwrap();
+        store.write_with(|w| w.create_series(None, "FREQ=WEEKLY;COUNT=3", &session("live", "c3", "2026-09-04T12:00", 120))).unwrap();
+        pool.with_writing(|s| s.create_booking_as(&actor, &session("live", "c2", "2026-09-05T10:00", 60), None, None)).unwrap().unwrap();
+
+        assert_eq!(db.scalar("SELECT COUNT(*) FROM bookings"), 6);
+        assert_eq!(db.scalar("SELECT COUNT(DISTINCT changed) FROM bookings WHERE changed > 0"), 6);
+        assert_eq!(db.scalar("SELECT n FROM booking_clock"), db.scalar("SELECT MAX(changed) FROM bookings"));
+        // Numbered in the order they were made.
+        assert_eq!(db.scalar("SELECT COUNT(*) FROM bookings a JOIN bookings b ON a.seq < b.seq AND a.changed > b.changed"), 0);
+        assert_eq!(db.scalar("SELECT longest FROM booking_bounds"), 300 * 60);
+        if db.is_postgres() {
+            let misplaced = "SELECT COUNT(*) FROM bookings b \
+                 WHERE occupies <> int8range(start_at, end_at + 60 * (SELECT buffer_minutes FROM rooms r WHERE r.id = b.room_id)) \
+                    OR in_offline <> 0";
+            assert_eq!(db.scalar(misplaced), 0);
+            assert_eq!(db.scalar("SELECT COUNT(*) FROM bookings WHERE room_id = 'live' AND upper(occupies) = end_at + 900"), 5);
+        }
+        // A session in the live room's turnaround after the first is refused, and nothing is written.
+        refusal(pool.with_writing(|s| s.create_booking_as(&actor, &session("live", "c2", "2026-09-03T11:40", 60), None, None)).unwrap());
+        assert_eq!(db.scalar("SELECT COUNT(*) FROM bookings"), 6);
+    }
+
     /// A single booking made as its transaction's only write (`create_booking_as`, which a
     /// `create_booking` without a key or a recurrence takes; on PostgreSQL its insert and commit go
     /// out together) keeps every rule the usual way does, is recorded in the history as its
