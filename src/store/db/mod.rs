@@ -510,7 +510,7 @@ impl Connection {
         self.end_snapshot();
         self.end_of_transaction();
         let version = self.observed(match &self.inner {
-            Inner::Sqlite(conn) => conn.execute_batch("BEGIN IMMEDIATE").map(|()| None),
+            Inner::Sqlite(conn) => conn.begin_write().map(|()| None),
             Inner::Postgres(conn) => conn.begin_write(self.cache.source.get()),
         })?;
         self.cache.version.set(version);
