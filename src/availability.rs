@@ -85,12 +85,53 @@ struct Candidate<'a> {
     room: &'a Room,
     /// Its turnaround, in seconds.
     buffer: i64,
-    /// When the room is open, from the earliest start its rules allow.
-    openings: Vec<Seconds>,
+    /// When the room is open: its hours laid out over the search's days, shared by the rooms
+    /// with the same hours.
+    openings: &'a [Seconds],
+    /// The earliest start its rules allow: the time before it is blocked like a booking.
+    earliest: i64,
     /// Its offline windows, padded by its turnaround.
     offline: Vec<Seconds>,
     /// The latest start its rules allow.
     latest: i64,
+}
+
+/// What the reads found in the candidates' rooms, each span padded by its room's turnaround:
+/// each read's spans grouped by candidate, so that a search keeps one list rather than one a
+/// room.
+#[derive(Default)]
+struct Taken {
+    spans: Vec<Seconds>,
+    /// For each read, where each candidate's spans begin in `spans`, and where the read's end.
+    reads: Vec<Vec<usize>>,
+}
+
+impl Taken {
+    /// Adds a read's spans, each with its candidate, grouped by candidate (a counting sort:
+    /// the reads come room by room from memory, or in any order from the table).
+    fn add(&mut self, candidates: usize, found: impl Iterator<Item = (usize, Seconds)> + Clone) {
+        let base = self.spans.len();
+        let mut starts = vec![0; candidates + 1];
+        for (c, _) in found.clone() {
+            starts[c + 1] += 1;
+        }
+        starts[0] = base;
+        for c in 0..candidates {
+            starts[c + 1] += starts[c];
+        }
+        self.spans.resize(starts[candidates], (0, 0));
+        let mut next = starts.clone();
+        for (c, span) in found {
+            self.spans[next[c]] = span;
+            next[c] += 1;
+        }
+        self.reads.push(starts);
+    }
+
+    /// Every span read of candidate `c`.
+    fn of(&self, c: usize) -> impl Iterator<Item = &[Seconds]> {
+        self.reads.iter().map(move |starts| &self.spans[starts[c]..starts[c + 1]])
+    }
 }
 
 /// A start where the session fits, before it becomes a [`Slot`]: its candidate (whose order is
@@ -135,16 +176,12 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     // its day or the next).
     let days = DayOffsets::new(&tz, first, last + Duration::days(1));
     // Rooms of a studio mostly share their hours: each set of hours is turned into instants once.
+    // The rooms that take a session of this length (by their booking rules), each with where its
+    // hours stand in `hours_seen`.
     let mut hours_seen: Vec<(&WeeklyHours, Vec<Seconds>)> = Vec::new();
-    // Where each room stands among the candidates, if it is one.
-    let mut candidate_at: Vec<Option<usize>> = vec![None; all.len()];
-    let mut wanted = Vec::new();
-    let mut candidates: Vec<Candidate> = rooms
-        // The room's booking rules: a length it takes, its notice, how far ahead, its grid.
+    let taking: Vec<(usize, &Room, usize)> = rooms
         .filter(|(_, room)| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
         .map(|(at, room)| {
-            let rules = room.rules;
-            let room_from = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead))).timestamp();
             let at_hours = match hours_seen.iter().position(|(hours, _)| *hours == &room.hours) {
                 Some(at_hours) => at_hours,
                 None => {
@@ -152,11 +189,22 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
                     hours_seen.len() - 1
                 }
             };
-            let openings = hours_seen[at_hours].1.iter().map(|&(o, c)| (o.max(room_from), c)).filter(|(o, c)| o < c).collect();
+            (at, room, at_hours)
+        })
+        .collect();
+    // Where each room stands among the candidates, if it is one.
+    let mut candidate_at: Vec<Option<usize>> = vec![None; all.len()];
+    let mut wanted = Vec::with_capacity(taking.len());
+    let mut candidates: Vec<Candidate> = taking
+        .into_iter()
+        .map(|(at, room, at_hours)| {
+            // Its notice, how far ahead it may be booked.
+            let rules = room.rules;
+            let earliest = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead))).timestamp();
             let latest = rules.max_advance_days.map_or(horizon, |days| horizon.min(now + Duration::days(days))).timestamp();
             candidate_at[at] = Some(wanted.len());
             wanted.push(at);
-            Candidate { room, buffer: room.buffer.num_seconds(), openings, offline: Vec::new(), latest }
+            Candidate { room, buffer: room.buffer.num_seconds(), openings: &hours_seen[at_hours].1, earliest, offline: Vec::new(), latest }
         })
         .collect();
     // A booking blocks its room's turnaround before it: bookings that start this long after
@@ -176,7 +224,7 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     // A session that ends a turnaround before the search is in no one's way.
     let people = BusyPeople { client: q.client.as_ref(), engineer: q.engineer.as_ref() };
     // What is read, as each candidate's taken spans padded by its turnaround, and the people's.
-    let mut taken: Vec<Vec<Seconds>> = vec![Vec::new(); candidates.len()];
+    let mut taken = Taken::default();
     let mut busy_people = away;
     let mut read_to = read_from;
     let mut days = 1;
@@ -195,23 +243,27 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
         };
         // Sessions that began before `read_to` were in the earlier reads.
         let earlier = read_to.timestamp();
-        for b in fresh.iter().filter(|b| read_to == read_from || b.start >= earlier) {
-            let (start, end) = (b.start, b.end);
-            if let Some(c) = b.room.and_then(|at| candidate_at[at]) {
-                let buffer = candidates[c].buffer;
-                taken[c].push((start - buffer, end + buffer));
-            }
-            if b.person {
-                busy_people.push((start, end));
-            }
-        }
+        let new = fresh.iter().filter(|b| read_to == read_from || b.start >= earlier);
+        let in_candidates = new.clone().filter_map(|b| {
+            let c = b.room.and_then(|at| candidate_at[at])?;
+            let buffer = candidates[c].buffer;
+            Some((c, (b.start - buffer, b.end + buffer)))
+        });
+        taken.add(candidates.len(), in_candidates);
+        busy_people.extend(new.filter(|b| b.person).map(|b| (b.start, b.end)));
         read_to = next;
         // Past this moment a booking not read yet may block; before it, everything is known.
         let known = (next < to).then(|| (next - turnaround).timestamp());
         let (mut found, unsettled) = slots_in(q, &tz, &candidates, &taken, &busy_people, known);
-        found.sort_unstable_by_key(|f| (f.start, f.candidate));
-        if known.is_none() || found.iter().take_while(|f| f.start < unsettled).count() >= q.limit {
-            found.truncate(q.limit);
+        // The answer is the first `limit` by start, then room, once that many start before
+        // `unsettled`: only those are put in order (no two have the same start and room).
+        if known.is_none() || found.iter().filter(|f| f.start < unsettled).count() >= q.limit {
+            let order = |f: &Found| (f.start, f.candidate);
+            if found.len() > q.limit {
+                found.select_nth_unstable_by_key(q.limit, order);
+                found.truncate(q.limit);
+            }
+            found.sort_unstable_by_key(order);
             let length = q.length.num_seconds();
             let slot = |f: &Found| Slot {
                 room: candidates[f.candidate].room.id.clone(),
@@ -228,7 +280,7 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
 /// The slots of the free windows that end before `known` (all of them when it is `None`), and the
 /// earliest start any other slot can have: a window still open at `known` may yet be cut short by
 /// a booking not read, so it waits for the next read, and so does everything after it.
-fn slots_in(q: &SlotQuery, tz: &StudioTz, candidates: &[Candidate], taken: &[Vec<Seconds>], people: &[Seconds], known: Option<i64>) -> (Vec<Found>, i64) {
+fn slots_in(q: &SlotQuery, tz: &StudioTz, candidates: &[Candidate], taken: &Taken, people: &[Seconds], known: Option<i64>) -> (Vec<Found>, i64) {
     let (length, until) = (q.length.num_seconds(), q.to.timestamp());
     let mut unsettled = known.unwrap_or(i64::MAX);
     let mut found = Vec::new();
@@ -237,18 +289,25 @@ fn slots_in(q: &SlotQuery, tz: &StudioTz, candidates: &[Candidate], taken: &[Vec
         let rules = candidate.room.rules;
         // An opening from `known` on has no window that ends by then, nor any that starts
         // before it: it settles nothing yet, and `unsettled` is at `known` already.
+        // (An opening that begins before the room's earliest start but ends after it has its
+        // windows from that start, which the block below sets, so it is in `known`'s part when
+        // it would be if trimmed: a window from `known` on settles nothing either way.)
         let openings = match known {
             Some(known) => &candidate.openings[..candidate.openings.partition_point(|&(open, _)| open < known)],
-            None => &candidate.openings[..],
+            None => candidate.openings,
         };
-        if openings.is_empty() {
+        if openings.is_empty() || openings.last().is_some_and(|&(_, close)| close <= candidate.earliest) {
             continue;
         }
         // A session needs the room's turnaround free on both sides of it; padding what is taken
         // by the turnaround says the same. (Padding a window too only trims what is closed anyway.)
-        // The client's and engineer's other sessions block every room.
+        // Nothing starts before the room's earliest start, and the client's and engineer's other
+        // sessions block every room.
         blocked.clear();
-        blocked.extend_from_slice(&taken[at]);
+        blocked.push((i64::MIN, candidate.earliest));
+        for spans in taken.of(at) {
+            blocked.extend_from_slice(spans);
+        }
         blocked.extend_from_slice(&candidate.offline);
         blocked.extend_from_slice(people);
         blocked.sort_unstable();

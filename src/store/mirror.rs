@@ -13,7 +13,9 @@
 //! PostgreSQL a read that is the first statement of its use takes the clock read with the cache's
 //! version as the pool handed the connection out ([`Connection::held_clock`]), in the same
 //! request and the same round trip: it answers at least what was committed before the request
-//! reached the pool, and nothing the request read before it is newer.
+//! reached the pool, and nothing the request read before it is newer. On SQLite the clock is
+//! read in the same way, as the first read of the use's snapshot, and holds for every read of
+//! the bookings in that snapshot, whatever else it read first (a search's offline windows).
 //!
 //! A connection inside a transaction reads the table itself ([`Mirror::usable_on`]): its own
 //! writes are not committed, and must never reach what other connections read.
@@ -215,7 +217,7 @@ impl Mirror {
         // is that of a snapshot older than what another connection applied (SQLite's read
         // transaction of a request that began earlier, or on PostgreSQL the clock read as this
         // connection was handed out): what is held is newer, and answers it. Read with the
-        // cache's version as the connection was handed out, when nothing was sent since.
+        // cache's version as the connection was handed out, when nothing newer was read since.
         let now: i64 = match conn.held_clock() {
             Some(now) => now,
             None => conn.prepare_cached("SELECT n FROM booking_clock WHERE id = 1")?.query_row((), |row| row.get(0))?,

@@ -65,8 +65,8 @@ use db::{Connection, OptionalExtension};
 /// webhooks), bumped by triggers on those tables from migration 19 on.
 const CACHE_VERSION: &str = "SELECT version FROM cache_version WHERE id = 1";
 const CACHE_VERSION_SINCE: i64 = 19;
-/// [`CACHE_VERSION`] and the bookings' change clock (mirror.rs) in one row, for a connection to
-/// PostgreSQL that reads bookings from memory (the clock is there since [`mirror::SINCE`]).
+/// [`CACHE_VERSION`] and the bookings' change clock (mirror.rs) in one row, for a connection
+/// that reads bookings from memory (the clock is there since [`mirror::SINCE`]).
 const CACHE_VERSION_AND_CLOCK: &str = "SELECT version, (SELECT n FROM booking_clock WHERE id = 1) FROM cache_version WHERE id = 1";
 /// The tables whose triggers bump [`CACHE_VERSION`].
 const CACHED_TABLES: &[&str] = &["studio", "rooms", "webhooks"];
@@ -174,11 +174,10 @@ impl Store {
     pub(crate) fn share_mirror(&mut self, mirror: &Arc<Mirror>) {
         if self.version >= mirror::SINCE {
             self.mirror = Some(mirror.clone());
-            // On PostgreSQL the clock's own query would be a round trip; on SQLite it costs less
-            // than reading it with every version.
-            if self.conn.backend() == Backend::Postgres {
-                self.conn.hold_booking_clock(CACHE_VERSION_AND_CLOCK);
-            }
+            // Read with the version as the connection is handed out: on PostgreSQL the clock's
+            // own query would be a round trip, and on SQLite a statement of its own for every
+            // read of the bookings, where the held clock serves all of a use's reads.
+            self.conn.hold_booking_clock(CACHE_VERSION_AND_CLOCK);
         }
     }
 

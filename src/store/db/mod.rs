@@ -222,8 +222,8 @@ struct Cache {
     /// that reads bookings from memory ([`Connection::hold_booking_clock`]).
     with_clock: std::cell::Cell<Option<&'static str>>,
     /// The bookings' change clock read with the version as the connection was handed out, until
-    /// the use's next statement (which may read, or write, what is newer), a transaction's
-    /// start or end, or the end of the use.
+    /// the use's next statement (which may read, or write, what is newer; on SQLite, until the
+    /// snapshot it was read in ends), a transaction's start or end, or the end of the use.
     clock: std::cell::Cell<Option<i64>>,
     values: std::cell::RefCell<std::collections::HashMap<&'static str, (i64, Box<dyn std::any::Any + Send>)>>,
 }
@@ -347,8 +347,11 @@ impl Connection {
     /// committed by itself.
     fn sending(&self, writes: bool, sql: &str) {
         // Whatever the statement reads may be newer than the clock held since the hand-out: the
-        // memory must not then answer older than it.
-        self.cache.clock.set(None);
+        // memory must not then answer older than it. A read in the SQLite snapshot the clock was
+        // read in sees nothing newer, so the clock holds until the snapshot ends.
+        if writes || !self.snapshot.get() {
+            self.cache.clock.set(None);
+        }
         if writes {
             self.end_snapshot();
             self.cache.sending_write(self.activity.get().in_transaction, sql);
@@ -598,8 +601,8 @@ impl Connection {
     }
 
     /// The bookings' change clock read as this use began ([`Connection::hold_booking_clock`]), if
-    /// nothing was sent on the connection since: a read of the bookings that is the use's first
-    /// statement may take it. Every change committed before the use began is numbered at or
+    /// nothing was sent on the connection since, or only reads in the SQLite snapshot it was read
+    /// in: a read of the bookings may take it then. Every change committed before the use began is numbered at or
     /// below it, and nothing the use read is newer.
     pub fn held_clock(&self) -> Option<i64> {
         self.cache.clock.get()
