@@ -171,15 +171,47 @@ fn check_call(
 /// when this reading succeeds the SDK's own settles on the same request; when it fails, the SDK's
 /// own reading decides, and its error is the one sent.
 fn tool_call(text: &str) -> Option<ClientJsonRpcMessage> {
-    let request = match serde_json::from_str::<PlainToolCall>(text) {
-        Ok(plain) => plain.into_sdk(),
+    let request = match serde_json::from_str::<Objects<PlainToolCall>>(text) {
+        Ok(Objects(plain)) => plain.into_sdk(),
         Err(_) => serde_json::from_str::<JsonRpcRequest<CallToolRequest>>(text).ok()?,
     };
-    Some(JsonRpcMessage::Request(JsonRpcRequest {
-        jsonrpc: request.jsonrpc,
-        id: request.id,
-        request: ClientRequest::CallToolRequest(request.request),
-    }))
+    Some(JsonRpcMessage::Request(request_of(request)))
+}
+
+/// A plain `tools/call` ([`PlainToolCall`]) read straight from a message's bytes, with no JSON
+/// value of the whole message on the way: the message [`check`] forwards for the same bytes, as
+/// the SDK reads it. `None` for anything else, which [`check`] reads. A plain call passes every
+/// check of the envelope by its types alone: a `jsonrpc` of `"2.0"`, an id the SDK reads, the
+/// method, an object with each key once (and params that are one), and nothing else; and a
+/// front routes it to the SDK whatever protocol it speaks, as it carries no 2025-11-25 task.
+pub fn plain_tool_call(bytes: &[u8]) -> Option<ClientJsonRpcMessage> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let Objects(plain) = serde_json::from_str::<Objects<PlainToolCall>>(text).ok()?;
+    Some(JsonRpcMessage::Request(request_of(plain.into_sdk())))
+}
+
+fn request_of(request: JsonRpcRequest<CallToolRequest>) -> JsonRpcRequest<ClientRequest> {
+    JsonRpcRequest { jsonrpc: request.jsonrpc, id: request.id, request: ClientRequest::CallToolRequest(request.request) }
+}
+
+/// A struct read only from a JSON object: serde's derived reading takes a struct from an array
+/// too (its fields in order), which no JSON-RPC message or params may be.
+struct Objects<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Objects<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Object<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Object(std::marker::PhantomData)).map(Objects)
+    }
 }
 
 /// A `tools/call` of the plain shape nearly every client sends (a name, arguments and `_meta`, and
@@ -194,7 +226,7 @@ struct PlainToolCall {
     jsonrpc: JsonRpcVersion2_0,
     id: RequestId,
     method: CallToolRequestMethod,
-    params: PlainToolParams,
+    params: Objects<PlainToolParams>,
 }
 
 #[derive(Deserialize)]
@@ -209,7 +241,7 @@ struct PlainToolParams {
 impl PlainToolCall {
     /// The request as the SDK builds it: `_meta` in the request's extensions, not its params.
     fn into_sdk(self) -> JsonRpcRequest<CallToolRequest> {
-        let PlainToolParams { meta, name, arguments } = self.params;
+        let Objects(PlainToolParams { meta, name, arguments }) = self.params;
         let mut params = CallToolRequestParams::new(name);
         params.arguments = arguments;
         let mut request = CallToolRequest::new(params);
@@ -354,7 +386,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"q","_meta":{"progressToken":"p","x":{"y":[true]}}},"x":1}"#.to_owned(),
         ];
         // Most of these take the plain reading; the rest (a task, a retry's state, another member) the SDK's.
-        let plain = lines.iter().filter(|line| serde_json::from_str::<PlainToolCall>(line).is_ok()).count();
+        let plain = lines.iter().filter(|line| serde_json::from_str::<Objects<PlainToolCall>>(line).is_ok()).count();
         assert_eq!(plain, 5, "the plain reading was not tried");
         for line in &lines {
             let sdk = serde_json::from_str::<ClientJsonRpcMessage>(line).unwrap();
@@ -362,11 +394,30 @@ mod tests {
             assert_eq!(serde_json::to_value(&read).unwrap(), serde_json::to_value(&sdk).unwrap(), "{line}");
             let Verdict::Forward(_, forwarded) = check(line.as_bytes()) else { panic!("{line}") };
             assert_eq!(serde_json::to_value(&*forwarded).unwrap(), serde_json::to_value(&sdk).unwrap(), "{line}");
+            // The stdio front's reading before the envelope's check: the same message, or none.
+            if let Some(straight) = plain_tool_call(line.as_bytes()) {
+                assert_eq!(serde_json::to_value(&straight).unwrap(), serde_json::to_value(&sdk).unwrap(), "{line}");
+            }
+        }
+        assert_eq!(lines.iter().filter(|line| plain_tool_call(line.as_bytes()).is_some()).count(), 5);
+        // What is not a plain call's object is not read straight, and the envelope's check refuses it.
+        for not_plain in [
+            r#"["2.0",1,"tools/call",{"name":"q"}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[null,"q",null]}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"q"}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"q"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"q"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","_meta":3}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q"}} x"#,
+        ] {
+            assert!(plain_tool_call(not_plain.as_bytes()).is_none(), "{not_plain}");
+            assert!(!matches!(check(not_plain.as_bytes()), Verdict::Forward(_, m) if matches!(*m, JsonRpcMessage::Request(JsonRpcRequest { request: ClientRequest::CallToolRequest(_), .. }))), "{not_plain}");
         }
         // What the typed reading refuses goes the SDK's way, with its errors.
         assert!(tool_call(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}"#).is_none());
         for twice in [r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"a","name":"b"}}"#, r#"{"jsonrpc":"2.0","id":9,"id":8,"method":"tools/call","params":{"name":"a"}}"#] {
-            assert!(serde_json::from_str::<PlainToolCall>(twice).is_err(), "{twice}");
+            assert!(serde_json::from_str::<Objects<PlainToolCall>>(twice).is_err(), "{twice}");
+            assert!(plain_tool_call(twice.as_bytes()).is_none(), "{twice}");
             // Read as the SDK's typed reading reads them, as before the plain reading was tried.
             let typed = serde_json::from_str::<JsonRpcRequest<CallToolRequest>>(twice).ok().map(|r| serde_json::to_value(r).unwrap());
             let read = tool_call(twice).map(|m| match m {

@@ -1,5 +1,6 @@
 //! stdio: newline-delimited JSON-RPC on stdin and stdout. Each line goes through the envelope
-//! check of `jsonrpc.rs` (shared with HTTP), which hands the SDK the message as it read it or
+//! check of `jsonrpc.rs` (shared with HTTP; a plain tool call, which passes it by its shape, is
+//! read straight into the SDK's type instead), which hands the SDK the message as it read it or
 //! gives its JSON-RPC error (the SDK's own line transport drops what it cannot read); the SDK's
 //! transport here ([`Lines`]) writes its messages, and a single writer keeps every line on stdout
 //! whole. Nothing but protocol goes to stdout; the session ends at EOF.
@@ -182,6 +183,16 @@ async fn forward_requests(
         }
         let line = buffer.trim_ascii();
         if line.is_empty() {
+            continue;
+        }
+        // Nearly every request is a plain tool call: read once, straight into the SDK's type,
+        // with no JSON value of the whole message for the envelope's check, which such a call
+        // passes by its shape (and, carrying no 2025-11-25 task, goes to the SDK).
+        if let Some(message) = jsonrpc::plain_tool_call(line) {
+            forwarded.fetch_add(1, Ordering::SeqCst);
+            if to_sdk.send(message).await.is_err() {
+                break;
+            }
             continue;
         }
         match jsonrpc::check(line) {

@@ -25,6 +25,12 @@ fn or_crash<T, E: std::fmt::Display>(result: Result<T, E>, what: &str) -> T {
 /// must be a well-formed answer with the request's id whenever that id is readable.
 pub fn stdio_line(line: &[u8]) {
     let verdict = jsonrpc::check(line);
+    // The stdio front reads a plain tool call straight, before the envelope's check: it must be
+    // the very message the check forwards.
+    if let Some(straight) = jsonrpc::plain_tool_call(line) {
+        let Verdict::Forward(_, checked) = &verdict else { panic!("read straight a tool call the envelope's check refuses: {verdict:?}") };
+        assert_eq!(serde_json::to_value(&straight).ok(), serde_json::to_value(checked.as_ref()).ok(), "read straight another message than the check forwards");
+    }
     let value: Option<Value> = serde_json::from_slice(line).ok();
     match &verdict {
         Verdict::Forward(_, checked) => {
