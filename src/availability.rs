@@ -177,7 +177,8 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     let days = DayOffsets::new(&tz, first, last + Duration::days(1));
     // Rooms of a studio mostly share their hours: each set of hours is turned into instants once.
     // The rooms that take a session of this length (by their booking rules), each with where its
-    // hours stand in `hours_seen`.
+    // hours stand in `hours_seen`: every set of hours is laid out first, and the candidates then
+    // borrow them.
     let mut hours_seen: Vec<(&WeeklyHours, Vec<Seconds>)> = Vec::new();
     let taking: Vec<(usize, &Room, usize)> = rooms
         .filter(|(_, room)| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
