@@ -186,6 +186,11 @@ fn tool_call(text: &str) -> Option<ClientJsonRpcMessage> {
 /// front routes it to the SDK whatever protocol it speaks, as it carries no 2025-11-25 task.
 pub fn plain_tool_call(bytes: &[u8]) -> Option<ClientJsonRpcMessage> {
     let text = std::str::from_utf8(bytes).ok()?;
+    // Any other message is passed over at the cost of a search, not of a reading that fails
+    // (a method spelt with an escape goes to the check, which reads it all the same).
+    if !text.contains("\"tools/call\"") {
+        return None;
+    }
     let Objects(plain) = serde_json::from_str::<Objects<PlainToolCall>>(text).ok()?;
     Some(JsonRpcMessage::Request(request_of(plain.into_sdk())))
 }
