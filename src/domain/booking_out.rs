@@ -3,7 +3,7 @@
 //! payloads (`crate::store::outbox`) all use [`booking_out`], so none can differ from another; it
 //! lives here, below the store, so that the store may use it. It knows no protocol.
 
-use super::{Booking, Session, StudioTz};
+use super::{Booking, DayWritten, Session, StudioTz};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -80,6 +80,12 @@ fn into_booking_out(tz: &StudioTz, b: Booking) -> BookingOut {
 /// are written straight into `out`. A page of bookings is most of what `query_bookings` costs to
 /// answer.
 pub fn write_booking_json(tz: &StudioTz, b: &Booking, out: &mut String) {
+    write_booking_json_on(tz, &mut DayWritten::default(), b, out);
+}
+
+/// [`write_booking_json`] for one of several bookings written together (a page): their instants
+/// share `day`, the last day one was written on.
+pub fn write_booking_json_on(tz: &StudioTz, day: &mut DayWritten, b: &Booking, out: &mut String) {
     let s = &b.session;
     let mut number = itoa::Buffer::new();
     out.push_str("{\"id\":");
@@ -91,9 +97,9 @@ pub fn write_booking_json(tz: &StudioTz, b: &Booking, out: &mut String) {
     out.push_str(",\"engineer\":");
     json_optional_text(out, s.engineer.as_ref().map(|e| e.as_str()));
     out.push_str(",\"start\":\"");
-    tz.write(s.start, out);
+    tz.write_on(day, s.start, out);
     out.push_str("\",\"end\":\"");
-    tz.write(s.end, out);
+    tz.write_on(day, s.end, out);
     out.push_str("\",\"party_size\":");
     out.push_str(number.format(s.party_size));
     out.push_str(",\"requires\":");
@@ -111,7 +117,7 @@ pub fn write_booking_json(tz: &StudioTz, b: &Booking, out: &mut String) {
     match b.hold_until {
         Some(t) => {
             out.push('"');
-            tz.write(t, out);
+            tz.write_on(day, t, out);
             out.push('"');
         }
         None => out.push_str("null"),

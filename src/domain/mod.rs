@@ -13,7 +13,7 @@ mod slots;
 mod text;
 mod time;
 
-pub use booking_out::{booking_out, json_optional_text, json_text, write_booking_json, BookingOut};
+pub use booking_out::{booking_out, json_optional_text, json_text, write_booking_json, write_booking_json_on, BookingOut};
 pub use booking_rules::{BookingRules, BookingRulesEdit, MAX_ADVANCE_DAYS, MAX_LEAD_MINUTES};
 pub use calendars::CalendarOf;
 pub use hours::{DaySpan, WeeklyHours};
@@ -23,7 +23,7 @@ pub use refusal::{BufferNote, Refusal};
 pub use series::{expand_series, SeriesError};
 pub use slots::{align_up, align_up_seconds, free_windows, free_windows_in_seconds, Span};
 pub use text::{check_list, plausible_email, Email, Id, Line, List, Name, Notes, Tag, TextFault, TextKind, MAX_LIST};
-pub use time::{instant_of, DayOffsets, Pick, StudioTz, TimeError, Zoned, YEARS};
+pub use time::{instant_of, DayOffsets, DayWritten, Pick, StudioTz, TimeError, Zoned, YEARS};
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};

@@ -140,11 +140,25 @@ impl StudioTz {
     /// seconds, as zones had before about 1940, or a year outside 0 to 9999), as it writes them
     /// all in the tests.
     pub fn write(&self, t: DateTime<Utc>, out: &mut String) {
+        self.write_on(&mut DayWritten::default(), t, out);
+    }
+
+    /// [`StudioTz::write`] for one of several instants written together (an answer's): an
+    /// instant on the steady day of the one `last` holds needs only its time of day written.
+    pub fn write_on(&self, last: &mut DayWritten, t: DateTime<Utc>, out: &mut String) {
         /// 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z, in seconds from the epoch.
         const YEAR_0: i64 = -62_167_219_200;
         const YEAR_10000: i64 = 253_402_300_800;
-        let offset = self.offset_at(t);
-        let local = t.timestamp() + i64::from(offset);
+        let seconds = t.timestamp();
+        if last.zone == Some(self.0) && (last.from..last.from + DAY).contains(&seconds) {
+            let second = (seconds - last.from) as u32;
+            let mut text = last.text;
+            write_time_of_day(&mut text, second);
+            push_ascii(out, &text, || self.format_by_chrono(t));
+            return;
+        }
+        let (offset, steady_day) = self.offset_and_day(t);
+        let local = seconds + i64::from(offset);
         if offset % 60 != 0 || !(YEAR_0..YEAR_10000).contains(&local) {
             out.push_str(&self.format_by_chrono(t));
             return;
@@ -164,26 +178,26 @@ impl StudioTz {
         digits(2, year);
         digits(5, month);
         digits(8, day);
-        digits(11, second / 3600);
-        digits(14, second / 60 % 60);
-        digits(17, second % 60);
         digits(20, minutes / 60);
         digits(23, minutes % 60);
         if offset < 0 {
             text[19] = b'-';
         }
-        // Digits and separators only: always text.
-        match std::str::from_utf8(&text) {
-            Ok(text) => out.push_str(text),
-            Err(_) => out.push_str(&self.format_by_chrono(t)),
+        // Every instant of a steady day is written at the day's offset: the next one on it
+        // needs only its time of day.
+        if let Some(local_day) = steady_day {
+            *last = DayWritten { zone: Some(self.0), from: local_day * DAY - i64::from(offset), text };
         }
+        write_time_of_day(&mut text, second);
+        push_ascii(out, &text, || self.format_by_chrono(t));
     }
 
-    /// The offset from UTC at `t`, in seconds east. An instant whose local time on a day's offset
-    /// falls on that very day, a day that keeps that offset all day, is that local time: every
-    /// local time of a steady day is one instant, at the day's offset. Other instants (on a day
-    /// the clocks change, or outside the table's years) ask the zone.
-    fn offset_at(&self, t: DateTime<Utc>) -> i32 {
+    /// The offset from UTC at `t`, in seconds east, and the local day it falls on if that day is
+    /// steady. An instant whose local time on a day's offset falls on that very day, a day that
+    /// keeps that offset all day, is that local time: every local time of a steady day is one
+    /// instant, at the day's offset. Other instants (on a day the clocks change, or outside the
+    /// table's years) ask the zone.
+    fn offset_and_day(&self, t: DateTime<Utc>) -> (i32, Option<i64>) {
         let seconds = t.timestamp();
         let day = seconds.div_euclid(DAY);
         for day in [day, day + 1, day - 1] {
@@ -191,10 +205,10 @@ impl StudioTz {
                 && (seconds + offset).div_euclid(DAY) == day
                 && let Ok(offset) = i32::try_from(offset)
             {
-                return offset;
+                return (offset, Some(day));
             }
         }
-        chrono::Offset::fix(&self.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc()
+        (chrono::Offset::fix(&self.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc(), None)
     }
 
     /// [`StudioTz::format`] through chrono's RFC 3339 formatting.
@@ -244,6 +258,32 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819202122
 /// Howard Hinnant's `civil_from_days`, in eras of 400 years (146,097 days) that begin on 1 March,
 /// so that a leap day ends a year. The days are counted from 1 March of year -400, a whole era
 /// earlier, so that every number stays unsigned.
+/// The last steady day [`StudioTz::write_on`] wrote an instant of: its zone, its first second in
+/// UTC, and the text of an instant on it with the date and the offset in place.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DayWritten {
+    zone: Option<Tz>,
+    from: i64,
+    text: [u8; 25],
+}
+
+/// Writes the time of day `second` into an instant's text (`…THH:MM:SS…`).
+fn write_time_of_day(text: &mut [u8; 25], second: u32) {
+    for (at, n) in [(11, second / 3600), (14, second / 60 % 60), (17, second % 60)] {
+        let pair = (n % 100) as usize * 2;
+        text[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+}
+
+/// Appends an instant's text, digits and separators only (so always text; `otherwise` is never
+/// called in practice).
+fn push_ascii(out: &mut String, text: &[u8], otherwise: impl FnOnce() -> String) {
+    match std::str::from_utf8(text) {
+        Ok(text) => out.push_str(text),
+        Err(_) => out.push_str(&otherwise()),
+    }
+}
+
 fn civil_from_days(days: u32) -> (u32, u32, u32) {
     // 0000-01-01 is day 60 of the era that begins on 0000-03-01 less one era (0000 is a leap year).
     let z = days + 146_097 - 60;
@@ -518,6 +558,36 @@ mod tests {
         let t = Utc.with_ymd_and_hms(1900, 1, 1, 0, 0, 0).unwrap();
         assert_ne!(chrono::Offset::fix(&kolkata.0.offset_from_utc_datetime(&t.naive_utc())).local_minus_utc() % 60, 0);
         assert_eq!(kolkata.format(t), kolkata.format_by_chrono(t));
+    }
+
+    /// Instants written one after another with the last day kept ([`StudioTz::write_on`]) are
+    /// written as each is alone: every quarter hour and a second either side over two years of
+    /// zones whose clocks change by an hour, half an hour, or across midnight, walked forward,
+    /// back and by jumps, with one kept day passed from zone to zone.
+    #[test]
+    fn instants_written_with_the_last_day_kept_are_written_as_alone() {
+        let mut last = DayWritten::default();
+        let mut kept = 0;
+        for (zone, year) in CHANGING_ZONES.iter().chain(&[("Asia/Kathmandu", 2026), ("Pacific/Chatham", 2026)]) {
+            let tz: StudioTz = zone.parse().unwrap();
+            let start = Utc.with_ymd_and_hms(*year, 1, 1, 0, 0, 0).unwrap();
+            let quarters: Vec<DateTime<Utc>> = (0..2 * 366 * 96)
+                .flat_map(|q| {
+                    let t = start + chrono::Duration::minutes(15 * q);
+                    [t - chrono::Duration::seconds(1), t, t + chrono::Duration::seconds(1)]
+                })
+                .collect();
+            let jumps = quarters.iter().step_by(7919).chain(quarters.iter().rev().step_by(5003));
+            for &t in quarters.iter().chain(quarters.iter().rev()).chain(jumps) {
+                let mut written = String::new();
+                let was_kept = last.zone == Some(tz.0) && (last.from..last.from + DAY).contains(&t.timestamp());
+                tz.write_on(&mut last, t, &mut written);
+                assert_eq!(written, tz.format_by_chrono(t), "{zone} {t}");
+                kept += usize::from(was_kept);
+            }
+        }
+        // Most instants took the kept day: the test exercised it.
+        assert!(kept > 1_000_000, "{kept}");
     }
 
     /// The days-to-date arithmetic of [`StudioTz::write`] is chrono's calendar, leap years and

@@ -44,11 +44,13 @@ impl BookingsPage {
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(64 + 512 * self.bookings.len());
         out.push_str("{\"bookings\":[");
+        // A page in start order writes many instants of one day.
+        let mut day = crate::domain::DayWritten::default();
         for (at, booking) in self.bookings.iter().enumerate() {
             if at > 0 {
                 out.push(',');
             }
-            crate::domain::write_booking_json(&self.tz, booking, &mut out);
+            crate::domain::write_booking_json_on(&self.tz, &mut day, booking, &mut out);
         }
         out.push_str("],\"next_cursor\":");
         crate::domain::json_optional_text(&mut out, self.next_cursor.as_deref());
@@ -112,6 +114,7 @@ impl SlotsPage {
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(16 + 128 * self.slots.len());
         out.push_str("{\"slots\":[");
+        let mut day = crate::domain::DayWritten::default();
         for (at, slot) in self.slots.iter().enumerate() {
             if at > 0 {
                 out.push(',');
@@ -120,7 +123,7 @@ impl SlotsPage {
             crate::domain::json_text(&mut out, slot.room.as_str());
             for (name, t) in [(",\"start\":\"", slot.start), ("\",\"end\":\"", slot.end), ("\",\"latest_start\":\"", slot.latest_start)] {
                 out.push_str(name);
-                self.tz.write(t, &mut out);
+                self.tz.write_on(&mut day, t, &mut out);
             }
             out.push_str("\"}");
         }
