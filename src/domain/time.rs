@@ -150,8 +150,7 @@ impl StudioTz {
         const YEAR_0: i64 = -62_167_219_200;
         const YEAR_10000: i64 = 253_402_300_800;
         let seconds = t.timestamp();
-        if last.zone == Some(self.0) && (last.from..last.from + DAY).contains(&seconds) {
-            let second = (seconds - last.from) as u32;
+        if let Some(second) = last.second_of(self, seconds) {
             let mut text = last.text;
             write_time_of_day(&mut text, second);
             push_ascii(out, &text, || self.format_by_chrono(t));
@@ -169,17 +168,9 @@ impl StudioTz {
         let (year, month, day) = civil_from_days(days);
         let minutes = offset.unsigned_abs() / 60;
         let mut text = *b"0000-00-00T00:00:00+00:00";
-        // Two digits at a time, at places known when compiled: no loop, no bounds to check.
-        let mut digits = |at: usize, n: u32| {
-            let pair = (n % 100) as usize * 2;
-            text[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        };
-        digits(0, year / 100);
-        digits(2, year);
-        digits(5, month);
-        digits(8, day);
-        digits(20, minutes / 60);
-        digits(23, minutes % 60);
+        for (at, n) in [(0, year / 100), (2, year), (5, month), (8, day), (20, minutes / 60), (23, minutes % 60)] {
+            put_pair(&mut text, at, n);
+        }
         if offset < 0 {
             text[19] = b'-';
         }
@@ -267,11 +258,24 @@ pub struct DayWritten {
     text: [u8; 25],
 }
 
+impl DayWritten {
+    /// The second of the kept day that `seconds` falls on, if it falls on it in `tz`.
+    fn second_of(&self, tz: &StudioTz, seconds: i64) -> Option<u32> {
+        (self.zone == Some(tz.0) && (self.from..self.from + DAY).contains(&seconds)).then(|| (seconds - self.from) as u32)
+    }
+}
+
+/// Writes the last two digits of `n` at `at` in an instant's text, from a table: at places
+/// known when compiled, no bounds to check.
+fn put_pair(text: &mut [u8; 25], at: usize, n: u32) {
+    let pair = (n % 100) as usize * 2;
+    text[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+}
+
 /// Writes the time of day `second` into an instant's text (`…THH:MM:SS…`).
 fn write_time_of_day(text: &mut [u8; 25], second: u32) {
     for (at, n) in [(11, second / 3600), (14, second / 60 % 60), (17, second % 60)] {
-        let pair = (n % 100) as usize * 2;
-        text[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        put_pair(text, at, n);
     }
 }
 
@@ -580,7 +584,7 @@ mod tests {
             let jumps = quarters.iter().step_by(7919).chain(quarters.iter().rev().step_by(5003));
             for &t in quarters.iter().chain(quarters.iter().rev()).chain(jumps) {
                 let mut written = String::new();
-                let was_kept = last.zone == Some(tz.0) && (last.from..last.from + DAY).contains(&t.timestamp());
+                let was_kept = last.second_of(&tz, t.timestamp()).is_some();
                 tz.write_on(&mut last, t, &mut written);
                 assert_eq!(written, tz.format_by_chrono(t), "{zone} {t}");
                 kept += usize::from(was_kept);

@@ -188,33 +188,33 @@ async fn forward_requests(
         // Nearly every request is a plain tool call: read once, straight into the SDK's type,
         // with no JSON value of the whole message for the envelope's check, which such a call
         // passes by its shape (and, carrying no 2025-11-25 task, goes to the SDK).
-        if let Some(message) = jsonrpc::plain_tool_call(line) {
-            forwarded.fetch_add(1, Ordering::SeqCst);
-            if to_sdk.send(message).await.is_err() {
-                break;
-            }
-            continue;
-        }
-        match jsonrpc::check(line) {
-            // A 2025-11-25 task request is answered here, on its own task: tasks/result waits.
-            Verdict::Forward(message, _) if matches!(legacy.route(&message), Route::Answer) => {
-                let (legacy, lines_out) = (legacy.clone(), lines_out.clone());
-                tokio::spawn(async move {
-                    let answer = legacy.answer(message).await;
-                    lines_out.send(answer.to_string()).await.ok();
-                });
-            }
-            Verdict::Forward(_, message) => {
-                forwarded.fetch_add(1, Ordering::SeqCst);
-                if to_sdk.send(*message).await.is_err() {
-                    // The session has ended: nothing more will be read.
-                    break;
+        let message = match jsonrpc::plain_tool_call(line) {
+            Some(message) => message,
+            None => match jsonrpc::check(line) {
+                // A 2025-11-25 task request is answered here, on its own task: tasks/result waits.
+                Verdict::Forward(message, _) if matches!(legacy.route(&message), Route::Answer) => {
+                    let (legacy, lines_out) = (legacy.clone(), lines_out.clone());
+                    tokio::spawn(async move {
+                        let answer = legacy.answer(message).await;
+                        lines_out.send(answer.to_string()).await.ok();
+                    });
+                    continue;
                 }
-            }
-            Verdict::Answer(reply) => {
-                lines_out.send(reply.to_string()).await.ok();
-            }
-            Verdict::Drop(why) => tracing::debug!(%why, "dropped a message that gets no answer"),
+                Verdict::Forward(_, message) => *message,
+                Verdict::Answer(reply) => {
+                    lines_out.send(reply.to_string()).await.ok();
+                    continue;
+                }
+                Verdict::Drop(why) => {
+                    tracing::debug!(%why, "dropped a message that gets no answer");
+                    continue;
+                }
+            },
+        };
+        forwarded.fetch_add(1, Ordering::SeqCst);
+        if to_sdk.send(message).await.is_err() {
+            // The session has ended: nothing more will be read.
+            break;
         }
     }
     // End of input (`to_sdk` dropped): the SDK finishes what it started and ends the session.
