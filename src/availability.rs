@@ -5,7 +5,8 @@
 
 use crate::domain::{align_up_seconds, free_windows_in_seconds, instant_of, Booking, ClientId, DayOffsets, EngineerId, OfflineWindow, Room, RoomId, Span, Status, StudioTz, WeeklyHours};
 use crate::store::{BookingQuery, BusyPeople, BusySpan, MAX_BOOKING, PersonKind, Store, StoreError};
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
+use std::sync::Arc;
 
 /// The longest span one free-slot search may cover, in calendar days of the studio's zone.
 pub const MAX_SEARCH: Duration = Duration::days(31);
@@ -96,6 +97,84 @@ struct Candidate<'a> {
     latest: i64,
 }
 
+/// Every set of the rooms' opening hours laid out over the days a booking may take, from the
+/// day before the studio's today to the day after its horizon, kept by the connection with the
+/// rooms it was laid out for: a search then borrows its days' openings instead of laying out
+/// the hours of every room it may offer. Each day is laid out as a search lays it out alone.
+struct HoursLaidOut {
+    /// The rooms, as the store shares them: a layout is for these very rooms.
+    rooms: Arc<[Room]>,
+    tz: StudioTz,
+    first: NaiveDate,
+    last: NaiveDate,
+    /// Each room's hours (by its place in `rooms`): their place in `sets`.
+    set_of: Vec<usize>,
+    /// Each set of hours' openings over `first..=last`, and where each day's first opening
+    /// stands among them (and where the last day's end).
+    sets: Vec<(Vec<Seconds>, Vec<usize>)>,
+}
+
+impl HoursLaidOut {
+    /// The layout the connection keeps for `rooms` in the studio's zone, laid out again when
+    /// the rooms, the zone, the studio's today or its horizon moved; `None` where the store
+    /// keeps nothing.
+    fn kept(store: &Store, rooms: &Arc<[Room]>, tz: &StudioTz, now: DateTime<Utc>, horizon: DateTime<Utc>) -> Result<Option<Arc<HoursLaidOut>>, StoreError> {
+        if !store.keeping() {
+            return Ok(None);
+        }
+        let (first, last) = (tz.local(now).date() - Duration::days(1), tz.local(horizon).date() + Duration::days(1));
+        store
+            .kept(
+                "hours_laid_out",
+                |laid: &Arc<HoursLaidOut>| Arc::ptr_eq(&laid.rooms, rooms) && laid.tz == *tz && (laid.first, laid.last) == (first, last),
+                || Ok::<_, StoreError>(Arc::new(HoursLaidOut::new(rooms.clone(), *tz, first, last))),
+            )
+            .map(Some)
+    }
+
+    fn new(rooms: Arc<[Room]>, tz: StudioTz, first: NaiveDate, last: NaiveDate) -> HoursLaidOut {
+        let days = DayOffsets::new(&tz, first, last + Duration::days(1));
+        let mut seen: Vec<&WeeklyHours> = Vec::new();
+        let mut sets = Vec::new();
+        let mut set_of = Vec::with_capacity(rooms.len());
+        for room in rooms.iter() {
+            let at = match seen.iter().position(|hours| *hours == &room.hours) {
+                Some(at) => at,
+                None => {
+                    let (mut openings, mut day_starts) = (Vec::new(), Vec::new());
+                    for day in first.iter_days().take_while(|day| *day <= last) {
+                        day_starts.push(openings.len());
+                        openings.extend(room.hours.opening_seconds(&days, day, day));
+                    }
+                    day_starts.push(openings.len());
+                    seen.push(&room.hours);
+                    sets.push((openings, day_starts));
+                    sets.len() - 1
+                }
+            };
+            set_of.push(at);
+        }
+        HoursLaidOut { rooms, tz, first, last, set_of, sets }
+    }
+
+    fn covers(&self, first: NaiveDate, last: NaiveDate) -> bool {
+        self.first <= first && last <= self.last
+    }
+
+    /// The days `first..=last`, which the layout [`covers`](HoursLaidOut::covers), as places
+    /// among its days, for [`HoursLaidOut::openings`].
+    fn days(&self, first: NaiveDate, last: NaiveDate) -> (usize, usize) {
+        let day = |date: NaiveDate| usize::try_from(date.num_days_from_ce() - self.first.num_days_from_ce()).unwrap_or(0);
+        (day(first), day(last) + 1)
+    }
+
+    /// The openings of the room at `room` (among the rooms laid out) over the layout's `days`.
+    fn openings(&self, room: usize, (from, to): (usize, usize)) -> &[Seconds] {
+        let (openings, day_starts) = &self.sets[self.set_of[room]];
+        &openings[day_starts[from]..day_starts[to]]
+    }
+}
+
 /// What the reads found in the candidates' rooms, each span padded by its room's turnaround:
 /// each read's spans grouped by candidate, so that a search keeps one list rather than one a
 /// room.
@@ -172,21 +251,25 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     }
     let (first, last) = (tz.local(q.from).date() - Duration::days(1), tz.local(q.to).date());
     let minutes = q.length.num_minutes();
-    // Every room's hours over the same days: their offsets are found once (an opening closes on
-    // its day or the next).
-    let days = DayOffsets::new(&tz, first, last + Duration::days(1));
-    // Rooms of a studio mostly share their hours: each set of hours is turned into instants once.
-    // The rooms that take a session of this length (by their booking rules), each with where its
-    // hours stand in `hours_seen`: every set of hours is laid out first, and the candidates then
-    // borrow them.
+    // The rooms' hours as the connection keeps them laid out, over the days from the studio's
+    // today to its horizon, if the search's days are among those.
+    let kept = HoursLaidOut::kept(store, &all, &tz, now, horizon)?.filter(|laid| laid.covers(first, last));
+    let kept_days = kept.as_ref().map(|laid| laid.days(first, last));
+    // Otherwise every room's hours over the search's days: their offsets are found once (an
+    // opening closes on its day or the next). Rooms of a studio mostly share their hours: each
+    // set of hours is turned into instants once. The rooms that take a session of this length
+    // (by their booking rules), each with where its hours stand in `hours_seen`: every set of
+    // hours is laid out first, and the candidates then borrow them.
+    let days = kept.is_none().then(|| DayOffsets::new(&tz, first, last + Duration::days(1)));
     let mut hours_seen: Vec<(&WeeklyHours, Vec<Seconds>)> = Vec::new();
     let taking: Vec<(usize, &Room, usize)> = rooms
         .filter(|(_, room)| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
         .map(|(at, room)| {
+            let Some(days) = &days else { return (at, room, 0) };
             let at_hours = match hours_seen.iter().position(|(hours, _)| *hours == &room.hours) {
                 Some(at_hours) => at_hours,
                 None => {
-                    hours_seen.push((&room.hours, room.hours.opening_seconds(&days, first, last)));
+                    hours_seen.push((&room.hours, room.hours.opening_seconds(days, first, last)));
                     hours_seen.len() - 1
                 }
             };
@@ -205,7 +288,11 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
             let latest = rules.max_advance_days.map_or(horizon, |days| horizon.min(now + Duration::days(days))).timestamp();
             candidate_at[at] = Some(wanted.len());
             wanted.push(at);
-            Candidate { room, buffer: room.buffer.num_seconds(), openings: &hours_seen[at_hours].1, earliest, offline: Vec::new(), latest }
+            let openings = match (&kept, kept_days) {
+                (Some(laid), Some(days)) => laid.openings(at, days),
+                _ => &hours_seen[at_hours].1,
+            };
+            Candidate { room, buffer: room.buffer.num_seconds(), openings, earliest, offline: Vec::new(), latest }
         })
         .collect();
     // A booking blocks its room's turnaround before it: bookings that start this long after
@@ -375,6 +462,54 @@ pub fn affected_by(store: &Store, room: &RoomId, from: DateTime<Utc>, to: DateTi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The openings a kept layout lends a search are those the search lays out over its own
+    /// days: every span of one to 32 days inside the layout, for hours that close after
+    /// midnight, open round the clock or close on some days, in zones whose clocks change by an
+    /// hour, by half an hour, and twice a year at midnight.
+    #[test]
+    fn the_kept_layout_lends_the_openings_a_search_lays_out() {
+        let hours = [
+            WeeklyHours::parse(&["mon-sun 10:00-02:00"]).unwrap(),
+            WeeklyHours::parse(&["mon-sun 00:00-24:00"]).unwrap(),
+            WeeklyHours::parse(&["mon-fri 09:00-18:00", "sat 00:30-03:15", "sun 23:00-24:00"]).unwrap(),
+        ];
+        let rooms: Arc<[Room]> = (0..5)
+            .map(|r| Room {
+                id: RoomId::new(format!("room-{r}")),
+                name: format!("Room {r}"),
+                capacity: 4,
+                features: Vec::new(),
+                hours: hours[r % hours.len()].clone(),
+                buffer: Duration::zero(),
+                active: true,
+                rules: Default::default(),
+                price: Default::default(),
+            })
+            .collect();
+        let mut seed = 0x1a1d_u64;
+        let mut below = |n: i64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as i64 % n
+        };
+        for zone in ["Europe/London", "Australia/Lord_Howe", "America/Santiago", "Asia/Tokyo"] {
+            let tz: StudioTz = zone.parse().unwrap();
+            let first = NaiveDate::from_ymd_opt(2026, 1, 1).unwrap();
+            let last = first + Duration::days(730);
+            let laid = HoursLaidOut::new(rooms.clone(), tz, first, last);
+            assert_eq!(laid.sets.len(), hours.len(), "rooms that share their hours share their layout");
+            for _ in 0..400 {
+                let from = first + Duration::days(below(700));
+                let to = (from + Duration::days(below(32))).min(last);
+                assert!(laid.covers(from, to));
+                let days = DayOffsets::new(&tz, from, to + Duration::days(1));
+                for (at, room) in rooms.iter().enumerate() {
+                    assert_eq!(laid.openings(at, laid.days(from, to)), room.hours.opening_seconds(&days, from, to), "{zone}: {} over {from}..={to}", room.id);
+                }
+            }
+            assert!(!laid.covers(first - Duration::days(1), first) && !laid.covers(last, last + Duration::days(1)));
+        }
+    }
 
     /// Reading the bookings a day, then two, four… at a time must give exactly the answer of one
     /// read of the whole span: searches of every length, limit and filter on the demo studio, whose

@@ -608,6 +608,13 @@ pub const MIGRATIONS: &[&str] = &[
     // written by one row trigger, or by the insert itself when it brings its change number
     // (migrations_postgres.sql), where they took three triggers in PL/pgSQL.
     "-- nothing on SQLite",
+    // 24: the offline windows join what connections keep: a free-slot search and a booking's
+    // rules read them on every call, and a studio changes them rarely.
+    r#"
+    CREATE TRIGGER offline_windows_cached_insert AFTER INSERT ON offline_windows BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER offline_windows_cached_update AFTER UPDATE ON offline_windows BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    CREATE TRIGGER offline_windows_cached_delete AFTER DELETE ON offline_windows BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;
+    "#,
 ];
 
 /// The schema version this build writes.

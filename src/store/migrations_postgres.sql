@@ -556,3 +556,6 @@ BEGIN
     RETURN NEW;
 END $$;
 CREATE TRIGGER bookings_new BEFORE INSERT ON bookings FOR EACH ROW WHEN (NEW.changed = 0) EXECUTE FUNCTION bookings_new();
+
+-- ===== 24: the offline windows join what connections keep, bumping the cache's version on any change of them
+CREATE TRIGGER offline_windows_cached AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON offline_windows FOR EACH STATEMENT EXECUTE FUNCTION bump_cache_version();

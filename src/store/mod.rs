@@ -68,8 +68,10 @@ const CACHE_VERSION_SINCE: i64 = 19;
 /// [`CACHE_VERSION`] and the bookings' change clock (mirror.rs) in one row, for a connection
 /// that reads bookings from memory (the clock is there since [`mirror::SINCE`]).
 const CACHE_VERSION_AND_CLOCK: &str = "SELECT version, (SELECT n FROM booking_clock WHERE id = 1) FROM cache_version WHERE id = 1";
-/// The tables whose triggers bump [`CACHE_VERSION`].
-const CACHED_TABLES: &[&str] = &["studio", "rooms", "webhooks"];
+/// The tables whose triggers bump [`CACHE_VERSION`]; the offline windows' since schema
+/// [`WINDOWS_CACHED_SINCE`].
+const CACHED_TABLES: &[&str] = &["studio", "rooms", "webhooks", "offline_windows"];
+const WINDOWS_CACHED_SINCE: i64 = 24;
 
 /// How long a connection waits for another's lock before it gives up with "database is locked".
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -162,7 +164,8 @@ impl Store {
     fn with_connection(conn: Connection, version: i64) -> Result<Store> {
         let version = migrations::migrate_to(&conn, version)?;
         if version >= CACHE_VERSION_SINCE {
-            conn.set_cache_version(CACHE_VERSION, CACHED_TABLES);
+            let cached = if version >= WINDOWS_CACHED_SINCE { CACHED_TABLES } else { &CACHED_TABLES[..3] };
+            conn.set_cache_version(CACHE_VERSION, cached);
         }
         let mut store = Store { conn, version, studio: None, file: None, mirror: None };
         store.studio = store.load_studio()?;
@@ -371,6 +374,12 @@ impl Store {
 
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    /// Whether [`Store::kept`] keeps values now: not on a schema without the cache's version, nor
+    /// in a transaction that has written a cached table, where each use loads its own.
+    pub(crate) fn keeping(&self) -> bool {
+        self.conn.keeping()
     }
 }
 

@@ -478,12 +478,29 @@ fn series(conn: &Connection, id: &SeriesId) -> Result<Option<Series>> {
     Ok(Some(Series { id: id.clone(), rrule, template }))
 }
 
+/// Offline windows that overlap `[from, to)` (to the second), of one room or of all, in start
+/// order: from every window kept by the connection while the cache's version covers them (schema
+/// 24), or else read.
 pub(super) fn offline_windows(conn: &Connection, room: Option<&RoomId>, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<OfflineWindow>> {
+    let (from, to) = (from.timestamp(), to.timestamp());
+    if !conn.caches("offline_windows") {
+        return windows_read(conn, room, from, to);
+    }
+    let all: Arc<[OfflineWindow]> = conn.cached("offline_windows", || windows_read(conn, None, i64::MIN, i64::MAX).map(Arc::from))?;
+    let starting_before = all.partition_point(|w| w.from.timestamp() < to);
+    Ok(all[..starting_before]
+        .iter()
+        .filter(|w| w.to.timestamp() > from && room.is_none_or(|room| &w.room == room))
+        .cloned()
+        .collect())
+}
+
+fn windows_read(conn: &Connection, room: Option<&RoomId>, from: i64, to: i64) -> Result<Vec<OfflineWindow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, room_id, from_at, to_at, reason FROM offline_windows \
          WHERE (CAST(?1 AS TEXT) IS NULL OR room_id = ?1) AND from_at < ?3 AND to_at > ?2 ORDER BY from_at, id",
     )?;
-    let rows = stmt.query_map(db::params![room.map(|r| r.as_str()), from.timestamp(), to.timestamp()], |row| {
+    let rows = stmt.query_map(db::params![room.map(|r| r.as_str()), from, to], |row| {
         Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, i64>(2)?, row.get::<_, i64>(3)?, row.get::<_, String>(4)?))
     })?;
     let mut out = Vec::new();

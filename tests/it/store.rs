@@ -734,3 +734,60 @@ on_both! {
         assert_eq!(other.booking_count().unwrap(), 4);
     }
 }
+
+on_both! {
+    /// A connection keeps the offline windows (schema 24) as it keeps the rooms. What it answers
+    /// follows every change made through another connection (a window added, widened, removed,
+    /// written by hand in SQL) and its own transaction's window, and a window whose transaction
+    /// was rolled back is not kept: a booking's rules read the same windows.
+    fn issue_28_the_offline_windows_a_connection_keeps_follow_every_change(db) {
+        use studioflow::store::Pool;
+        let mut other = small_studio(db.target());
+        let pool = Pool::open(db.target(), 1).unwrap();
+        let (live, hall) = (RoomId::new("live"), RoomId::new("hall"));
+        let (from, to) = (at("2026-09-01T00:00"), at("2026-10-01T00:00"));
+        let spans = || {
+            let windows = pool.with(|s| s.offline_windows(None, from, to).unwrap()).unwrap();
+            windows.into_iter().map(|w| (w.room, w.from, w.to, w.reason)).collect::<Vec<_>>()
+        };
+        let book = |start: &str| pool.with_writing(|s| s.write_with(|w| w.create_booking(&session("live", "c1", start, 60)))).unwrap();
+        assert_eq!(spans(), []);
+
+        let added = other.write_with(|w| w.add_offline_window(&live, at("2026-09-10T00:00"), at("2026-09-12T00:00"), "flood")).unwrap();
+        assert_eq!(spans(), [(live.clone(), at("2026-09-10T00:00"), at("2026-09-12T00:00"), "flood".to_owned())]);
+        // Widened by another window that meets it; the rules of a booking see the new end.
+        other.write_with(|w| w.add_offline_window(&live, at("2026-09-11T00:00"), at("2026-09-14T00:00"), "repairs")).unwrap();
+        let widened = spans();
+        assert_eq!(widened.len(), 1, "{widened:?}");
+        assert_eq!((widened[0].1, widened[0].2), (at("2026-09-10T00:00"), at("2026-09-14T00:00")));
+        assert!(matches!(refusal(book("2026-09-13T10:00")), Refusal::Offline { .. }));
+        // Only the windows that overlap the span asked, of the room asked.
+        let one_day = pool.with(|s| s.offline_windows(Some(&hall), at("2026-09-13T00:00"), at("2026-09-14T00:00")).unwrap()).unwrap();
+        assert_eq!(one_day, []);
+        let after = pool.with(|s| s.offline_windows(Some(&live), at("2026-09-14T00:00"), to).unwrap()).unwrap();
+        assert_eq!(after, [], "a window that ends as the span starts does not overlap it");
+
+        other.write_with(|w| w.remove_offline_window(added.id)).unwrap();
+        assert_eq!(spans(), []);
+        book("2026-09-13T10:00").unwrap();
+
+        // Written by hand, which the store never does: the trigger moves the version all the same.
+        let (f, t) = (at("2026-09-20T00:00").timestamp(), at("2026-09-21T00:00").timestamp());
+        db.exec(&format!("INSERT INTO offline_windows (room_id, from_at, to_at, reason, created_at) VALUES ('hall', {f}, {t}, 'by hand', 0)"));
+        assert_eq!(spans(), [(hall.clone(), at("2026-09-20T00:00"), at("2026-09-21T00:00"), "by hand".to_owned())]);
+
+        // The connection's own transaction sees its window, and a rollback leaves nothing kept.
+        let rolled_back: Result<(), StoreError> = pool
+            .with_writing(|s| {
+                s.write_with(|w| {
+                    w.add_offline_window(&live, at("2026-09-22T00:00"), at("2026-09-23T00:00"), "never")?;
+                    assert!(matches!(refusal(w.check(&session("live", "c1", "2026-09-22T10:00", 60), None)), Refusal::Offline { .. }));
+                    Err(StoreError::invalid("test", "rolled back"))
+                })
+            })
+            .unwrap();
+        assert!(rolled_back.is_err());
+        assert_eq!(spans().len(), 1);
+        book("2026-09-22T10:00").unwrap();
+    }
+}

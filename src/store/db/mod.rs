@@ -235,22 +235,34 @@ impl Cache {
     fn sending_write(&self, in_transaction: bool, sql: &str) {
         if !in_transaction {
             self.version.set(None);
-        } else if self.tables.get().iter().any(|table| names(sql, table)) {
+        } else if self.tables.get().iter().any(|table| writes_to(sql, table)) {
             self.version.set(None);
             self.wrote.set(true);
         }
     }
 }
 
-/// Whether `sql` names `table` as a word (any case): a write that may change it. Text that
-/// merely contains the name counts too, which at worst costs a read.
-fn names(sql: &str, table: &str) -> bool {
-    let (sql, table) = (sql.as_bytes(), table.as_bytes());
+/// Whether `sql` names `table` as the target of a write (any case): after `INSERT INTO`,
+/// `UPDATE`, `DELETE FROM`, `TRUNCATE`, `ALTER`, `DROP` or `CREATE TABLE`, or `ON` (a trigger's
+/// or an index's table). A table only read (a subquery's `FROM`, a join) is not written: a
+/// booking's insert that checks the offline windows leaves what was read of them standing.
+fn writes_to(sql: &str, table: &str) -> bool {
+    let (bytes, name) = (sql.as_bytes(), table.as_bytes());
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    sql.windows(table.len()).enumerate().any(|(at, here)| {
-        here.eq_ignore_ascii_case(table)
-            && (at == 0 || !word(sql[at - 1]))
-            && sql.get(at + table.len()).is_none_or(|b| !word(*b))
+    // The word that ends before `end`, past any blanks.
+    let word_before = |end: usize| {
+        let end = bytes[..end].iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |at| at + 1);
+        let start = bytes[..end].iter().rposition(|b| !word(*b)).map_or(0, |at| at + 1);
+        (start, &sql[start..end])
+    };
+    const TARGET_AFTER: [&str; 7] = ["INTO", "UPDATE", "TRUNCATE", "TABLE", "ONLY", "EXISTS", "ON"];
+    bytes.windows(name.len()).enumerate().any(|(at, here)| {
+        if !here.eq_ignore_ascii_case(name) || (at > 0 && word(bytes[at - 1])) || bytes.get(at + name.len()).is_some_and(|b| word(*b)) {
+            return false;
+        }
+        let (start, before) = word_before(at);
+        TARGET_AFTER.iter().any(|k| before.eq_ignore_ascii_case(k))
+            || (before.eq_ignore_ascii_case("FROM") && word_before(start).1.eq_ignore_ascii_case("DELETE"))
     })
 }
 
@@ -561,6 +573,18 @@ impl Connection {
     pub fn set_cache_version(&self, sql: &'static str, tables: &'static [&'static str]) {
         self.cache.source.set(Some(sql));
         self.cache.tables.set(tables);
+    }
+
+    /// Whether changes of `table` move the cache's version: what [`Connection::cached`] keeps
+    /// of it is as fresh as a read.
+    pub fn caches(&self, table: &str) -> bool {
+        self.cache.source.get().is_some() && self.cache.tables.get().contains(&table)
+    }
+
+    /// Whether [`Connection::cached`] keeps values now: the schema has the cache's version, and
+    /// this transaction has not written a cached table.
+    pub fn keeping(&self) -> bool {
+        self.cache.source.get().is_some() && !self.cache.wrote.get()
     }
 
     /// Reads the cache's version now and holds it until the end of this use ([`Connection::end_use`]),
@@ -878,16 +902,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_table_is_named_only_as_a_word() {
-        assert!(names("UPDATE rooms SET name = ?", "rooms"));
-        assert!(names("insert into ROOMS (id) values (?)", "rooms"));
-        assert!(names("DELETE FROM studio", "studio"));
-        assert!(!names("INSERT INTO bookings (room_id) VALUES (?)", "rooms"));
-        assert!(!names("UPDATE studioflow_schema SET version = 1", "studio"));
-        assert!(!names("INSERT INTO events (entity) VALUES ('room')", "rooms"));
-        assert!(!names("", "rooms"));
-        assert!(!names("COMMIT", "webhooks"));
-        assert!(names("rooms", "rooms"));
+    fn a_table_is_written_only_as_a_statement_s_target() {
+        assert!(writes_to("UPDATE rooms SET name = ?", "rooms"));
+        assert!(writes_to("insert into ROOMS (id) values (?)", "rooms"));
+        assert!(writes_to("DELETE FROM studio", "studio"));
+        assert!(writes_to("DELETE\n  FROM offline_windows WHERE id = ?", "offline_windows"));
+        assert!(writes_to("WITH w AS (UPDATE offline_windows SET to_at = ?1 RETURNING id) SELECT id FROM w", "offline_windows"));
+        assert!(writes_to("INSERT INTO offline_windows(room_id) VALUES (?)", "offline_windows"));
+        assert!(writes_to("TRUNCATE webhooks", "webhooks"));
+        assert!(writes_to("ALTER TABLE rooms ADD COLUMN x", "rooms"));
+        assert!(writes_to("DROP TABLE IF EXISTS rooms", "rooms"));
+        assert!(writes_to("CREATE TRIGGER t AFTER INSERT ON rooms BEGIN SELECT 1; END", "rooms"));
+        assert!(!writes_to("INSERT INTO bookings (room_id) VALUES (?)", "rooms"));
+        assert!(!writes_to("UPDATE studioflow_schema SET version = 1", "studio"));
+        assert!(!writes_to("INSERT INTO events (entity) VALUES ('room')", "rooms"));
+        assert!(!writes_to("", "rooms"));
+        assert!(!writes_to("COMMIT", "webhooks"));
+        assert!(!writes_to("rooms", "rooms"));
+        // Read, not written: a booking's insert that checks the windows, a deletion that reads them.
+        assert!(!writes_to("WITH c AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM offline_windows WHERE room_id = ?)) INSERT INTO bookings SELECT * FROM c", "offline_windows"));
+        assert!(!writes_to("DELETE FROM bookings WHERE room_id IN (SELECT room_id FROM offline_windows)", "offline_windows"));
+        assert!(!writes_to("UPDATE bookings SET displaced = 1 FROM offline_windows w WHERE w.room_id = bookings.room_id", "offline_windows"));
     }
 
     #[test]
