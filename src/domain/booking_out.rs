@@ -88,15 +88,21 @@ pub fn write_booking_json(tz: &StudioTz, b: &Booking, out: &mut String) {
 pub fn write_booking_json_on(tz: &StudioTz, day: &mut DayWritten, b: &Booking, out: &mut String) {
     let s = &b.session;
     let mut number = itoa::Buffer::new();
-    out.push_str("{\"id\":");
-    json_text(out, b.id.as_str());
-    out.push_str(",\"room\":");
-    json_text(out, s.room.as_str());
-    out.push_str(",\"client\":");
-    json_text(out, s.client.as_str());
-    out.push_str(",\"engineer\":");
-    json_optional_text(out, s.engineer.as_ref().map(|e| e.as_str()));
-    out.push_str(",\"start\":\"");
+    // A string's closing quote goes out with the next key, and its opening quote with its own.
+    out.push_str("{\"id\":\"");
+    json_text_within(out, b.id.as_str());
+    out.push_str("\",\"room\":\"");
+    json_text_within(out, s.room.as_str());
+    out.push_str("\",\"client\":\"");
+    json_text_within(out, s.client.as_str());
+    match &s.engineer {
+        Some(engineer) => {
+            out.push_str("\",\"engineer\":\"");
+            json_text_within(out, engineer.as_str());
+            out.push_str("\",\"start\":\"");
+        }
+        None => out.push_str("\",\"engineer\":null,\"start\":\""),
+    }
     tz.write_on(day, s.start, out);
     out.push_str("\",\"end\":\"");
     tz.write_on(day, s.end, out);
@@ -106,21 +112,31 @@ pub fn write_booking_json_on(tz: &StudioTz, day: &mut DayWritten, b: &Booking, o
     json_texts(out, &s.requires);
     out.push_str(",\"engineer_skills\":");
     json_texts(out, &s.engineer_skills);
-    out.push_str(",\"series\":");
-    json_optional_text(out, b.series.as_ref().map(|series| series.as_str()));
-    out.push_str(",\"status\":\"");
+    match &b.series {
+        Some(series) => {
+            out.push_str(",\"series\":\"");
+            json_text_within(out, series.as_str());
+            out.push_str("\",\"status\":\"");
+        }
+        None => out.push_str(",\"series\":null,\"status\":\""),
+    }
     out.push_str(s.status.as_str());
     out.push_str(if s.pinned { "\",\"pinned\":true" } else { "\",\"pinned\":false" });
-    out.push_str(",\"notes\":");
-    json_optional_text(out, b.notes.as_deref());
-    out.push_str(",\"hold_until\":");
+    match b.notes.as_deref() {
+        Some(notes) => {
+            out.push_str(",\"notes\":\"");
+            json_text_within(out, notes);
+            out.push('"');
+        }
+        None => out.push_str(",\"notes\":null"),
+    }
     match b.hold_until {
         Some(t) => {
-            out.push('"');
+            out.push_str(",\"hold_until\":\"");
             tz.write_on(day, t, out);
             out.push('"');
         }
-        None => out.push_str("null"),
+        None => out.push_str(",\"hold_until\":null"),
     }
     out.push_str(if b.displaced { ",\"displaced\":true" } else { ",\"displaced\":false" });
     if let Some(price) = b.money.price {
@@ -137,14 +153,18 @@ pub fn write_booking_json_on(tz: &StudioTz, day: &mut DayWritten, b: &Booking, o
 /// `text` as a JSON string, escaped as serde_json escapes it: `"` and `\`, and the control
 /// characters (the five with a short escape, the rest as `\u00XX`); everything else as it is.
 pub fn json_text(out: &mut String, text: &str) {
-    // Most text needs no escape: one pass that never stops early (so it runs over several
-    // bytes at a time) says so, and the text is copied whole.
-    let escaped = text.bytes().fold(false, |any, b| any | (b < 0x20) | (b == b'"') | (b == b'\\'));
     out.reserve(text.len() + 2);
     out.push('"');
-    if !escaped {
+    json_text_within(out, text);
+    out.push('"');
+}
+
+/// [`json_text`] without its quotes.
+fn json_text_within(out: &mut String, text: &str) {
+    // Most text needs no escape: a pass over eight bytes at a time says so, and the text is
+    // copied whole.
+    if !needs_escape(text.as_bytes()) {
         out.push_str(text);
-        out.push('"');
         return;
     }
     let mut plain = 0;
@@ -172,7 +192,27 @@ pub fn json_text(out: &mut String, text: &str) {
         plain = at + 1;
     }
     out.push_str(&text[plain..]);
-    out.push('"');
+}
+
+/// Whether `text` holds a byte that JSON escapes: a control character, `"` or `\`. Eight bytes
+/// at a time, as a word: a byte below 0x20 borrows in the word less 0x20 in every byte, and a
+/// byte equal to `"` or `\` is a zero byte of the word with it in every byte taken out, which
+/// borrows in the word less 1 in every byte (the tests of "Bit Twiddling Hacks", exact for
+/// whether any byte is one, whatever bytes they report).
+fn needs_escape(text: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u64| x.wrapping_sub(n * ONES) & !x & HIGH;
+    let mut words = text.chunks_exact(8);
+    for word in &mut words {
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(word);
+        let x = u64::from_le_bytes(bytes);
+        if below(x, 0x20) | below(x ^ (u64::from(b'"') * ONES), 1) | below(x ^ (u64::from(b'\\') * ONES), 1) != 0 {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// [`json_text`], or `null`.
@@ -184,14 +224,17 @@ pub fn json_optional_text(out: &mut String, text: Option<&str>) {
 }
 
 fn json_texts(out: &mut String, texts: &[String]) {
-    out.push('[');
-    for (at, text) in texts.iter().enumerate() {
-        if at > 0 {
-            out.push(',');
-        }
-        json_text(out, text);
+    let Some((first, rest)) = texts.split_first() else {
+        out.push_str("[]");
+        return;
+    };
+    out.push_str("[\"");
+    json_text_within(out, first);
+    for text in rest {
+        out.push_str("\",\"");
+        json_text_within(out, text);
     }
-    out.push(']');
+    out.push_str("\"]");
 }
 
 #[cfg(test)]
@@ -243,6 +286,19 @@ mod tests {
                 let mut written = String::new();
                 write_booking_json(&tz, &b, &mut written);
                 assert_eq!(written, serde_json::to_string(&booking_out(&tz, &b)).unwrap(), "{zone}, variant {variant}");
+            }
+        }
+        // Each byte that needs an escape, at each place of a word and of the remainder, among
+        // bytes that do not (those just above each: 0x20, '#', ']', and the high bytes of UTF-8).
+        for len in 1..=20 {
+            for at in 0..len {
+                for (needs, byte) in [(true, 0x00), (true, 0x1f), (true, b'"'), (true, b'\\'), (false, 0x20), (false, b'#'), (false, b']'), (false, 0x7f), (false, 0x80), (false, 0xff)] {
+                    for fill in [b'a', 0x21, b'[', 0xc3] {
+                        let mut text = vec![fill; len];
+                        text[at] = byte;
+                        assert_eq!(needs_escape(&text), needs, "{byte:#x} at {at} of {len} among {fill:#x}");
+                    }
+                }
             }
         }
         let mut every_control = String::new();

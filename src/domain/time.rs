@@ -245,10 +245,6 @@ fn plain_local(text: &str) -> Option<NaiveDateTime> {
 const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
 5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
-/// The proleptic Gregorian (year, month, day) of `days` since 0000-01-01, for years 0 to 9999:
-/// Howard Hinnant's `civil_from_days`, in eras of 400 years (146,097 days) that begin on 1 March,
-/// so that a leap day ends a year. The days are counted from 1 March of year -400, a whole era
-/// earlier, so that every number stays unsigned.
 /// The last steady day [`StudioTz::write_on`] wrote an instant of: its zone, its first second in
 /// UTC, and the text of an instant on it with the date and the offset in place.
 #[derive(Debug, Clone, Copy, Default)]
@@ -288,6 +284,10 @@ fn push_ascii(out: &mut String, text: &[u8], otherwise: impl FnOnce() -> String)
     }
 }
 
+/// The proleptic Gregorian (year, month, day) of `days` since 0000-01-01, for years 0 to 9999:
+/// Howard Hinnant's `civil_from_days`, in eras of 400 years (146,097 days) that begin on 1 March,
+/// so that a leap day ends a year. The days are counted from 1 March of year -400, a whole era
+/// earlier, so that every number stays unsigned.
 fn civil_from_days(days: u32) -> (u32, u32, u32) {
     // 0000-01-01 is day 60 of the era that begins on 0000-03-01 less one era (0000 is a leap year).
     let z = days + 146_097 - 60;
