@@ -68,9 +68,11 @@ const CACHE_VERSION_SINCE: i64 = 19;
 /// [`CACHE_VERSION`] and the bookings' change clock (mirror.rs) in one row, for a connection
 /// that reads bookings from memory (the clock is there since [`mirror::SINCE`]).
 const CACHE_VERSION_AND_CLOCK: &str = "SELECT version, (SELECT n FROM booking_clock WHERE id = 1) FROM cache_version WHERE id = 1";
-/// The tables whose triggers bump [`CACHE_VERSION`]; the offline windows' since schema
+/// The tables whose triggers bump [`CACHE_VERSION`].
+const CACHED_TABLES: &[&str] = &["studio", "rooms", "webhooks"];
+/// [`CACHED_TABLES`] and the offline windows, whose triggers bump it since schema
 /// [`WINDOWS_CACHED_SINCE`].
-const CACHED_TABLES: &[&str] = &["studio", "rooms", "webhooks", "offline_windows"];
+const CACHED_TABLES_WITH_WINDOWS: &[&str] = &["studio", "rooms", "webhooks", "offline_windows"];
 const WINDOWS_CACHED_SINCE: i64 = 24;
 
 /// How long a connection waits for another's lock before it gives up with "database is locked".
@@ -164,7 +166,7 @@ impl Store {
     fn with_connection(conn: Connection, version: i64) -> Result<Store> {
         let version = migrations::migrate_to(&conn, version)?;
         if version >= CACHE_VERSION_SINCE {
-            let cached = if version >= WINDOWS_CACHED_SINCE { CACHED_TABLES } else { &CACHED_TABLES[..3] };
+            let cached = if version >= WINDOWS_CACHED_SINCE { CACHED_TABLES_WITH_WINDOWS } else { CACHED_TABLES };
             conn.set_cache_version(CACHE_VERSION, cached);
         }
         let mut store = Store { conn, version, studio: None, file: None, mirror: None };

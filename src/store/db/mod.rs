@@ -253,7 +253,7 @@ fn writes_to(sql: &str, table: &str) -> bool {
     let word_before = |end: usize| {
         let end = bytes[..end].iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |at| at + 1);
         let start = bytes[..end].iter().rposition(|b| !word(*b)).map_or(0, |at| at + 1);
-        (start, &sql[start..end])
+        (start, sql.get(start..end).unwrap_or(""))
     };
     const TARGET_AFTER: [&str; 7] = ["INTO", "UPDATE", "TRUNCATE", "TABLE", "ONLY", "EXISTS", "ON"];
     bytes.windows(name.len()).enumerate().any(|(at, here)| {
