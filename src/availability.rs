@@ -97,10 +97,11 @@ struct Candidate<'a> {
     latest: i64,
 }
 
-/// Every set of the rooms' opening hours laid out over the days a booking may take, from the
-/// day before the studio's today to the day after its horizon, kept by the connection with the
-/// rooms it was laid out for: a search then borrows its days' openings instead of laying out
-/// the hours of every room it may offer. Each day is laid out as a search lays it out alone.
+/// Every set of the rooms' opening hours laid out day by day, each day as a search over it alone
+/// lays it out. The connection keeps one over the days a booking may take (from the day before
+/// the studio's today to the day after its horizon) with the rooms it was laid out for, and a
+/// search borrows its days' openings from it; a search outside those days, or where nothing is
+/// kept, lays out its own days.
 struct HoursLaidOut {
     /// The rooms, as the store shares them: a layout is for these very rooms.
     rooms: Arc<[Room]>,
@@ -252,47 +253,30 @@ fn search(store: &Store, q: &SlotQuery, reads: Reads) -> Result<Vec<Slot>, Store
     let (first, last) = (tz.local(q.from).date() - Duration::days(1), tz.local(q.to).date());
     let minutes = q.length.num_minutes();
     // The rooms' hours as the connection keeps them laid out, over the days from the studio's
-    // today to its horizon, if the search's days are among those.
-    let kept = HoursLaidOut::kept(store, &all, &tz, now, horizon)?.filter(|laid| laid.covers(first, last));
-    let kept_days = kept.as_ref().map(|laid| laid.days(first, last));
-    // Otherwise every room's hours over the search's days: their offsets are found once (an
-    // opening closes on its day or the next). Rooms of a studio mostly share their hours: each
-    // set of hours is turned into instants once. The rooms that take a session of this length
-    // (by their booking rules), each with where its hours stand in `hours_seen`: every set of
-    // hours is laid out first, and the candidates then borrow them.
-    let days = kept.is_none().then(|| DayOffsets::new(&tz, first, last + Duration::days(1)));
-    let mut hours_seen: Vec<(&WeeklyHours, Vec<Seconds>)> = Vec::new();
-    let taking: Vec<(usize, &Room, usize)> = rooms
+    // today to its horizon, if the search's days are among those; otherwise laid out over the
+    // search's days alone. Rooms of a studio mostly share their hours: each set is laid out once.
+    let laid = match HoursLaidOut::kept(store, &all, &tz, now, horizon)?.filter(|laid| laid.covers(first, last)) {
+        Some(kept) => kept,
+        None => Arc::new(HoursLaidOut::new(all.clone(), tz, first, last)),
+    };
+    let days = laid.days(first, last);
+    // The rooms that take a session of this length, by their booking rules.
+    let taking: Vec<(usize, &Room)> = rooms
         .filter(|(_, room)| !(room.rules.min_minutes.is_some_and(|m| minutes < m) || room.rules.max_minutes.is_some_and(|m| minutes > m)))
-        .map(|(at, room)| {
-            let Some(days) = &days else { return (at, room, 0) };
-            let at_hours = match hours_seen.iter().position(|(hours, _)| *hours == &room.hours) {
-                Some(at_hours) => at_hours,
-                None => {
-                    hours_seen.push((&room.hours, room.hours.opening_seconds(days, first, last)));
-                    hours_seen.len() - 1
-                }
-            };
-            (at, room, at_hours)
-        })
         .collect();
     // Where each room stands among the candidates, if it is one.
     let mut candidate_at: Vec<Option<usize>> = vec![None; all.len()];
     let mut wanted = Vec::with_capacity(taking.len());
     let mut candidates: Vec<Candidate> = taking
         .into_iter()
-        .map(|(at, room, at_hours)| {
+        .map(|(at, room)| {
             // Its notice, how far ahead it may be booked.
             let rules = room.rules;
             let earliest = rules.lead_minutes.map_or(search_from, |lead| search_from.max(now + Duration::minutes(lead))).timestamp();
             let latest = rules.max_advance_days.map_or(horizon, |days| horizon.min(now + Duration::days(days))).timestamp();
             candidate_at[at] = Some(wanted.len());
             wanted.push(at);
-            let openings = match (&kept, kept_days) {
-                (Some(laid), Some(days)) => laid.openings(at, days),
-                _ => &hours_seen[at_hours].1,
-            };
-            Candidate { room, buffer: room.buffer.num_seconds(), openings, earliest, offline: Vec::new(), latest }
+            Candidate { room, buffer: room.buffer.num_seconds(), openings: laid.openings(at, days), earliest, offline: Vec::new(), latest }
         })
         .collect();
     // A booking blocks its room's turnaround before it: bookings that start this long after
