@@ -176,6 +176,12 @@ impl Store {
 
     /// Reads bookings through `mirror`, kept with other connections to the same database, once
     /// the schema numbers their changes; before that, from the table.
+    /// Sends a booking's insert with those other connections of the pool have ready at the same
+    /// moment, in one transaction (PostgreSQL's group commit: [`db::combine`]).
+    pub(crate) fn share_combiner(&mut self, combiner: &Arc<db::combine::Combiner>) {
+        self.conn.share_combiner(combiner);
+    }
+
     pub(crate) fn share_mirror(&mut self, mirror: &Arc<Mirror>) {
         if self.version >= mirror::SINCE {
             self.mirror = Some(mirror.clone());

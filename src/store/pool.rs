@@ -4,6 +4,7 @@
 //! and drops one found lost. It is also the one place where work cut short by a lost connection
 //! is done again: once, on a fresh connection, when nothing of it may have been committed.
 
+use super::db::combine::Combiner;
 use super::{Mirror, Result, Store, StoreError, Target};
 use std::sync::Arc;
 
@@ -12,6 +13,8 @@ struct Manager {
     target: Target,
     /// The bookings in memory, shared by every connection of the pool.
     mirror: Arc<Mirror>,
+    /// The group commit of the pool's bookings (PostgreSQL).
+    combiner: Arc<Combiner>,
 }
 
 impl r2d2::ManageConnection for Manager {
@@ -21,6 +24,7 @@ impl r2d2::ManageConnection for Manager {
     fn connect(&self) -> Result<Store> {
         let mut store = Store::open(&self.target)?;
         store.share_mirror(&self.mirror);
+        store.share_combiner(&self.combiner);
         Ok(store)
     }
 
@@ -52,7 +56,7 @@ impl Pool {
         // once with its own error rather than as a pool time-out.
         let first = Store::open(&target)?;
         drop(first);
-        let manager = Manager { target: target.clone(), mirror: Arc::default() };
+        let manager = Manager { target: target.clone(), mirror: Arc::default(), combiner: Arc::default() };
         let inner = r2d2::Pool::builder()
             .max_size(size.max(1))
             .min_idle(Some(1))

@@ -313,7 +313,11 @@ impl<'c> Writer<'c> {
         let (fields, event) = self.created_event(&new, &extras, &tz);
         let mut values = insert_whole_recorded_params(&new, &extras, event, &room);
         values.push(db::Value::Int(version));
-        match self.tx.query_row_then_commit(&insert_whole_recorded_sql(true), values, insert_whole_recorded_row)? {
+        let Some(inserted) = self.tx.query_row_then_commit_with_others(&insert_whole_recorded_sql(true), values, insert_whole_recorded_row)? else {
+            // Sent with other connections' bookings, one of which failed: nothing was written.
+            return Ok(Alone::Again);
+        };
+        match inserted {
             Inserted::Booked(after, seq, _) => {
                 let stored = events::booking_fields(&tz, &after);
                 if stored != fields {

@@ -7,6 +7,7 @@
 //! `sqlite.rs` is the only file that names rusqlite and `pg.rs` the only one that names
 //! postgres (the tidy test checks both).
 
+pub mod combine;
 mod pg;
 mod sqlite;
 mod target;
@@ -53,6 +54,11 @@ pub enum Error {
     /// that the cached values it went on had changed: it was rolled back.
     #[error("the studio's settings or rooms changed as this write began")]
     Stale,
+    /// The connection that sent this write with others' (group commit: [`combine`]) was lost
+    /// once their commit may have been reached: whether it took effect is unknown. What
+    /// PostgreSQL or the network said.
+    #[error("the connection that sent this write with others was lost as they were committed: {0}")]
+    LostWithOthers(String),
 }
 
 impl From<pg::Error> for Error {
@@ -97,7 +103,7 @@ impl Error {
 
     /// The connection was lost after something sent on it may have been committed.
     pub fn lost_maybe_committed(&self) -> bool {
-        matches!(self, Error::Lost { maybe_committed: true, .. })
+        matches!(self, Error::Lost { maybe_committed: true, .. } | Error::LostWithOthers(_))
     }
 }
 
@@ -194,6 +200,8 @@ pub struct Connection {
     /// same transaction (`Writer::create_booking_alone`). A hint: one found wrong costs a round
     /// trip, and each booking written the usual way corrects it.
     told_by_mail: std::cell::RefCell<std::collections::HashSet<String>>,
+    /// The group commit of the pool this connection belongs to, if any ([`combine`]).
+    combiner: Option<std::sync::Arc<combine::Combiner>>,
 }
 
 /// What [`Connection::cached`] keeps. The store names a query of one integer, a version that
@@ -303,7 +311,14 @@ impl Connection {
             deferred: Default::default(),
             stale: Default::default(),
             told_by_mail: Default::default(),
+            combiner: None,
         }
+    }
+
+    /// Sends the last statements of this connection's write transactions, where the writer
+    /// allows, with those of the other connections that share `combiner` ([`combine`]).
+    pub fn share_combiner(&mut self, combiner: &std::sync::Arc<combine::Combiner>) {
+        self.combiner = Some(combiner.clone());
     }
 
     /// Opens (creating if needed) an SQLite file: WAL, full sync, foreign keys on, and a wait for
@@ -860,6 +875,88 @@ impl<'c> Transaction<'c> {
         self.conn.activity.set(Activity { in_transaction: false, maybe_committed: activity.maybe_committed || maybe_committed });
         let rows = self.conn.observed(rows)?;
         rows.first().ok_or(Error::NoRows).and_then(|first| f(&Row(RowRef::Values(first))))
+    }
+
+    /// [`Transaction::query_row_then_commit`] of a statement that may go out with the like
+    /// statements of other connections of the pool, in one transaction of one of them (group
+    /// commit: [`combine`]), when this transaction has sent nothing yet (its `BEGIN` waits, on
+    /// PostgreSQL): the statement must then check, by itself and under the lock, every rule it
+    /// depends on, and write nothing when one fails, since it runs after the others' writes, in
+    /// a transaction whose `BEGIN` it did not read. Otherwise, and on SQLite, as
+    /// `query_row_then_commit`.
+    ///
+    /// None when nothing was committed because a statement sent with this one failed (or the
+    /// connection that sent them was lost before any could be committed): the transaction is
+    /// over, and the caller makes its write again, on its own. A batch lost once its commit may
+    /// have been reached is [`Error::LostWithOthers`] for the others, [`Error::Lost`] for the
+    /// connection that sent it.
+    pub fn query_row_then_commit_with_others<T>(&mut self, sql: &str, params: impl Params, f: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<Option<T>> {
+        let (Inner::Postgres(pg), Some(combiner), true) = (&self.conn.inner, &self.conn.combiner, self.whole) else {
+            return self.query_row_then_commit(sql, params, f).map(Some);
+        };
+        if !pg.begin_waits() {
+            return self.query_row_then_commit(sql, params, f).map(Some);
+        }
+        let leading = match combiner.offer(sql, params.into_values()) {
+            combine::Turn::Lead(leading) => leading,
+            combine::Turn::Done(outcome) => {
+                // Sent by another connection: this one's transaction never began.
+                self.open = false;
+                self.conn.end_of_transaction();
+                self.conn.deferred.set(None);
+                pg.forget_begin();
+                let activity = self.conn.activity.get();
+                let committed = matches!(outcome, combine::Outcome::Rows(_) | combine::Outcome::Unknown(_));
+                self.conn.activity.set(Activity { in_transaction: false, maybe_committed: activity.maybe_committed || committed });
+                return match outcome {
+                    combine::Outcome::Rows(rows) => rows.first().ok_or(Error::NoRows).and_then(|first| f(&Row(RowRef::Values(first)))).map(Some),
+                    combine::Outcome::Again | combine::Outcome::Lead => Ok(None),
+                    combine::Outcome::Unknown(message) => Err(Error::LostWithOthers(message)),
+                };
+            }
+        };
+        let mut statements = Vec::with_capacity(leading.statements().len());
+        for statement in leading.statements() {
+            match self.conn.prepare_cached(&statement.sql)?.inner {
+                StatementInner::Postgres(_, prepared) => statements.push(prepared),
+                StatementInner::Sqlite(..) => return Err(Error::Setup("a PostgreSQL connection prepared an SQLite statement".into())),
+            }
+        }
+        self.open = false;
+        self.conn.sending(true, sql);
+        self.conn.end_of_transaction();
+        let batch: Vec<(&pg::Statement, &[Value])> = statements.iter().zip(leading.statements()).map(|(prepared, statement)| (prepared, &statement.values[..])).collect();
+        let alone = batch.len() == 1;
+        let (rows, maybe_committed) = pg.queries_then_commit(&batch, &|| leading.released());
+        let activity = self.conn.activity.get();
+        self.conn.activity.set(Activity { in_transaction: false, maybe_committed: activity.maybe_committed || maybe_committed });
+        let own = match rows {
+            Ok(mut rows) => {
+                let own = rows.remove(0);
+                leading.tell(rows.into_iter().map(combine::Outcome::Rows));
+                own
+            }
+            Err(e) => {
+                let lost_committing = maybe_committed && matches!(&e, Error::Postgres(error) if pg::is_lost(error));
+                let told = if lost_committing { combine::Outcome::Unknown(e.to_string()) } else { combine::Outcome::Again };
+                leading.tell(std::iter::repeat_with(|| match &told {
+                    combine::Outcome::Unknown(message) => combine::Outcome::Unknown(message.clone()),
+                    _ => combine::Outcome::Again,
+                }));
+                let e = match self.conn.observed(Err::<(), _>(e)) {
+                    Err(e) => e,
+                    Ok(()) => Error::NoRows,
+                };
+                // Refused, the batch may have been refused for another's statement: this one
+                // is made again on its own, as the others are. Alone, its refusal is its own.
+                if alone || matches!(e, Error::Lost { .. } | Error::Stale) {
+                    return Err(e);
+                }
+                return Ok(None);
+            }
+        };
+        let own = self.conn.observed(Ok(own))?;
+        own.first().ok_or(Error::NoRows).and_then(|first| f(&Row(RowRef::Values(first)))).map(Some)
     }
 
     /// A nested step that its `commit` keeps and dropping undoes, leaving the rest.

@@ -35,9 +35,17 @@ const WRITER_LOCK: i32 = 0x7366_6c77;
 /// configured when the commit is sent: then a commit waits, as by default, for the standby to have
 /// it before anyone sees it, so that a failover never loses what others have read); then a
 /// transaction of its own writes an empty message to the log and commits synchronously.
-const COMMIT_THEN_FLUSH: &str = "SELECT set_config('synchronous_commit', \
+const COMMIT_THEN_FLUSH: &str = concat!(
+    "SELECT set_config('synchronous_commit', \
      CASE WHEN current_setting('synchronous_standby_names') = '' THEN 'off' ELSE current_setting('synchronous_commit') END, true); \
-     COMMIT; SELECT pg_logical_emit_message(true, 'studioflow.flush', '')";
+     COMMIT; ",
+    "SELECT pg_logical_emit_message(true, 'studioflow.flush', '')"
+);
+
+/// [`COMMIT_THEN_FLUSH`] in its two parts, to be sent one behind the other: the commit, which
+/// releases the studio's lock, and the flush.
+const COMMIT_APART: (&str, &str) = COMMIT_THEN_FLUSH.split_at(COMMIT_THEN_FLUSH.len() - FLUSH.len());
+const FLUSH: &str = "SELECT pg_logical_emit_message(true, 'studioflow.flush', '')";
 
 /// Whether the connection's role may call `pg_logical_emit_message` with a text message (every
 /// role may, unless an administrator revoked it): the flush of [`Conn::commit_write`]. Its
@@ -346,17 +354,30 @@ impl Conn {
     /// connection was lost before its first statement was answered, since PostgreSQL runs a
     /// connection's statements in order and answers each before it runs the next.
     pub fn query_then_commit(&self, stmt: &Statement, values: &[Value]) -> (Result<Vec<Vec<Value>>>, bool) {
-        let args = arguments(values);
+        let (rows, maybe_committed) = self.queries_then_commit(&[(stmt, values)], &|| {});
+        (rows.and_then(|mut each| each.pop().ok_or(super::Error::NoRows)), maybe_committed)
+    }
+
+    /// [`Conn::query_then_commit`] of several statements, sent one after the other, in order, and
+    /// committed together: one transaction, one lock, one commit and one flush for all. Either
+    /// all of them are committed or none: a statement that fails aborts the transaction, and the
+    /// `COMMIT` behind them rolls it back. The rows of each, in order, or the first error.
+    ///
+    /// `released` is called once the studio's lock is released: as the commit is answered, before
+    /// the flush is (or as soon as the transaction failed).
+    pub fn queries_then_commit(&self, batch: &[(&Statement, &[Value])], released: &(dyn Fn() + Sync)) -> (Result<Vec<Vec<Vec<Value>>>>, bool) {
+        let args: Vec<_> = batch.iter().map(|(_, values)| arguments(values)).collect();
         let begin = self.deferred.borrow_mut().take();
-        let commit = if self.flush_apart { COMMIT_THEN_FLUSH } else { "COMMIT" };
+        let (commit, flush) = if self.flush_apart { (COMMIT_APART.0, Some(FLUSH)) } else { ("COMMIT", None) };
         let io = match self.io() {
             Ok(io) => io,
             Err(e) => return (Err(e), false),
         };
         let sent = io.run(|client| {
             let began = begin.as_ref().map(|begin| client.simple_query(&begin.sql));
-            let queried = client.query(stmt, &args);
+            let queried: Vec<_> = batch.iter().zip(&args).map(|((stmt, _), args)| client.query(*stmt, args)).collect();
             let committed = client.simple_query(commit);
+            let flushed = flush.map(|flush| client.simple_query(flush));
             async move {
                 let began = async move {
                     match began {
@@ -364,8 +385,19 @@ impl Conn {
                         None => None,
                     }
                 };
-                let (began, (queried, committed)) = both(began, both(queried, committed)).await;
-                Ok::<_, Error>((began, queried, committed))
+                let committed = async move {
+                    let committed = committed.await;
+                    released();
+                    committed
+                };
+                let flushed = async move {
+                    match flushed {
+                        Some(flushed) => flushed.await.map(|_| ()),
+                        None => Ok(()),
+                    }
+                };
+                let (began, (queried, (committed, flushed))) = both(began, both(in_order(queried), both(committed, flushed))).await;
+                Ok::<_, Error>((began, queried, committed.and(flushed)))
             }
         });
         let (began, queried, committed) = match sent {
@@ -373,15 +405,16 @@ impl Conn {
             Err(e) => return (Err(e), false),
         };
         let answered = |result: Result<(), &Error>| result.is_ok() || result.is_err_and(|e| !is_lost(e));
-        let first_answered = match &began {
-            Some(began) => answered(began.as_ref().map(|_| ())),
-            None => answered(queried.as_ref().map(|_| ())),
+        let first_answered = match (&began, queried.first()) {
+            (Some(began), _) => answered(began.as_ref().map(|_| ())),
+            (None, Some(queried)) => answered(queried.as_ref().map(|_| ())),
+            (None, None) => answered(committed.as_ref().map(|_| ())),
         };
         // A statement refused leaves the transaction aborted, and the commit's first statement
         // is then refused too, so the COMMIT behind it never runs: the transaction is ended here.
         let refused = |result: Result<(), &Error>| result.is_err_and(|e| !is_lost(e));
         if began.as_ref().is_some_and(|began| refused(began.as_ref().map(|_| ())))
-            || refused(queried.as_ref().map(|_| ()))
+            || queried.iter().any(|queried| refused(queried.as_ref().map(|_| ())))
             || refused(committed.as_ref().map(|_| ()))
         {
             let _ = self.execute_batch("ROLLBACK");
@@ -392,14 +425,30 @@ impl Conn {
                 Err(e) => return (Err(e), first_answered),
             }
         }
-        let rows = match queried {
-            Ok(rows) => rows,
-            Err(e) => return (Err(e.into()), first_answered),
-        };
+        let mut rows = Vec::with_capacity(queried.len());
+        for queried in queried {
+            match queried {
+                Ok(queried) => rows.push(queried),
+                Err(e) => return (Err(e.into()), first_answered),
+            }
+        }
         if let Err(e) = committed {
             return (Err(e.into()), first_answered);
         }
-        (values_of(&rows), true)
+        (rows.iter().map(|rows| values_of(rows)).collect(), true)
+    }
+
+    /// Whether a deferred `BEGIN` waits for the transaction's first statement
+    /// ([`Conn::defer_begin`]): nothing of the transaction has been sent, and it holds no lock.
+    pub fn begin_waits(&self) -> bool {
+        self.deferred.borrow().is_some()
+    }
+
+    /// Drops a deferred `BEGIN` that will not be sent: the transaction's statement went out on
+    /// another connection, in its transaction.
+    pub fn forget_begin(&self) {
+        self.deferred.borrow_mut().take();
+        self.begun.set(None);
     }
 
     /// Takes the session-level advisory lock `purpose` of this studio if it is free.
@@ -468,6 +517,26 @@ async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
         }
     })
     .await
+}
+
+/// Every future to its end, each polled first in the order given, as [`both`] does for two.
+async fn in_order<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    Poll::Ready(out) => *output = Some(out),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { Poll::Pending } else { Poll::Ready(()) }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 /// Runs `f`, which blocks on a connection's own runtime, where that is allowed: as it is

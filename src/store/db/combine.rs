@@ -1,0 +1,257 @@
+//! Group commit: the last statements of write transactions that connections of one pool have
+//! ready at the same moment go out as one transaction, on one of those connections, under one
+//! take of the studio's lock, with one commit and one flush of the log
+//! ([`Transaction::query_row_then_commit_with_others`](super::Transaction::query_row_then_commit_with_others)).
+//!
+//! There is no thread of its own and no waiting for company. The first connection to come while
+//! no batch holds the studio's lock sends its statement at once, alone. Those that come while a
+//! batch is under way queue; once it has committed (its flush to disk may still be under way),
+//! its sender hands the next batch to the first of them, which sends its own statement and every
+//! one queued behind it (up to [`MOST`]). Under load the batches grow by themselves, one batch's
+//! time of arrivals each; alone, a statement waits for nobody. Each connection hears of its
+//! statement only once the batch's commit is flushed.
+//!
+//! Only a statement that checks every rule it depends on by itself, under the lock, may be sent
+//! this way: it runs in another connection's transaction, after the statements before it in the
+//! batch, whose writes it sees. Its connection has sent nothing of its transaction and holds no
+//! lock while it waits (its `BEGIN` was deferred), so a queue never waits for one of its own.
+
+use super::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+/// The most statements one batch sends.
+pub const MOST: usize = 64;
+
+/// The queue of one pool's connections. See the module docs.
+#[derive(Default)]
+pub struct Combiner {
+    queue: Mutex<Queue>,
+    /// Told of every outcome and every batch handed over.
+    told: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    /// A batch is being sent and has not yet released the studio's lock, or has been handed to
+    /// the first of `waiting`.
+    leading: bool,
+    waiting: VecDeque<Statement>,
+    outcomes: HashMap<u64, Outcome>,
+    next_ticket: u64,
+}
+
+/// A statement to send, with its arguments, and the ticket its connection waits on.
+pub struct Statement {
+    pub ticket: u64,
+    pub sql: String,
+    pub values: Vec<Value>,
+}
+
+/// What became of a statement that another connection sent.
+pub enum Outcome {
+    /// Committed: the statement's rows.
+    Rows(Vec<Vec<Value>>),
+    /// Not committed, because a statement sent with it failed (or the connection was lost
+    /// before anything could be): it is to be made again, on its own.
+    Again,
+    /// The connection that sent it was lost once the batch may have been committed: whether it
+    /// took effect is unknown. What PostgreSQL or the network said.
+    Unknown(String),
+    /// Send the next batch: this statement first, then those queued behind it.
+    Lead,
+}
+
+/// What a connection that offers a statement is to do.
+pub enum Turn<'a> {
+    /// Send this batch, its own statement first, and then tell the others ([`Leading`]).
+    Lead(Leading<'a>),
+    /// Another connection sent it.
+    Done(Outcome),
+}
+
+impl Combiner {
+    /// Offers a statement: this connection sends it with those queued now, or waits for the
+    /// connection that sends it with others.
+    pub fn offer(&self, sql: &str, values: Vec<Value>) -> Turn<'_> {
+        let mut queue = self.lock();
+        let ticket = queue.next_ticket;
+        queue.next_ticket += 1;
+        let own = Statement { ticket, sql: sql.to_owned(), values };
+        if !queue.leading {
+            queue.leading = true;
+            return Turn::Lead(Leading { combiner: self, batch: vec![own], told: false, handed: AtomicBool::new(false) });
+        }
+        queue.waiting.push_back(own);
+        loop {
+            queue = self.told.wait(queue).unwrap_or_else(PoisonError::into_inner);
+            match queue.outcomes.remove(&ticket) {
+                Some(Outcome::Lead) => {
+                    let take = queue.waiting.len().min(MOST);
+                    let batch: Vec<Statement> = queue.waiting.drain(..take).collect();
+                    debug_assert_eq!(batch.first().map(|s| s.ticket), Some(ticket));
+                    return Turn::Lead(Leading { combiner: self, batch, told: false, handed: AtomicBool::new(false) });
+                }
+                Some(outcome) => return Turn::Done(outcome),
+                None => {}
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A batch to send: its first statement is the sender's own. Dropped without [`Leading::tell`]
+/// (the sender gave up before sending, or panicked), it tells the others to make theirs again.
+pub struct Leading<'a> {
+    combiner: &'a Combiner,
+    batch: Vec<Statement>,
+    told: bool,
+    /// The next batch was handed on ([`Leading::released`]).
+    handed: AtomicBool,
+}
+
+impl Leading<'_> {
+    pub fn statements(&self) -> &[Statement] {
+        &self.batch
+    }
+
+    /// The batch has released the studio's lock (committed, but maybe not yet flushed to disk,
+    /// or failed): the next batch may be sent. Once; the first call hands it on.
+    pub fn released(&self) {
+        if self.handed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut queue = self.combiner.lock();
+        hand_over(&mut queue);
+        drop(queue);
+        self.combiner.told.notify_all();
+    }
+
+    /// Tells the other statements' connections what became of theirs (one outcome each, in the
+    /// batch's order after the first), and hands the next batch on if that was not done yet.
+    pub fn tell(mut self, outcomes: impl IntoIterator<Item = Outcome>) {
+        self.told = true;
+        self.settle(outcomes.into_iter());
+    }
+
+    fn settle(&self, mut outcomes: impl Iterator<Item = Outcome>) {
+        let mut queue = self.combiner.lock();
+        for statement in self.batch.iter().skip(1) {
+            queue.outcomes.insert(statement.ticket, outcomes.next().unwrap_or(Outcome::Again));
+        }
+        if !self.handed.swap(true, Ordering::AcqRel) {
+            hand_over(&mut queue);
+        }
+        drop(queue);
+        self.combiner.told.notify_all();
+    }
+}
+
+impl Drop for Leading<'_> {
+    fn drop(&mut self) {
+        if !self.told {
+            self.settle(std::iter::empty());
+        }
+    }
+}
+
+/// The next batch goes to the first connection queued, or none is under way.
+fn hand_over(queue: &mut Queue) {
+    match queue.waiting.front().map(|s| s.ticket) {
+        Some(next) => {
+            queue.outcomes.insert(next, Outcome::Lead);
+        }
+        None => queue.leading = false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Eight threads offer 200 statements each, and each sender "commits" its batch by adding it
+    /// to a log: every statement is sent exactly once, by one sender, and each hears its own
+    /// position back; batches form while one is under way.
+    #[test]
+    fn every_statement_offered_is_sent_once_and_told_its_own_outcome() {
+        let combiner = Arc::new(Combiner::default());
+        let log = Arc::new(Mutex::new(Vec::<(i64, i64)>::new()));
+        let largest = Arc::new(Mutex::new(0usize));
+        let threads: Vec<_> = (0..8i64)
+            .map(|thread| {
+                let (combiner, log, largest) = (combiner.clone(), log.clone(), largest.clone());
+                std::thread::spawn(move || {
+                    for n in 0..200i64 {
+                        let rows = match combiner.offer("INSERT", vec![Value::Int(thread), Value::Int(n)]) {
+                            Turn::Done(Outcome::Rows(rows)) => rows,
+                            Turn::Done(_) => panic!("a batch that failed nowhere told a statement it failed"),
+                            Turn::Lead(leading) => {
+                                let mut rows = Vec::new();
+                                {
+                                    let mut log = log.lock().unwrap();
+                                    for statement in leading.statements() {
+                                        let [Value::Int(t), Value::Int(n)] = statement.values[..] else { panic!("values lost") };
+                                        log.push((t, n));
+                                        rows.push(vec![vec![Value::Int(t), Value::Int(n), Value::Int(log.len() as i64)]]);
+                                    }
+                                }
+                                leading.released();
+                                std::thread::sleep(std::time::Duration::from_micros(200));
+                                let mut largest = largest.lock().unwrap();
+                                *largest = (*largest).max(rows.len());
+                                let own = rows.remove(0);
+                                leading.tell(rows.into_iter().map(Outcome::Rows));
+                                own
+                            }
+                        };
+                        assert_eq!((rows[0][0].clone(), rows[0][1].clone()), (Value::Int(thread), Value::Int(n)), "a statement was told another's outcome");
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let mut log = log.lock().unwrap().clone();
+        assert_eq!(log.len(), 1600);
+        log.sort();
+        log.dedup();
+        assert_eq!(log.len(), 1600, "a statement was sent twice");
+        assert!(*largest.lock().unwrap() > 1, "no batch ever held more than one statement");
+        assert!(!combiner.lock().leading && combiner.lock().waiting.is_empty() && combiner.lock().outcomes.is_empty());
+    }
+
+    /// A sender that gives up before sending tells the others to make theirs again, and the
+    /// next batch still goes to one of them.
+    #[test]
+    fn a_batch_dropped_unsent_tells_the_others_to_make_theirs_again() {
+        let combiner = Arc::new(Combiner::default());
+        let Turn::Lead(first) = combiner.offer("INSERT", vec![Value::Int(0)]) else { panic!("the first offer did not lead") };
+        let waiters: Vec<_> = (1..4)
+            .map(|n| {
+                let combiner = combiner.clone();
+                std::thread::spawn(move || match combiner.offer("INSERT", vec![Value::Int(n)]) {
+                    Turn::Done(Outcome::Again) => "again",
+                    Turn::Lead(leading) => {
+                        leading.tell(std::iter::empty());
+                        "led"
+                    }
+                    Turn::Done(_) => "other",
+                })
+            })
+            .collect();
+        while combiner.lock().waiting.len() < 3 {
+            std::thread::yield_now();
+        }
+        drop(first);
+        let mut heard: Vec<&str> = waiters.into_iter().map(|w| w.join().unwrap()).collect();
+        heard.sort();
+        assert_eq!(heard, ["again", "again", "led"], "the first queued leads the next batch, the rest are told again by it");
+        assert!(!combiner.lock().leading);
+    }
+}
