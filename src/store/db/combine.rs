@@ -50,6 +50,7 @@ pub struct Statement {
 }
 
 /// What became of a statement that another connection sent.
+#[derive(Clone)]
 pub enum Outcome {
     /// Committed: the statement's rows.
     Rows(Vec<Vec<Value>>),

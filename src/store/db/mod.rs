@@ -939,10 +939,7 @@ impl<'c> Transaction<'c> {
             Err(e) => {
                 let lost_committing = maybe_committed && matches!(&e, Error::Postgres(error) if pg::is_lost(error));
                 let told = if lost_committing { combine::Outcome::Unknown(e.to_string()) } else { combine::Outcome::Again };
-                leading.tell(std::iter::repeat_with(|| match &told {
-                    combine::Outcome::Unknown(message) => combine::Outcome::Unknown(message.clone()),
-                    _ => combine::Outcome::Again,
-                }));
+                leading.tell(std::iter::repeat(told));
                 let e = match self.conn.observed(Err::<(), _>(e)) {
                     Err(e) => e,
                     Ok(()) => Error::NoRows,

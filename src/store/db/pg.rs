@@ -30,22 +30,34 @@ pub use tokio_postgres::{Error, Statement};
 /// The advisory lock every write transaction of a studio takes first (ASCII "sflw").
 const WRITER_LOCK: i32 = 0x7366_6c77;
 
+// The two parts of [`COMMIT_THEN_FLUSH`], as macros so that `concat!` can join them.
+macro_rules! commit_before_flush {
+    () => {
+        "SELECT set_config('synchronous_commit', \
+         CASE WHEN current_setting('synchronous_standby_names') = '' THEN 'off' ELSE current_setting('synchronous_commit') END, true); \
+         COMMIT;"
+    };
+}
+
+macro_rules! flush {
+    () => {
+        "SELECT pg_logical_emit_message(true, 'studioflow.flush', '')"
+    };
+}
+
 /// The commit of [`Conn::commit_write`], then the flush: the transaction's commit does not wait
 /// for the write-ahead log's flush, unless the server has a synchronous standby (as it is
 /// configured when the commit is sent: then a commit waits, as by default, for the standby to have
 /// it before anyone sees it, so that a failover never loses what others have read); then a
 /// transaction of its own writes an empty message to the log and commits synchronously.
-const COMMIT_THEN_FLUSH: &str = concat!(
-    "SELECT set_config('synchronous_commit', \
-     CASE WHEN current_setting('synchronous_standby_names') = '' THEN 'off' ELSE current_setting('synchronous_commit') END, true); \
-     COMMIT; ",
-    "SELECT pg_logical_emit_message(true, 'studioflow.flush', '')"
-);
+const COMMIT_THEN_FLUSH: &str = concat!(commit_before_flush!(), " ", flush!());
 
-/// [`COMMIT_THEN_FLUSH`] in its two parts, to be sent one behind the other: the commit, which
-/// releases the studio's lock, and the flush.
-const COMMIT_APART: (&str, &str) = COMMIT_THEN_FLUSH.split_at(COMMIT_THEN_FLUSH.len() - FLUSH.len());
-const FLUSH: &str = "SELECT pg_logical_emit_message(true, 'studioflow.flush', '')";
+/// The commit of [`COMMIT_THEN_FLUSH`], which releases the studio's lock, for a batch to send
+/// apart from its flush ([`Conn::queries_then_commit`]).
+const COMMIT_BEFORE_FLUSH: &str = commit_before_flush!();
+
+/// The flush of [`COMMIT_THEN_FLUSH`].
+const FLUSH: &str = flush!();
 
 /// Whether the connection's role may call `pg_logical_emit_message` with a text message (every
 /// role may, unless an administrator revoked it): the flush of [`Conn::commit_write`]. Its
@@ -368,7 +380,7 @@ impl Conn {
     pub fn queries_then_commit(&self, batch: &[(&Statement, &[Value])], released: &(dyn Fn() + Sync)) -> (Result<Vec<Vec<Vec<Value>>>>, bool) {
         let args: Vec<_> = batch.iter().map(|(_, values)| arguments(values)).collect();
         let begin = self.deferred.borrow_mut().take();
-        let (commit, flush) = if self.flush_apart { (COMMIT_APART.0, Some(FLUSH)) } else { ("COMMIT", None) };
+        let (commit, flush) = if self.flush_apart { (COMMIT_BEFORE_FLUSH, Some(FLUSH)) } else { ("COMMIT", None) };
         let io = match self.io() {
             Ok(io) => io,
             Err(e) => return (Err(e), false),
