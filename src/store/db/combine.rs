@@ -177,16 +177,20 @@ mod tests {
 
     /// Eight threads offer 200 statements each, and each sender "commits" its batch by adding it
     /// to a log: every statement is sent exactly once, by one sender, and each hears its own
-    /// position back; batches form while one is under way.
+    /// position back; batches form while one is under way (the first sender holds its batch
+    /// until two others queue, so that the next batch holds at least two whatever the machine's
+    /// load).
     #[test]
     fn every_statement_offered_is_sent_once_and_told_its_own_outcome() {
         let combiner = Arc::new(Combiner::default());
         let log = Arc::new(Mutex::new(Vec::<(i64, i64)>::new()));
         let largest = Arc::new(Mutex::new(0usize));
+        let (start, first) = (Arc::new(std::sync::Barrier::new(8)), Arc::new(AtomicBool::new(true)));
         let threads: Vec<_> = (0..8i64)
             .map(|thread| {
-                let (combiner, log, largest) = (combiner.clone(), log.clone(), largest.clone());
+                let (combiner, log, largest, start, first) = (combiner.clone(), log.clone(), largest.clone(), start.clone(), first.clone());
                 std::thread::spawn(move || {
+                    start.wait();
                     for n in 0..200i64 {
                         let rows = match combiner.offer("INSERT", vec![Value::Int(thread), Value::Int(n)]) {
                             Turn::Done(Outcome::Rows(rows)) => rows,
@@ -199,6 +203,11 @@ mod tests {
                                         let [Value::Int(t), Value::Int(n)] = statement.values[..] else { panic!("values lost") };
                                         log.push((t, n));
                                         rows.push(vec![vec![Value::Int(t), Value::Int(n), Value::Int(log.len() as i64)]]);
+                                    }
+                                }
+                                if first.swap(false, Ordering::AcqRel) {
+                                    while combiner.lock().waiting.len() < 2 {
+                                        std::thread::yield_now();
                                     }
                                 }
                                 leading.released();
