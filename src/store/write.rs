@@ -807,7 +807,7 @@ fn insert_whole_recorded_sql(last: bool) -> String {
          b AS ({insert}), l AS ({LONGEST}), e AS ({event}) \
          SELECT b.*, e.seq, c.clear, c.name, c.email, g.fits FROM c CROSS JOIN g LEFT JOIN b ON TRUE LEFT JOIN e ON TRUE",
         // The insert's 16 and the event's 8 parameters come first, in their order; then the query's.
-        clear = rules::clear_sql(25),
+        clear = rules::clear_sql(25, db::Backend::Postgres),
         insert = format_args!("{INSERT_IF_CLEAR} AND (SELECT fits FROM g) = 1 RETURNING {}", read::BOOKING_COLUMNS),
         event = events::INSERT_FOR_BOOKING_B
     )
