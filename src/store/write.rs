@@ -283,8 +283,10 @@ impl<'c> Writer<'c> {
     /// [`Writer::create_booking_with`] as the last write of this transaction, which it may then
     /// commit. On PostgreSQL, when nothing is to be written after the booking (no webhook is told
     /// of it, no engineer is on it, the client is not told by e-mail, nothing this transaction
-    /// wrote before is told by e-mail), the insert and the commit go out together, and the
-    /// studio's lock is held for no round trip (`Transaction::query_row_then_commit`). The
+    /// wrote before is told by e-mail), the insert and the commit go out together, with the like
+    /// bookings of the pool's other connections (group commit,
+    /// `Transaction::query_row_then_commit_with_others`): the studio's lock is held from the
+    /// answer to the transaction's `BEGIN` to the commit, for no round trip but that one. The
     /// statement then also checks, under the lock, that the cache's version is the one the rules
     /// checked in process were read at, and that the client is still not told by e-mail; if
     /// either fails it writes nothing. Otherwise, and on SQLite, the booking is made as by

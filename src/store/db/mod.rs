@@ -897,7 +897,7 @@ impl<'c> Transaction<'c> {
         if !pg.begin_waits() {
             return self.query_row_then_commit(sql, params, f).map(Some);
         }
-        let leading = match combiner.offer(sql, params.into_values()) {
+        let mut leading = match combiner.offer(sql, params.into_values()) {
             combine::Turn::Lead(leading) => leading,
             combine::Turn::Done(outcome) => {
                 // Sent by another connection: this one's transaction never began.
@@ -915,6 +915,17 @@ impl<'c> Transaction<'c> {
                 };
             }
         };
+        // The transaction begins alone; once it holds the studio's lock, every statement queued
+        // meanwhile goes out with this one (see `combine`). Its own is prepared first, so that
+        // the lock is not held for that.
+        if let Err(e) = self.conn.prepare_cached(sql).and_then(|_| pg.begin_now()) {
+            // Nothing of the batch was sent: the others make theirs again, and this one fails.
+            drop(leading);
+            self.open = false;
+            self.conn.end_of_transaction();
+            return self.conn.observed(Err(e));
+        }
+        leading.gather();
         let mut statements = Vec::with_capacity(leading.statements().len());
         for statement in leading.statements() {
             match self.conn.prepare_cached(&statement.sql)?.inner {

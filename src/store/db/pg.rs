@@ -456,6 +456,13 @@ impl Conn {
         self.deferred.borrow().is_some()
     }
 
+    /// Sends the deferred `BEGIN` ([`Conn::defer_begin`]) now, alone, and returns once it is
+    /// answered: once the transaction holds the studio's lock.
+    pub fn begin_now(&self) -> Result<()> {
+        let io = self.io()?;
+        self.after_begin(&io, |_| async { Ok::<(), tokio_postgres::Error>(()) })
+    }
+
     /// Drops a deferred `BEGIN` that will not be sent: the transaction's statement went out on
     /// another connection, in its transaction.
     pub fn forget_begin(&self) {
