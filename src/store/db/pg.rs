@@ -9,7 +9,9 @@
 //!
 //! A write transaction's `BEGIN` waits for the first statement of the transaction and goes out
 //! with it, pipelined ([`Conn::defer_begin`]): the studio's lock is taken and the statement run in
-//! one round trip, so the lock is not held while the answer to a lone `BEGIN` travels back.
+//! one round trip, so the lock is not held while the answer to a lone `BEGIN` travels back. The
+//! group commit's batches are the exception ([`Conn::begin_now`]): their sender waits for the
+//! lock first, and gathers its batch then.
 //!
 //! Each connection's runtime blocks its thread, which tokio refuses (with a panic) on a thread
 //! that drives the server's runtime. The server keeps its store calls on blocking threads, but a
