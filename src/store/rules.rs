@@ -221,13 +221,19 @@ fn all_clear(conn: &Connection, room: &Room, new: &Session, ignore: Option<&Book
 /// address; its twelve parameters ([`clear_params`]) numbered from `first` on, so that a larger
 /// statement can hold it.
 pub(super) fn clear_sql(first: usize, backend: db::Backend) -> String {
-    let p = |n: usize| format!("?{}", first + n - 1);
-    let (client, room, start, end, ignore) = (p(1), p(2), p(3), p(4), p(5));
-    let (room_back, room_until, room_after, back, until, after, engineer) = (p(6), p(7), p(8), p(9), p(10), p(11), p(12));
+    format!("SELECT {}", clear_columns(&|n| format!("?{}", first + n - 1), backend))
+}
+
+/// The three columns of [`clear_sql`], with its `n`th parameter (from 1) read as `param(n)`: a
+/// placeholder, or a column of a row the query is made for, so that a statement can check many
+/// sessions at once (`write::insert_whole_recorded_many_sql`).
+pub(super) fn clear_columns(param: &dyn Fn(usize) -> String, backend: db::Backend) -> String {
+    let (client, room, start, end, ignore) = (param(1), param(2), param(3), param(4), param(5));
+    let (room_back, room_until, room_after, back, until, after, engineer) = (param(6), param(7), param(8), param(9), param(10), param(11), param(12));
     let room_starts = starts_between(backend, "room_id", &room, &room_back, &room_until);
     let client_starts = starts_between(backend, "client_id", &client, &back, &until);
     format!(
-        "SELECT CASE WHEN EXISTS (SELECT 1 FROM clients WHERE id = {client} AND active = 1) \
+        "CASE WHEN EXISTS (SELECT 1 FROM clients WHERE id = {client} AND active = 1) \
          AND NOT EXISTS (SELECT 1 FROM offline_windows WHERE room_id = {room} AND from_at < {end} AND to_at > {start}) \
          AND NOT EXISTS (SELECT 1 FROM bookings b WHERE room_id = {room} AND id != {ignore} AND {HOLDS_ITS_PLACE} AND {room_starts} AND end_at > {room_after}) \
          AND NOT EXISTS (SELECT 1 FROM bookings b WHERE client_id = {client} AND id != {ignore} AND {HOLDS_ITS_PLACE} AND {client_starts} AND end_at > {after}) \

@@ -315,7 +315,8 @@ impl<'c> Writer<'c> {
         let (fields, event) = self.created_event(&new, &extras, &tz);
         let mut values = insert_whole_recorded_params(&new, &extras, event, &room);
         values.push(db::Value::Int(version));
-        let Some(inserted) = self.tx.query_row_then_commit_with_others(&insert_whole_recorded_sql(true), values, insert_whole_recorded_row)? else {
+        static MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(insert_whole_recorded_many_sql);
+        let Some(inserted) = self.tx.query_row_then_commit_with_others(&insert_whole_recorded_sql(true), Some(&MANY), values, insert_whole_recorded_row)? else {
             // Sent with other connections' bookings, one of which failed: nothing was written.
             return Ok(Alone::Again);
         };
@@ -812,6 +813,64 @@ fn insert_whole_recorded_sql(last: bool) -> String {
         clear = rules::clear_sql(25, db::Backend::Postgres),
         insert = format_args!("{INSERT_IF_CLEAR} AND (SELECT fits FROM g) = 1 RETURNING {}", read::BOOKING_COLUMNS),
         event = events::INSERT_FOR_BOOKING_B
+    )
+}
+
+/// The types of the arguments of [`insert_whole_recorded_sql`] with `last`, in their order: the
+/// insert's 16, the event's 8, the query's 12 ([`rules::clear_params`]) and the version.
+const RECORDED_ARGUMENTS: [&str; 37] = [
+    "TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT",
+    "BIGINT", "BIGINT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT",
+    "TEXT", "TEXT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT",
+    "BIGINT",
+];
+
+/// [`insert_whole_recorded_sql`] with `last` for several new bookings at once, in one statement:
+/// what a group commit sends for a batch of them (`Transaction::query_row_then_commit_with_others`).
+/// Its one argument is a JSON array of the single statement's arguments for each booking, in
+/// the batch's order (`p`); it returns the single statement's row for each, in that order, then
+/// its position (from 1) and whether it is to be made again.
+///
+/// Each booking is checked as the single statement checks it, against the bookings written
+/// before the statement. A booking that clashes with one before it in the batch (same room
+/// within its turnaround, same client, or same engineer) is not inserted and is to be made again:
+/// on its own, it is then checked against the other one as written. Those inserted take the next
+/// sequence numbers and change numbers in the batch's order, and their events follow in it.
+fn insert_whole_recorded_many_sql() -> String {
+    let columns: Vec<String> = RECORDED_ARGUMENTS.iter().enumerate().map(|(n, kind)| format!("CAST(j.x->>{n} AS {kind}) AS v{}", n + 1)).collect();
+    let clear = rules::clear_columns(&|n| format!("p.v{}", 24 + n), db::Backend::Postgres);
+    let inserted = "p.v1, p.v2, p.v3, p.v4, p.v5, p.v6, p.v7, NULL, p.v8, p.v9, p.v10, p.v11, p.v12, p.v13, p.v14, p.v15, p.v16";
+    let seq = "s.n + ok.r";
+    format!(
+        "WITH p AS (SELECT j.i, {columns} FROM jsonb_array_elements(CAST(CAST(?1 AS TEXT) AS jsonb)) WITH ORDINALITY AS j(x, i)), \
+         c (i, clear, name, email) AS (SELECT p.i, {clear} FROM p), \
+         a (i, clear, name, email, fits, again) AS (SELECT c.i, c.clear, c.name, c.email, \
+             CASE WHEN (SELECT version FROM cache_version WHERE id = 1) = p.v37 AND c.email IS NULL THEN 1 ELSE 0 END, \
+             EXISTS (SELECT 1 FROM p q WHERE q.i < p.i \
+                     AND ((q.v1 = p.v1 AND q.v4 < p.v31 AND q.v5 > p.v32) \
+                          OR ((q.v2 = p.v2 OR q.v3 = p.v3) AND q.v4 < p.v34 AND q.v5 > p.v35))) \
+             FROM c JOIN p ON p.i = c.i), \
+         ok (i, r) AS (SELECT i, row_number() OVER (ORDER BY i) FROM a WHERE clear = 1 AND fits = 1 AND NOT again), \
+         k (n) AS (UPDATE booking_clock SET n = n + (SELECT count(*) FROM ok) WHERE id = 1 AND EXISTS (SELECT 1 FROM ok) RETURNING n), \
+         s (n) AS (SELECT COALESCE(MAX(seq), 0) FROM bookings), \
+         b AS (INSERT INTO bookings (seq, id, room_id, client_id, engineer_id, start_at, end_at, party_size, requires, \
+                 series_id, status, pinned, created_at, updated_at, engineer_skills, notes, hold_until, price, deposit_due, \
+                 changed, occupies, in_offline) \
+               SELECT {seq}, 'bk_' || lpad(CAST({seq} AS TEXT), GREATEST(5, length(CAST({seq} AS TEXT))), '0'), {inserted}, \
+                 k.n - (SELECT count(*) FROM ok) + ok.r, \
+                 int8range(p.v4, p.v5 + 60 * COALESCE((SELECT buffer_minutes FROM rooms WHERE id = p.v1), 0)), 0 \
+               FROM ok JOIN p ON p.i = ok.i CROSS JOIN s CROSS JOIN k ORDER BY ok.r \
+               RETURNING {booking}), \
+         l AS (UPDATE booking_bounds SET longest = m.longest FROM (SELECT MAX(p.v5 - p.v4) AS longest FROM ok JOIN p ON p.i = ok.i) AS m \
+               WHERE id = 1 AND booking_bounds.longest < m.longest AND EXISTS (SELECT 1 FROM k)), \
+         e AS (INSERT INTO events (at, real_at, who, via, entity, entity_id, action, before, after) \
+               SELECT p.v17, p.v18, p.v19, p.v20, p.v21, b.id, p.v22, p.v23, p.v24 \
+               FROM b CROSS JOIN s JOIN ok ON b.seq = {seq} JOIN p ON p.i = ok.i ORDER BY ok.r \
+               RETURNING seq, entity_id) \
+         SELECT b.*, e.seq, a.clear, a.name, a.email, a.fits, a.i, CASE WHEN a.again THEN 1 ELSE 0 END \
+         FROM a LEFT JOIN ok ON ok.i = a.i CROSS JOIN s LEFT JOIN b ON b.seq = {seq} LEFT JOIN e ON e.entity_id = b.id ORDER BY a.i",
+        columns = columns.join(", "),
+        booking = read::BOOKING_COLUMNS,
     )
 }
 

@@ -173,6 +173,34 @@ impl Drop for Leading<'_> {
     }
 }
 
+/// The one argument of a batch sent as one statement for many
+/// ([`Transaction::query_row_then_commit_with_others`](super::Transaction::query_row_then_commit_with_others)'s
+/// `many`): a JSON array of each statement's arguments, in the batch's order.
+pub fn together(batch: &[Statement]) -> Value {
+    let argument = |value: &Value| match value {
+        Value::Null => serde_json::Value::Null,
+        Value::Int(n) => serde_json::Value::from(*n),
+        Value::Text(text) => serde_json::Value::from(text.as_str()),
+    };
+    let each = batch.iter().map(|statement| serde_json::Value::Array(statement.values.iter().map(argument).collect()));
+    Value::Text(serde_json::Value::Array(each.collect()).to_string())
+}
+
+/// The outcome of each of a batch's `statements`, from the rows of the one statement that was
+/// sent for them all, committed: a row ends with its statement's position (from 1) and 1 if it
+/// is to be made again. A statement without a row is [`Outcome::Unknown`]: the batch was
+/// committed, and whether it wrote is not known.
+pub fn apart(rows: Vec<Vec<Value>>, statements: usize) -> Vec<Outcome> {
+    let mut outcomes: Vec<Option<Outcome>> = (0..statements).map(|_| None).collect();
+    for mut row in rows {
+        let (Some(Value::Int(again)), Some(Value::Int(position))) = (row.pop(), row.pop()) else { continue };
+        let Some(slot) = usize::try_from(position).ok().and_then(|position| outcomes.get_mut(position.wrapping_sub(1))) else { continue };
+        *slot = Some(if again == 1 { Outcome::Again } else { Outcome::Rows(vec![row]) });
+    }
+    let missing = || Outcome::Unknown("the batch was committed, but its statement for many returned no row for this one".into());
+    outcomes.into_iter().map(|outcome| outcome.unwrap_or_else(missing)).collect()
+}
+
 /// The next batch goes to the first connection queued, or none is under way.
 fn hand_over(queue: &mut Queue) {
     match queue.waiting.front().map(|s| s.ticket) {
@@ -315,5 +343,32 @@ mod tests {
         heard.sort();
         assert_eq!(heard, ["again", "again", "led"], "the first queued leads the next batch, the rest are told again by it");
         assert!(!combiner.lock().leading);
+    }
+
+    /// A batch sent as one statement: its argument holds each statement's arguments in order,
+    /// text escaped as JSON; its rows, in any order, go back to their statements by position,
+    /// without the two columns of the statement for many; one to be made again is told so, and
+    /// one without a row, or a row of a position out of the batch, is not taken for one that
+    /// wrote nothing.
+    #[test]
+    fn a_batch_sent_as_one_statement_is_told_apart_by_position() {
+        let statement = |ticket, values| Statement { ticket, sql: "INSERT".into(), values };
+        let batch = [
+            statement(0, vec![Value::Text("a \"quoted\"\nline".into()), Value::Int(-7), Value::Null]),
+            statement(1, vec![Value::Text("é".into()), Value::Int(i64::MAX), Value::Null]),
+        ];
+        let Value::Text(argument) = together(&batch) else { panic!("the argument is JSON text") };
+        assert_eq!(argument, r#"[["a \"quoted\"\nline",-7,null],["é",9223372036854775807,null]]"#);
+
+        let row = |own: i64, position: i64, again: i64| vec![Value::Int(own), Value::Int(position), Value::Int(again)];
+        let told = |outcome: &Outcome| match outcome {
+            Outcome::Rows(rows) => format!("rows {rows:?}"),
+            Outcome::Again => "again".into(),
+            Outcome::Unknown(_) => "unknown".into(),
+            Outcome::Lead => "lead".into(),
+        };
+        let outcomes = apart(vec![row(30, 3, 0), row(10, 1, 0), row(20, 2, 1), row(50, 5, 0), row(0, 0, 0)], 4);
+        let outcomes: Vec<String> = outcomes.iter().map(told).collect();
+        assert_eq!(outcomes, ["rows [[Int(10)]]", "again", "rows [[Int(30)]]", "unknown"]);
     }
 }

@@ -890,7 +890,19 @@ impl<'c> Transaction<'c> {
     /// over, and the caller makes its write again, on its own. A batch lost once its commit may
     /// have been reached is [`Error::LostWithOthers`] for the others, [`Error::Lost`] for the
     /// connection that sent it.
-    pub fn query_row_then_commit_with_others<T>(&mut self, sql: &str, params: impl Params, f: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<Option<T>> {
+    ///
+    /// `many` is the statement for a batch of `sql`s, sent in their place when the batch holds
+    /// more than one (all of them `sql`): one statement under the lock rather than one each. Its
+    /// one argument is a JSON array of each statement's arguments, in the batch's order, and it
+    /// returns one row for each of them, in that order: `sql`'s row, then the statement's
+    /// position in the batch (from 1) and 1 if it is to be made again (it wrote nothing), else 0.
+    pub fn query_row_then_commit_with_others<T>(
+        &mut self,
+        sql: &str,
+        many: Option<&str>,
+        params: impl Params,
+        f: impl FnOnce(&Row<'_>) -> Result<T>,
+    ) -> Result<Option<T>> {
         let (Inner::Postgres(pg), Some(combiner), true) = (&self.conn.inner, &self.conn.combiner, self.whole) else {
             return self.query_row_then_commit(sql, params, f).map(Some);
         };
@@ -916,9 +928,10 @@ impl<'c> Transaction<'c> {
             }
         };
         // The transaction begins alone; once it holds the studio's lock, every statement queued
-        // meanwhile goes out with this one (see `combine`). Its own is prepared first, so that
-        // the lock is not held for that.
-        if let Err(e) = self.conn.prepare_cached(sql).and_then(|_| pg.begin_now()) {
+        // meanwhile goes out with this one (see `combine`). Its own, and the statement for many,
+        // are prepared first, so that the lock is not held for that.
+        let prepared = self.conn.prepare_cached(sql).and_then(|_| many.map_or(Ok(()), |many| self.conn.prepare_cached(many).map(drop)));
+        if let Err(e) = prepared.and_then(|()| pg.begin_now()) {
             // Nothing of the batch was sent: the others make theirs again, and this one fails.
             drop(leading);
             self.open = false;
@@ -926,26 +939,39 @@ impl<'c> Transaction<'c> {
             return self.conn.observed(Err(e));
         }
         leading.gather();
-        let mut statements = Vec::with_capacity(leading.statements().len());
-        for statement in leading.statements() {
-            match self.conn.prepare_cached(&statement.sql)?.inner {
-                StatementInner::Postgres(_, prepared) => statements.push(prepared),
-                StatementInner::Sqlite(..) => return Err(Error::Setup("a PostgreSQL connection prepared an SQLite statement".into())),
-            }
-        }
+        let alone = leading.statements().len() == 1;
+        let many = many.filter(|_| !alone && leading.statements().iter().all(|statement| statement.sql == sql));
+        let prepare = |sql: &str| match self.conn.prepare_cached(sql)?.inner {
+            StatementInner::Postgres(_, prepared) => Ok(prepared),
+            StatementInner::Sqlite(..) => Err(Error::Setup("a PostgreSQL connection prepared an SQLite statement".into())),
+        };
+        let (statements, together) = match many {
+            Some(many) => (vec![prepare(many)?], Some(vec![combine::together(leading.statements())])),
+            None => (leading.statements().iter().map(|statement| prepare(&statement.sql)).collect::<Result<Vec<_>>>()?, None),
+        };
         self.open = false;
         self.conn.sending(true, sql);
         self.conn.end_of_transaction();
-        let batch: Vec<(&pg::Statement, &[Value])> = statements.iter().zip(leading.statements()).map(|(prepared, statement)| (prepared, &statement.values[..])).collect();
-        let alone = batch.len() == 1;
+        let batch: Vec<(&pg::Statement, &[Value])> = match &together {
+            Some(values) => vec![(&statements[0], &values[..])],
+            None => statements.iter().zip(leading.statements()).map(|(prepared, statement)| (prepared, &statement.values[..])).collect(),
+        };
         let (rows, maybe_committed) = pg.queries_then_commit(&batch, &|| leading.released());
         let activity = self.conn.activity.get();
         self.conn.activity.set(Activity { in_transaction: false, maybe_committed: activity.maybe_committed || maybe_committed });
+        let rows = match (rows, many) {
+            (Ok(mut rows), Some(_)) => Ok(combine::apart(rows.pop().unwrap_or_default(), leading.statements().len())),
+            (rows, _) => rows.map(|rows| rows.into_iter().map(combine::Outcome::Rows).collect()),
+        };
         let own = match rows {
-            Ok(mut rows) => {
-                let own = rows.remove(0);
-                leading.tell(rows.into_iter().map(combine::Outcome::Rows));
-                own
+            Ok(mut outcomes) => {
+                let own = outcomes.remove(0);
+                leading.tell(outcomes);
+                match own {
+                    combine::Outcome::Rows(own) => own,
+                    combine::Outcome::Again | combine::Outcome::Lead => return Ok(None),
+                    combine::Outcome::Unknown(message) => return Err(Error::LostWithOthers(message)),
+                }
             }
             Err(e) => {
                 let lost_committing = maybe_committed && matches!(&e, Error::Postgres(error) if pg::is_lost(error));
