@@ -7,14 +7,15 @@
 //! under way begins its transaction at once, and waits for the studio's lock: at once when it is
 //! free, or as long as another server's transaction holds it. Those that come while a batch is
 //! under way queue. A sender that has the lock takes every statement queued by then
-//! ([`Leading::gather`]), up to [`MOST`], and sends them with its own and the commit. Once the
-//! batch has committed (its flush to disk may still be under way), its sender hands the next
-//! batch to the first connection queued, which begins its transaction in turn. Under load the
-//! batches grow by themselves: a batch takes what came during the one before it and during its
-//! own wait for the lock, which is the time the statements would otherwise have waited for the
-//! lock inside PostgreSQL. Alone, a statement waits for nobody: it costs one round trip more
-//! than a transaction's own single statement, its `BEGIN`'s. Each connection hears of its
-//! statement only once the batch's commit is flushed.
+//! ([`Leading::gather`]), up to [`MOST`], and sends them with its own and the commit: as one
+//! statement, when the caller has a statement for many and they are all the same ([`together`],
+//! [`apart`]). Once the batch has committed (its flush to disk may still be under way), its
+//! sender hands the next batch to the first connection queued, which begins its transaction in
+//! turn. Under load the batches grow by themselves: a batch takes what came during the one
+//! before it and during its own wait for the lock, which is the time the statements would
+//! otherwise have waited for the lock inside PostgreSQL. Alone, a statement waits for nobody: it
+//! costs one round trip more than a transaction's own single statement, its `BEGIN`'s. Each
+//! connection hears of its statement only once the batch's commit is flushed.
 //!
 //! Only a statement that checks every rule it depends on by itself, under the lock, may be sent
 //! this way: it runs in another connection's transaction, after the statements before it in the

@@ -930,38 +930,42 @@ impl<'c> Transaction<'c> {
         // The transaction begins alone; once it holds the studio's lock, every statement queued
         // meanwhile goes out with this one (see `combine`). Its own, and the statement for many,
         // are prepared first, so that the lock is not held for that.
-        let prepared = self.conn.prepare_cached(sql).and_then(|_| many.map_or(Ok(()), |many| self.conn.prepare_cached(many).map(drop)));
-        if let Err(e) = prepared.and_then(|()| pg.begin_now()) {
-            // Nothing of the batch was sent: the others make theirs again, and this one fails.
-            drop(leading);
-            self.open = false;
-            self.conn.end_of_transaction();
-            return self.conn.observed(Err(e));
-        }
-        leading.gather();
-        let alone = leading.statements().len() == 1;
-        let many = many.filter(|_| !alone && leading.statements().iter().all(|statement| statement.sql == sql));
         let prepare = |sql: &str| match self.conn.prepare_cached(sql)?.inner {
             StatementInner::Postgres(_, prepared) => Ok(prepared),
             StatementInner::Sqlite(..) => Err(Error::Setup("a PostgreSQL connection prepared an SQLite statement".into())),
         };
-        let (statements, together) = match many {
-            Some(many) => (vec![prepare(many)?], Some(vec![combine::together(leading.statements())])),
+        let began = prepare(sql).and_then(|_| many.map(prepare).transpose()).and_then(|many| pg.begin_now().map(|()| many));
+        let many = match began {
+            Ok(many) => many,
+            Err(e) => {
+                // Nothing of the batch was sent: the others make theirs again, and this one fails.
+                drop(leading);
+                self.open = false;
+                self.conn.end_of_transaction();
+                return self.conn.observed(Err(e));
+            }
+        };
+        leading.gather();
+        let alone = leading.statements().len() == 1;
+        let many = many.filter(|_| !alone && leading.statements().iter().all(|statement| statement.sql == sql));
+        let together = many.is_some();
+        let (statements, values) = match many {
+            Some(many) => (vec![many], Some(vec![combine::together(leading.statements())])),
             None => (leading.statements().iter().map(|statement| prepare(&statement.sql)).collect::<Result<Vec<_>>>()?, None),
         };
         self.open = false;
         self.conn.sending(true, sql);
         self.conn.end_of_transaction();
-        let batch: Vec<(&pg::Statement, &[Value])> = match &together {
+        let batch: Vec<(&pg::Statement, &[Value])> = match &values {
             Some(values) => vec![(&statements[0], &values[..])],
             None => statements.iter().zip(leading.statements()).map(|(prepared, statement)| (prepared, &statement.values[..])).collect(),
         };
         let (rows, maybe_committed) = pg.queries_then_commit(&batch, &|| leading.released());
         let activity = self.conn.activity.get();
         self.conn.activity.set(Activity { in_transaction: false, maybe_committed: activity.maybe_committed || maybe_committed });
-        let rows = match (rows, many) {
-            (Ok(mut rows), Some(_)) => Ok(combine::apart(rows.pop().unwrap_or_default(), leading.statements().len())),
-            (rows, _) => rows.map(|rows| rows.into_iter().map(combine::Outcome::Rows).collect()),
+        let rows = match rows {
+            Ok(mut rows) if together => Ok(combine::apart(rows.pop().unwrap_or_default(), leading.statements().len())),
+            rows => rows.map(|rows| rows.into_iter().map(combine::Outcome::Rows).collect()),
         };
         let own = match rows {
             Ok(mut outcomes) => {
