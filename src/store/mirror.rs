@@ -34,6 +34,10 @@ pub(super) const SINCE: i64 = 22;
 /// A booking's place in every order kept here: its start, then its sequence number.
 type Place = (i64, i64);
 
+/// The changes one catch-up makes in place to a room's timeline, past which it builds the
+/// timeline again at its end ([`State::timeline_to_edit`]).
+const IN_PLACE: usize = 8;
+
 /// The bookings of one studio in memory. See the module docs.
 #[derive(Default)]
 pub struct Mirror {
@@ -56,12 +60,14 @@ struct State {
     /// Per room, the bookings that hold it (not cancelled, not displaced) in (start, sequence)
     /// order, with their times inline: what a free-slot search walks, a few bookings in each of
     /// twenty rooms, from a start found through a small index instead of a tree's two descents,
-    /// and with no visit to a booking's own memory unless it names a person. Rebuilt from `by`
-    /// for the rooms a catch-up changed, at its end.
+    /// and with no visit to a booking's own memory unless it names a person. A catch-up changes
+    /// it in place, booking by booking, or builds it again from `by` at its end.
     timelines: HashMap<String, Timeline>,
-    /// The rooms changed since their timelines were last built, which a catch-up rebuilds before
-    /// it ends; while there is one, the busy reads go to the table.
+    /// The rooms whose timelines a catch-up builds again before it ends, rather than change them
+    /// in place ([`State::timeline_to_edit`]); while there is one, the busy reads go to the table.
     stale: HashSet<String>,
+    /// How many changes the current catch-up made in place to each room's timeline.
+    edits: HashMap<String, usize>,
     /// The longest booking held, in seconds: an overlap read starts its walk that far back.
     longest: i64,
     /// Bookings whose row could not be read (its sequence number, and the change that left it
@@ -131,6 +137,34 @@ impl Timeline {
     fn new(held: Vec<Held>) -> Timeline {
         let strides = held.iter().step_by(Self::STRIDE).map(|h| h.start).collect();
         Timeline { held, strides }
+    }
+
+    /// Where the booking at `place` is, or would be.
+    fn position(&self, place: Place) -> usize {
+        self.held.partition_point(|h| (h.start, h.entry.seq) < place)
+    }
+
+    /// Holds `entry` at `place`, among the others.
+    fn insert(&mut self, place: Place, entry: &Arc<Entry>) {
+        let at = self.position(place);
+        self.held.insert(at, Held::of(place, entry));
+        self.restride(at);
+    }
+
+    /// Drops the booking at `place`, if it is held.
+    fn remove(&mut self, place: Place) {
+        let at = self.position(place);
+        if self.held.get(at).is_some_and(|h| (h.start, h.entry.seq) == place) {
+            self.held.remove(at);
+            self.restride(at);
+        }
+    }
+
+    /// Writes the strides again from the one before `at`, whose bookings moved.
+    fn restride(&mut self, at: usize) {
+        let from = at / Self::STRIDE;
+        self.strides.truncate(from);
+        self.strides.extend(self.held[from * Self::STRIDE..].iter().step_by(Self::STRIDE).map(|h| h.start));
     }
 
     /// The bookings from the first that starts after `low`.
@@ -419,12 +453,42 @@ impl State {
                 self.by[column as usize].entry(key.to_owned()).or_default().insert(place, entry.clone());
             }
         }
-        self.stale.insert(entry.booking.room.as_str().to_owned());
+        if Held::holds(&entry.booking) {
+            if let Some(timeline) = self.timeline_to_edit(entry.booking.room.as_str()) {
+                timeline.insert(place, &entry);
+            }
+        }
         self.entries.insert(entry.seq, entry);
     }
 
-    /// Builds again the timelines of the rooms changed since they were last built.
+    /// The timeline of `room`, to change in place by one booking; `None` when the room is built
+    /// again at the catch-up's end instead, after [`IN_PLACE`] changes in one catch-up: each
+    /// change shifts the bookings after it, a rebuild walks them all once (the first read of the
+    /// table brings thousands a room).
+    fn timeline_to_edit(&mut self, room: &str) -> Option<&mut Timeline> {
+        if self.stale.contains(room) {
+            return None;
+        }
+        let edits = match self.edits.get_mut(room) {
+            Some(edits) => edits,
+            None => self.edits.entry(room.to_owned()).or_default(),
+        };
+        *edits += 1;
+        if *edits > IN_PLACE {
+            self.stale.insert(room.to_owned());
+            return None;
+        }
+        if !self.timelines.contains_key(room) {
+            self.timelines.insert(room.to_owned(), Timeline::new(Vec::new()));
+        }
+        self.timelines.get_mut(room)
+    }
+
+    /// Builds again the timelines of the rooms changed too often to change in place since they
+    /// were last built, and drops those left empty: what a catch-up does before it ends.
     fn rebuild_stale_timelines(&mut self) {
+        self.edits.clear();
+        self.timelines.retain(|_, timeline| !timeline.held.is_empty());
         for room in std::mem::take(&mut self.stale) {
             let held: Vec<Held> = self.by[Column::Room as usize]
                 .get(&room)
@@ -461,7 +525,11 @@ impl State {
     fn remove(&mut self, seq: i64) {
         let Some(old) = self.entries.remove(&seq) else { return };
         self.by_start.remove(&old.place());
-        self.stale.insert(old.booking.room.as_str().to_owned());
+        if Held::holds(&old.booking) {
+            if let Some(timeline) = self.timeline_to_edit(old.booking.room.as_str()) {
+                timeline.remove(old.place());
+            }
+        }
         for column in COLUMNS {
             if let Some(key) = old.key(column) {
                 let map = &mut self.by[column as usize];
@@ -479,6 +547,87 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::{BookingId, ClientId, Money, RoomId, Session};
+    use chrono::{DateTime, Utc};
+
+    fn booking(seq: i64, room: usize, start: i64, hours: i64, status: Status, displaced: bool) -> Booking {
+        let at = |s: i64| DateTime::<Utc>::from_timestamp(s, 0).unwrap();
+        Booking {
+            id: BookingId::new(format!("bk_{seq}")),
+            series: None,
+            session: Session {
+                room: RoomId::new(format!("room-{room}")),
+                client: ClientId::new("client"),
+                engineer: None,
+                start: at(start),
+                end: at(start + hours * 3600),
+                party_size: 1,
+                requires: vec![],
+                engineer_skills: vec![],
+                status,
+                pinned: false,
+            },
+            notes: None,
+            hold_until: None,
+            displaced,
+            money: Money { price: None, deposit_due: 0, paid: 0 },
+        }
+    }
+
+    /// Each room's timeline as (start, end, sequence number).
+    fn timelines(state: &State) -> BTreeMap<String, Vec<(i64, i64, i64)>> {
+        state.timelines.iter().map(|(room, t)| (room.clone(), t.held.iter().map(|h| (h.start, h.end, h.entry.seq)).collect())).collect()
+    }
+
+    /// Catch-ups of one to thirty changes (new bookings, moves between rooms and times, starts
+    /// shared by several bookings, cancellations, displacements, deletions, changes older than
+    /// what is held) leave every timeline and its strides as a build from scratch makes them,
+    /// whether the catch-up changed a room in place or built it again.
+    #[test]
+    fn timelines_changed_in_place_are_those_built_again() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |below: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % below
+        };
+        let mut state = State::default();
+        let (mut changed, mut seqs, mut in_place) = (0, 0, 0);
+        for _ in 0..400 {
+            for _ in 0..1 + next(30) {
+                changed += 1;
+                match next(10) {
+                    0..=4 => {
+                        seqs += 1;
+                        let b = booking(seqs, next(3) as usize, 3600 * next(40) as i64, 1 + next(3) as i64, Status::Confirmed, false);
+                        state.apply(Entry::new(b, seqs, changed));
+                    }
+                    5..=7 if seqs > 0 => {
+                        let seq = 1 + next(seqs as u64) as i64;
+                        let status = [Status::Confirmed, Status::Tentative, Status::Cancelled][next(3) as usize];
+                        let b = booking(seq, next(3) as usize, 3600 * next(40) as i64, 1 + next(3) as i64, status, next(6) == 0);
+                        // Now and then a change older than the one held, which changes nothing.
+                        let number = if next(8) == 0 { changed - 20 } else { changed };
+                        state.apply(Entry::new(b, seq, number));
+                    }
+                    _ if seqs > 0 => state.forget(1 + next(seqs as u64) as i64, changed),
+                    _ => {}
+                }
+            }
+            in_place += state.edits.values().filter(|&&n| n <= IN_PLACE).count();
+            state.rebuild_stale_timelines();
+            let kept = timelines(&state);
+            let strides: Vec<(String, Vec<i64>)> = state.timelines.iter().map(|(room, t)| (room.clone(), t.strides.clone())).collect();
+            state.stale = state.by[Column::Room as usize].keys().cloned().collect();
+            state.rebuild_stale_timelines();
+            assert_eq!(kept, timelines(&state), "after change {changed}");
+            for (room, kept) in strides {
+                assert_eq!(kept, state.timelines[&room].strides, "the strides of {room} after change {changed}");
+            }
+        }
+        assert!(in_place > 100, "only {in_place} rooms were changed in place");
+    }
 
     #[test]
     fn the_strides_find_what_a_search_of_the_whole_timeline_finds() {
