@@ -225,12 +225,12 @@ impl Entry {
 
 const COLUMNS: [Column; 4] = [Column::Room, Column::Client, Column::Engineer, Column::Series];
 
-/// The changes numbered after `?1`, with their numbers: the bookings as they are, then the
-/// deleted ones (a row of NULLs but its sequence number and change number).
-/// The changes numbered after `?1`, up to the clock `?2` read before them. The upper bound also
-/// keeps PostgreSQL's plan on the index of change numbers: a plan made for any values (a
-/// connection's statement, planned once and kept) takes a one-sided range to hold a third of the
-/// table and scans all of it, a two-sided one a two-hundredth.
+/// The changes numbered after `?1` up to the clock `?2` read before them, with their numbers:
+/// the bookings as they are, then the deleted ones (a row of NULLs but its sequence number and
+/// change number). The upper bound also keeps PostgreSQL's plan on the index of change numbers:
+/// a plan made for any values (a connection's statement, planned once and kept) takes a
+/// one-sided range to hold a third of the table and scans all of it, a two-sided one a
+/// two-hundredth.
 fn changes_sql() -> String {
     let gone: Vec<&str> = (0..BOOKING_WIDTH).map(|i| if i == SEQ_AT { "seq" } else { "NULL" }).collect();
     format!(
