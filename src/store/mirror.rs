@@ -141,7 +141,7 @@ impl Timeline {
 
     /// Where the booking at `place` is, or would be.
     fn position(&self, place: Place) -> usize {
-        self.held.partition_point(|h| (h.start, h.entry.seq) < place)
+        self.held.partition_point(|h| h.place() < place)
     }
 
     /// Holds `entry` at `place`, among the others.
@@ -154,7 +154,7 @@ impl Timeline {
     /// Drops the booking at `place`, if it is held.
     fn remove(&mut self, place: Place) {
         let at = self.position(place);
-        if self.held.get(at).is_some_and(|h| (h.start, h.entry.seq) == place) {
+        if self.held.get(at).is_some_and(|h| h.place() == place) {
             self.held.remove(at);
             self.restride(at);
         }
@@ -177,6 +177,11 @@ impl Held {
     /// Whether a booking holds its place by its own flags: what the busy reads keep.
     fn holds(b: &Booking) -> bool {
         b.status != Status::Cancelled && !b.displaced
+    }
+
+    /// Its place in its timeline's order.
+    fn place(&self) -> Place {
+        (self.start, self.entry.seq)
     }
 
     fn of(place: Place, entry: &Arc<Entry>) -> Held {
@@ -487,8 +492,11 @@ impl State {
     /// Builds again the timelines of the rooms changed too often to change in place since they
     /// were last built, and drops those left empty: what a catch-up does before it ends.
     fn rebuild_stale_timelines(&mut self) {
-        self.edits.clear();
-        self.timelines.retain(|_, timeline| !timeline.held.is_empty());
+        for (room, _) in self.edits.drain() {
+            if self.timelines.get(&room).is_some_and(|timeline| timeline.held.is_empty()) {
+                self.timelines.remove(&room);
+            }
+        }
         for room in std::mem::take(&mut self.stale) {
             let held: Vec<Held> = self.by[Column::Room as usize]
                 .get(&room)
